@@ -1,0 +1,4 @@
+/** In-memory implementations of every Vigil storage port. */
+export * as MemoryAdapter from "./MemoryAdapter.ts"
+export * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
+export * as MemoryStorageProbe from "./MemoryStorageProbe.ts"

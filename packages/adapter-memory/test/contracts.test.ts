@@ -1,0 +1,6 @@
+import { MemoryAdapter } from "@vigil/adapter-memory"
+import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
+import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
+
+QuotaStoreContract.suite("memory", MemoryAdapter.layer)
+StorageProbeContract.suite("memory", MemoryAdapter.layer, "memory")

@@ -1,0 +1,5 @@
+/** Vigil's pure core: domain modules and the ports that adapters implement. */
+export * as QuotaStore from "./ports/QuotaStore.ts"
+export * as StorageProbe from "./ports/StorageProbe.ts"
+export * as StoreError from "./ports/StoreError.ts"
+export * as Version from "./Version.ts"
