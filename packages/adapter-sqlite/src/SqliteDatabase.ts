@@ -1,0 +1,86 @@
+/** The scoped better-sqlite3 handle every SQLite port shares: opened in WAL mode, migrated, closed with its scope. */
+
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { StoreError } from "@vigil/core"
+import Database from "better-sqlite3"
+import { Clock, Context, DateTime, Effect, Layer } from "effect"
+import { classify } from "./SqliteErrors.ts"
+import { type Migration, type MigrationReport, migrate, migrations } from "./SqliteMigrations.ts"
+
+/** The native handle (an interface, so declaration files can name it). */
+export interface SqliteHandle extends Database.Database {}
+
+/** Options for opening the database. */
+export interface Options {
+  /** Path of the database file; its folder is created when missing. `:memory:` for a private in-memory database. */
+  readonly filename: string
+  /** How long a writer waits for another process's lock before failing with `Busy`, in ms. Default 5000. */
+  readonly busyTimeoutMillis?: number
+  /** Migrations to apply; defaults to every migration this build knows. */
+  readonly migrations?: ReadonlyArray<Migration>
+}
+
+/**
+ * Runs synchronous driver calls and turns native failures into StoreErrors.
+ *
+ * better-sqlite3 is synchronous, so a function passed to `use` or `transaction` runs to completion before
+ * any other fiber can touch the handle: no lock is needed inside one process, and `transaction` uses
+ * `BEGIN IMMEDIATE` so that writers in other processes are serialised by SQLite itself.
+ */
+export class SqliteDatabase extends Context.Service<
+  SqliteDatabase,
+  {
+    readonly filename: string
+    /** What migration did when the layer was built. */
+    readonly migration: MigrationReport
+    /** Runs `f` with the handle; `operation` names the port method in errors. */
+    readonly use: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
+    /** Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. */
+    readonly transaction: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
+  }
+>()("@vigil/adapter-sqlite/SqliteDatabase") {}
+
+const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, StoreError.StoreError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(f())
+    } catch (cause) {
+      const error = classify(cause, operation)
+      return error === undefined ? Effect.die(cause) : Effect.fail(error)
+    }
+  })
+
+const open = (options: Options) =>
+  attempt("open", () => {
+    if (options.filename !== ":memory:") mkdirSync(dirname(options.filename), { recursive: true })
+    const db: SqliteHandle = new Database(options.filename)
+    try {
+      db.pragma("journal_mode = WAL")
+      db.pragma("synchronous = NORMAL")
+      db.pragma(`busy_timeout = ${options.busyTimeoutMillis ?? 5000}`)
+      db.pragma("foreign_keys = ON")
+      return db
+    } catch (cause) {
+      db.close()
+      throw cause
+    }
+  })
+
+/** Opens, configures and migrates the database; the handle closes when the layer's scope ends. */
+export const make = Effect.fnUntraced(function* (options: Options) {
+  const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
+  const now = DateTime.formatIso(DateTime.makeUnsafe(yield* Clock.currentTimeMillis))
+  const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now))
+  if (report instanceof StoreError.StoreError) return yield* report
+  return SqliteDatabase.of({
+    filename: options.filename,
+    migration: report,
+    use: (operation, f) => attempt(operation, () => f(db)),
+    transaction: (operation, f) => attempt(operation, () => db.transaction(() => f(db)).immediate())
+  })
+})
+
+/** A layer holding the opened database. */
+export const layer = (options: Options): Layer.Layer<SqliteDatabase, StoreError.StoreError> =>
+  Layer.effect(SqliteDatabase)(make(options))

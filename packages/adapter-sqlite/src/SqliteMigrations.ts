@@ -1,0 +1,82 @@
+/** Ordered schema migrations, each applied once in its own transaction and recorded in the database. */
+import { StoreError } from "@vigil/core"
+import type Database from "better-sqlite3"
+
+/** One schema step. Versions start at 1 and increase by one; a released step is never edited, only followed. */
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+/** Every migration this build knows, in order. */
+export const migrations: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "quota_windows",
+    sql: `
+      CREATE TABLE quota_windows (
+        key TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        window_end INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        PRIMARY KEY (key, window_start)
+      ) WITHOUT ROWID;
+      CREATE INDEX quota_windows_by_end ON quota_windows (window_end);
+    `
+  }
+]
+
+/** The outcome of {@link migrate}: the version the database was at, the one it is at now, and what was applied. */
+export interface MigrationReport {
+  readonly from: number
+  readonly to: number
+  readonly applied: ReadonlyArray<string>
+}
+
+/**
+ * Brings the database up to the newest known migration. Reading the version takes no write lock, so opening
+ * an up-to-date database never waits for another process's writer. Each pending step runs inside its own
+ * immediate transaction that re-reads the version, so two processes opening the same file never apply a step
+ * twice. Returns a StoreError with reason `Incompatible` when the file was written by a newer build.
+ */
+export const migrate = (
+  db: Database.Database,
+  list: ReadonlyArray<Migration>,
+  appliedAt: string
+): MigrationReport | StoreError.StoreError => {
+  const currentVersion = (): number => {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vigil_migrations'").get()
+    if (table === undefined) return 0
+    return (db.prepare("SELECT coalesce(max(version), 0) AS v FROM vigil_migrations").get() as { v: number }).v
+  }
+  const latest = list.at(-1)?.version ?? 0
+  const from = currentVersion()
+  if (from > latest) {
+    return new StoreError.StoreError({
+      reason: "Incompatible",
+      operation: "migrate",
+      message: `the database is at schema version ${from}, newer than this build knows (${latest}); upgrade Vigil`
+    })
+  }
+  const applied: Array<string> = []
+  for (const step of list) {
+    if (step.version <= from) continue
+    db.transaction(() => {
+      if (currentVersion() >= step.version) return
+      db.exec(`CREATE TABLE IF NOT EXISTS vigil_migrations (
+        version INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      )`)
+      db.exec(step.sql)
+      db.prepare("INSERT INTO vigil_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        step.version,
+        step.name,
+        appliedAt
+      )
+      applied.push(step.name)
+    }).immediate()
+  }
+  return { from, to: applied.length === 0 ? from : currentVersion(), applied }
+}

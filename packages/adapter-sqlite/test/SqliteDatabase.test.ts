@@ -1,0 +1,199 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
+import { QuotaStore } from "@vigil/core"
+import Database from "better-sqlite3"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { tempPath } from "./TempDatabase.ts"
+
+const window: QuotaStore.QuotaWindow = { key: "k", start: 0, millis: 60_000, limit: 100 }
+
+/** Builds the adapter on `filename` in its own scope, runs `f`, and closes the database again. */
+const withAdapter = <A, E>(
+  filename: string,
+  f: Effect.Effect<A, E, SqliteAdapter.Services>,
+  busyTimeoutMillis?: number
+) =>
+  Effect.provide(
+    f,
+    SqliteAdapter.layer(busyTimeoutMillis === undefined ? { filename } : { filename, busyTimeoutMillis })
+  )
+
+const charge = (cost: number) => Effect.flatMap(Effect.service(QuotaStore.QuotaStore), (s) => s.charge(cost, [window]))
+
+describe("SqliteDatabase", () => {
+  it.effect("creates the folder and file on first use and records every migration", () =>
+    Effect.gen(function* () {
+      const filename = join(yield* tempPath("a/b"), "vigil.db")
+      assert.isFalse(existsSync(dirname(filename)))
+      const report = yield* withAdapter(
+        filename,
+        Effect.map(Effect.service(SqliteDatabase.SqliteDatabase), (d) => d.migration)
+      )
+      assert.isTrue(existsSync(filename))
+      const latest = SqliteMigrations.migrations.at(-1)!
+      assert.deepStrictEqual(report, {
+        from: 0,
+        to: latest.version,
+        applied: SqliteMigrations.migrations.map((m) => m.name)
+      })
+      const raw = new Database(filename, { readonly: true })
+      const rows = raw.prepare("SELECT version, name FROM vigil_migrations ORDER BY version").all()
+      const mode = raw.pragma("journal_mode", { simple: true })
+      raw.close()
+      assert.deepStrictEqual(
+        rows,
+        SqliteMigrations.migrations.map(({ name, version }) => ({ version, name }))
+      )
+      assert.strictEqual(mode, "wal")
+    })
+  )
+
+  it.effect("keeps data across reopening and applies no migration twice", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, charge(3))
+      const [report, again] = yield* withAdapter(
+        filename,
+        Effect.all([Effect.map(Effect.service(SqliteDatabase.SqliteDatabase), (d) => d.migration), charge(4)])
+      )
+      assert.deepStrictEqual(report.applied, [])
+      assert.strictEqual(report.from, report.to)
+      assert.strictEqual(again.windows[0]?.used, 7)
+    })
+  )
+
+  it.effect("refuses a database written by a newer schema, and leaves it as it was", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, charge(2))
+      const raw = new Database(filename)
+      raw.prepare("INSERT INTO vigil_migrations VALUES (999, 'future', '2030-01-01T00:00:00.000Z')").run()
+      raw.close()
+      const error = yield* Effect.flip(withAdapter(filename, charge(1)))
+      assert.strictEqual(error.reason, "Incompatible")
+      assert.match(error.message, /schema version 999, newer than this build knows/)
+      const check = new Database(filename, { readonly: true })
+      const used = check.prepare("SELECT used FROM quota_windows").get()
+      check.close()
+      assert.deepStrictEqual(used, { used: 2 })
+    })
+  )
+
+  it.effect("reports a file that is not a database as Corrupt and does not overwrite it", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      const text = "this is not a database, it is somebody's notes\n".repeat(200)
+      writeFileSync(filename, text)
+      const error = yield* Effect.flip(withAdapter(filename, charge(1)))
+      assert.strictEqual(error.reason, "Corrupt")
+      assert.strictEqual(readFileSync(filename, "utf8"), text)
+    })
+  )
+
+  it.effect("reports a path it cannot create as Unavailable", () =>
+    Effect.gen(function* () {
+      const blocker = yield* tempPath("plain-file")
+      writeFileSync(blocker, "x")
+      const error = yield* Effect.flip(withAdapter(join(blocker, "sub", "vigil.db"), charge(1)))
+      assert.strictEqual(error.reason, "Unavailable")
+      assert.strictEqual(error.operation, "open")
+      assert.match(error.message, /ENOTDIR/)
+    })
+  )
+
+  it.effect("fails with a retryable Busy error while another process holds the write lock", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, charge(1))
+      const other = new Database(filename)
+      other.exec("BEGIN IMMEDIATE")
+      const error = yield* Effect.flip(withAdapter(filename, charge(1), 50)).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            other.exec("ROLLBACK")
+            other.close()
+          })
+        )
+      )
+      assert.strictEqual(error.reason, "Busy")
+      assert.strictEqual(error.operation, "QuotaStore.charge")
+      assert.isTrue(error.isRetryable)
+    })
+  )
+
+  it.effect("fails with Unavailable once its scope has closed the database", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(SqliteDatabase.layer({ filename }), scope)
+      const database = Context.get(context, SqliteDatabase.SqliteDatabase)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Effect.flip(database.use("probe", (db) => db.prepare("SELECT 1").get()))
+      assert.strictEqual(error.reason, "Unavailable")
+      assert.strictEqual(error.message, "the database is closed")
+    })
+  )
+
+  it.effect("counts charges from two connections to the same file together", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      mkdirSync(dirname(filename), { recursive: true })
+      const limited = { ...window, limit: 10 }
+      const store = (s: QuotaStore.QuotaStore["Service"]) => s.charge(1, [limited])
+      const open = Effect.map(Layer.build(SqliteAdapter.layer({ filename })), Context.get(QuotaStore.QuotaStore))
+      const a = yield* open
+      const b = yield* open
+      const outcomes = yield* Effect.all(
+        Array.from({ length: 16 }, (_, i) => store(i % 2 === 0 ? a : b)),
+        {
+          concurrency: 4
+        }
+      )
+      assert.strictEqual(outcomes.filter((o) => o.granted).length, 10)
+    })
+  )
+})
+
+describe("SqliteErrors.classify", () => {
+  const sqliteError = (code: string) => Object.assign(new Error(`native ${code}`), { code })
+
+  it("maps native codes to port reasons", () => {
+    const cases: ReadonlyArray<[string, string]> = [
+      ["SQLITE_BUSY", "Busy"],
+      ["SQLITE_BUSY_SNAPSHOT", "Busy"],
+      ["SQLITE_LOCKED", "Busy"],
+      ["SQLITE_CONSTRAINT_UNIQUE", "Conflict"],
+      ["SQLITE_CONSTRAINT_PRIMARYKEY", "Conflict"],
+      ["SQLITE_CORRUPT", "Corrupt"],
+      ["SQLITE_NOTADB", "Corrupt"],
+      ["SQLITE_FULL", "Unavailable"],
+      ["SQLITE_IOERR_WRITE", "Unavailable"],
+      ["SQLITE_CANTOPEN", "Unavailable"],
+      ["SQLITE_READONLY", "Unavailable"],
+      ["EACCES", "Unavailable"]
+    ]
+    for (const [code, reason] of cases) {
+      const error = SqliteErrors.classify(sqliteError(code), "op")
+      assert.strictEqual(error?.reason, reason, code)
+      assert.strictEqual(error?.operation, "op")
+      assert.include(error?.message, code)
+    }
+  })
+
+  it("leaves programming errors unclassified so they surface as defects", () => {
+    const db = new Database(":memory:")
+    let thrown: unknown
+    try {
+      db.prepare("SELEKT 1")
+    } catch (cause) {
+      thrown = cause
+    }
+    db.close()
+    assert.isDefined(thrown)
+    assert.isUndefined(SqliteErrors.classify(thrown, "op"))
+    assert.isUndefined(SqliteErrors.classify(new TypeError("bad"), "op"))
+    assert.isUndefined(SqliteErrors.classify("a string", "op"))
+  })
+})

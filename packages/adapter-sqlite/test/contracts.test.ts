@@ -1,0 +1,6 @@
+import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
+import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
+import * as TempDatabase from "./TempDatabase.ts"
+
+QuotaStoreContract.suite("sqlite", TempDatabase.layer)
+StorageProbeContract.suite("sqlite", TempDatabase.layer, "sqlite")
