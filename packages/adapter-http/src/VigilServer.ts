@@ -1,0 +1,48 @@
+/** The reference HTTP server: every route of the API on a Node HTTP listener, as one layer. */
+
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { type StorageProbe, Version } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import type { ServeError } from "effect/http/HttpServerError"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { VigilApi } from "./Api.ts"
+import * as SystemHandlers from "./SystemHandlers.ts"
+
+/** Where to listen. Port 0 picks a free port; the chosen one is in the log line. */
+export interface Options {
+  readonly host: string
+  readonly port: number
+  /** Appended to the listening line, e.g. which storage is in use. */
+  readonly detail?: string
+}
+
+/** The ports the server's handlers need from a storage adapter. */
+export type Requirements = StorageProbe.StorageProbe
+
+/** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
+export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>
+
+/** Every route of the API, plus `/openapi.json` and `/docs`, on a router (for a listener or a web handler). */
+export const routes: Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =
+  Layer.mergeAll(
+    HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(Layer.provide(SystemHandlers.layer)),
+    HttpApiScalar.layer(VigilApi, { path: "/docs" })
+  )
+
+/**
+ * Serves the API on `host:port`. The listening line is logged only after the request handler is attached,
+ * so anything that waits for it never meets a server that accepts connections but does not answer them.
+ * The layer exposes the `HttpServer`, whose `address` tells the bound port when `port` is 0.
+ */
+export const layer = (options: Options): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>
+  Layer.effectDiscard(
+    HttpServer.addressFormattedWith((url) =>
+      Effect.logInfo(`Vigil ${Version.version} listening on ${url}${options.detail ? ` (${options.detail})` : ""}`)
+    )
+  ).pipe(
+    Layer.provideMerge(HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })),
+    Layer.provideMerge(NodeHttpServer.layerServer(createServer, { host: options.host, port: options.port })),
+    Layer.provide(NodeHttpServer.layerHttpServices)
+  )

@@ -1,0 +1,4 @@
+/** The reference HTTP server of Vigil (Effect HttpApi on Node). */
+export * as Api from "./Api.ts"
+export * as SystemHandlers from "./SystemHandlers.ts"
+export * as VigilServer from "./VigilServer.ts"

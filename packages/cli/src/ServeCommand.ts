@@ -1,0 +1,50 @@
+/** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
+import { VigilServer } from "@vigil/adapter-http"
+import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import { Config, Effect, Layer, Predicate, Schema } from "effect"
+import { Command, Flag } from "effect/cli"
+import { CommandFailed } from "./CommandFailed.ts"
+
+/** Default database file, relative to the working directory. */
+export const defaultDatabase = "./.vigil/vigil.db"
+
+/** `--db PATH`, else `VIGIL_DB`, else `./.vigil/vigil.db`; shared by every command that opens the database. */
+export const databaseFlag = Flag.String("db").pipe(
+  Flag.withDescription("SQLite database file (created with its folder on first use)"),
+  Flag.withFallbackConfig(Config.String("VIGIL_DB").pipe(Config.withDefault(defaultDatabase)))
+)
+
+const host = Flag.String("host").pipe(
+  Flag.withDescription("Address to listen on"),
+  Flag.withFallbackConfig(Config.String("VIGIL_HOST").pipe(Config.withDefault("127.0.0.1")))
+)
+
+const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
+
+const port = Flag.Int("port").pipe(
+  Flag.withSchema(Port),
+  Flag.withDescription("TCP port to listen on, 0-65535 (0 picks a free one)"),
+  Flag.withFallbackConfig(Config.schema(Port, "VIGIL_PORT").pipe(Config.withDefault(8080)))
+)
+
+/** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
+export const command = Command.make("serve", { db: databaseFlag, host, port }, ({ db, host, port }) =>
+  Layer.launch(
+    VigilServer.layer({ host, port, detail: `storage: sqlite ${db}` }).pipe(
+      Layer.provide(SqliteAdapter.layer({ filename: db }))
+    )
+  ).pipe(
+    Effect.catchTags({
+      StoreError: (error) =>
+        Effect.fail(new CommandFailed({ message: `cannot use the database ${db}: ${error.reason}: ${error.message}` })),
+      ServeError: (error) =>
+        Effect.fail(
+          new CommandFailed({
+            message: `cannot listen on ${host}:${port}: ${
+              Predicate.isError(error.cause) ? error.cause.message : String(error.cause)
+            }`
+          })
+        )
+    })
+  )
+).pipe(Command.withDescription("Run the HTTP server (SQLite at --db / VIGIL_DB)"))

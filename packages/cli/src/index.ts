@@ -1,0 +1,4 @@
+/** The `vigil` command, importable for embedding and tests. */
+export * as Cli from "./Cli.ts"
+export * as CommandFailed from "./CommandFailed.ts"
+export * as ServeCommand from "./ServeCommand.ts"
