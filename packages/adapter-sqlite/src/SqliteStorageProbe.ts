@@ -9,13 +9,11 @@ export const layer: Layer.Layer<StorageProbe.StorageProbe, never, SqliteDatabase
 )(
   Effect.gen(function* () {
     const database = yield* SqliteDatabase
+    const version = yield* database.use("StorageProbe.prepare", (db) =>
+      db.prepare<[], { v: number }>("SELECT coalesce(max(version), 0) AS v FROM vigil_migrations")
+    )
     return StorageProbe.StorageProbe.of({
-      check: database.use("StorageProbe.check", (db) => ({
-        kind: "sqlite",
-        schemaVersion: (
-          db.prepare("SELECT coalesce(max(version), 0) AS v FROM vigil_migrations").get() as { v: number }
-        ).v
-      }))
+      check: database.use("StorageProbe.check", () => ({ kind: "sqlite", schemaVersion: version.get()?.v ?? 0 }))
     })
-  })
+  }).pipe(Effect.orDie)
 )
