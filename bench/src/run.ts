@@ -1,0 +1,53 @@
+/** `npm run bench [-- scenario... --duration S --rounds N --connections C]`: runs scenarios, prints tables, writes JSON. */
+import { parseArgs } from "node:util"
+import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
+import { pinSelf } from "./Load.ts"
+import * as Health from "./scenarios/Health.ts"
+
+const scenarios: ReadonlyArray<Scenario> = [Health.scenario]
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    duration: { type: "string", default: "5" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "50" },
+    list: { type: "boolean", default: false }
+  }
+})
+
+if (values.list) {
+  for (const s of scenarios) console.log(`${s.name}\t${s.description}`)
+  process.exit(0)
+}
+
+const positive = (name: string, text: string) => {
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`--${name} must be a positive whole number, got "${text}"`)
+    process.exit(2)
+  }
+  return n
+}
+const options = {
+  durationSeconds: positive("duration", values.duration),
+  rounds: positive("rounds", values.rounds),
+  connections: positive("connections", values.connections)
+}
+
+const unknown = positionals.filter((p) => !scenarios.some((s) => s.name === p))
+if (unknown.length > 0) {
+  console.error(`unknown scenario(s): ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}`)
+  process.exit(2)
+}
+const selected = positionals.length === 0 ? scenarios : scenarios.filter((s) => positionals.includes(s.name))
+
+pinSelf()
+for (const scenario of selected) {
+  console.log(`\n# ${scenario.name}\n${scenario.description}\n`)
+  const result = await scenario.run(options)
+  writeResult(scenario, result)
+  console.log(table(result))
+}
+writeDocs()
+console.log("\nWrote bench/results/*.json and docs/bench.md")
