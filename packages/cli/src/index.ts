@@ -1,4 +1,5 @@
 /** The `vigil` command, importable for embedding and tests. */
 export * as Cli from "./Cli.ts"
+export * as DetectCommand from "./DetectCommand.ts"
 export * as CommandFailed from "./CommandFailed.ts"
 export * as ServeCommand from "./ServeCommand.ts"

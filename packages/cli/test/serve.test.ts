@@ -1,70 +1,8 @@
 /** End to end: the built `vigil` executable as a child process, on a real port and a real database file. */
-import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { afterEach, assert, beforeAll, describe, it } from "vitest"
-
-const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
-const children: Array<ChildProcess> = []
-const dirs: Array<string> = []
-
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "vigil-cli-"))
-  dirs.push(dir)
-  return dir
-}
-
-interface Running {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly output: () => string
-  readonly exited: Promise<number | null>
-}
-
-/** Starts `vigil serve` in `cwd` and resolves once it logs where it listens (or rejects if it exits first). */
-const serve = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Promise<Running> => {
-  const child = spawn(process.execPath, [bin, "serve", ...args], {
-    cwd,
-    env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let output = ""
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /listening on (http:\/\/[^\s]+)/.exec(output)
-      if (match?.[1]) resolve({ child, url: match[1], output: () => output, exited })
-    }
-    child.stdout.on("data", onData)
-    child.stderr.on("data", onData)
-    void exited.then((code) => reject(new Error(`vigil serve exited with ${code} before listening:\n${output}`)))
-  })
-}
-
-/** Runs `vigil <args>` to completion. */
-const runVigil = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env } })
-    children.push(child)
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()))
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()))
-    child.on("exit", (code) => resolve({ code, stdout, stderr }))
-  })
-
-beforeAll(() => {
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npm test runs tsc -b before vitest)`)
-})
-
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL")
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+import { assert, describe, it } from "vitest"
+import { runVigil, serve, tempDir } from "./VigilProcess.ts"
 
 describe("vigil serve", () => {
   it("serves /health on the embedded default database and creates ./.vigil/vigil.db", async () => {
