@@ -1,11 +1,16 @@
 /** Every storage port in process memory, as one layer: for tests, examples and embedding without a database. */
-import type { QuotaStore, StorageProbe } from "@vigil/core"
+import type { IntelIndex, QuotaStore, StorageProbe } from "@vigil/core"
 import { Layer } from "effect"
+import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
 import * as MemoryStorageProbe from "./MemoryStorageProbe.ts"
 
 /** The services this adapter provides. */
-export type Services = QuotaStore.QuotaStore | StorageProbe.StorageProbe
+export type Services = IntelIndex.IntelIndex | QuotaStore.QuotaStore | StorageProbe.StorageProbe
 
 /** All memory-backed ports; each build starts empty. */
-export const layer: Layer.Layer<Services> = Layer.mergeAll(MemoryQuotaStore.layer, MemoryStorageProbe.layer)
+export const layer: Layer.Layer<Services> = Layer.mergeAll(
+  MemoryIntelIndex.layer,
+  MemoryQuotaStore.layer,
+  MemoryStorageProbe.layer
+)

@@ -1,6 +1,8 @@
 import { MemoryAdapter } from "@vigil/adapter-memory"
+import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
 
 QuotaStoreContract.suite("memory", MemoryAdapter.layer)
 StorageProbeContract.suite("memory", MemoryAdapter.layer, "memory")
+IntelIndexContract.suite("memory", MemoryAdapter.layer)

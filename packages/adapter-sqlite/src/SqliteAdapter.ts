@@ -1,15 +1,17 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
-import type { QuotaStore, StorageProbe, StoreError } from "@vigil/core"
+import type { IntelIndex, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
 import { Layer } from "effect"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
+import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
 import * as SqliteQuotaStore from "./SqliteQuotaStore.ts"
 import * as SqliteStorageProbe from "./SqliteStorageProbe.ts"
 
 /** The services this adapter provides. */
-export type Services = QuotaStore.QuotaStore | StorageProbe.StorageProbe | SqliteDatabase.SqliteDatabase
+export type Services =
+  IntelIndex.IntelIndex | QuotaStore.QuotaStore | StorageProbe.StorageProbe | SqliteDatabase.SqliteDatabase
 
 /** Opens (creating and migrating if needed) the database file and provides every port over it. */
 export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
-  Layer.mergeAll(SqliteQuotaStore.layer, SqliteStorageProbe.layer).pipe(
+  Layer.mergeAll(SqliteIntelIndex.layer, SqliteQuotaStore.layer, SqliteStorageProbe.layer).pipe(
     Layer.provideMerge(SqliteDatabase.layer(options))
   )

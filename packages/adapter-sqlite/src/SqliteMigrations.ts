@@ -24,6 +24,51 @@ export const migrations: ReadonlyArray<Migration> = [
       ) WITHOUT ROWID;
       CREATE INDEX quota_windows_by_end ON quota_windows (window_end);
     `
+  },
+  {
+    version: 2,
+    name: "intel_index",
+    sql: `
+      CREATE TABLE intel_versions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        list TEXT NOT NULL,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('snapshot', 'history')),
+        as_of TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        ingested_at TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('staged', 'committed'))
+      );
+      CREATE TABLE intel_staged (
+        version INTEGER NOT NULL REFERENCES intel_versions (id) ON DELETE CASCADE,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX intel_staged_by_version ON intel_staged (version);
+      CREATE TABLE intel_records (
+        id INTEGER PRIMARY KEY,
+        list TEXT NOT NULL,
+        source TEXT NOT NULL,
+        address TEXT NOT NULL,
+        family TEXT NOT NULL,
+        category TEXT NOT NULL,
+        reference TEXT NOT NULL,
+        jurisdiction TEXT,
+        entity_name TEXT,
+        entity_type TEXT,
+        label TEXT,
+        listed_at TEXT NOT NULL,
+        delisted_at TEXT,
+        ingested_at TEXT NOT NULL
+      );
+      CREATE INDEX intel_records_by_address ON intel_records (address);
+      CREATE INDEX intel_records_by_list ON intel_records (list, delisted_at);
+      CREATE TABLE intel_lists (
+        list TEXT PRIMARY KEY,
+        version INTEGER NOT NULL REFERENCES intel_versions (id)
+      );
+    `
   }
 ]
 

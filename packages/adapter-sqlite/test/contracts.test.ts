@@ -1,6 +1,8 @@
+import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
 import * as TempDatabase from "./TempDatabase.ts"
 
 QuotaStoreContract.suite("sqlite", TempDatabase.layer)
 StorageProbeContract.suite("sqlite", TempDatabase.layer, "sqlite")
+IntelIndexContract.suite("sqlite", TempDatabase.layer)

@@ -1,0 +1,89 @@
+/** IntelIndex in process memory: staged versions in a map, each commit applied in one synchronous step. */
+import { Intel, IntelIndex, StoreError } from "@vigil/core"
+import { Effect, Layer } from "effect"
+
+interface Staged {
+  readonly info: IntelIndex.VersionInfo
+  readonly records: Array<Intel.ParsedRecord>
+}
+
+const notStaged = (operation: string, version: number) =>
+  new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
+
+const make = Effect.sync(() => {
+  let nextVersion = 1
+  const staged = new Map<number, Staged>()
+  const byList = new Map<string, Array<Intel.IntelRecord>>()
+  const current = new Map<string, { readonly version: number; readonly info: IntelIndex.VersionInfo }>()
+
+  return IntelIndex.IntelIndex.of({
+    stage: (info) =>
+      Effect.sync(() => {
+        for (const [id, s] of staged) if (s.info.list === info.list) staged.delete(id)
+        const id = nextVersion++
+        staged.set(id, { info, records: [] })
+        return id
+      }),
+    append: (version, records) =>
+      Effect.suspend(() => {
+        const s = staged.get(version)
+        if (s === undefined) return Effect.fail(notStaged("IntelIndex.append", version))
+        for (const r of records) s.records.push(r)
+        return Effect.void
+      }),
+    commit: (version) =>
+      Effect.suspend(() => {
+        const s = staged.get(version)
+        if (s === undefined) return Effect.fail(notStaged("IntelIndex.commit", version))
+        const { info } = s
+        const existing = byList.get(info.list) ?? []
+        const active = new Map(
+          existing.filter((r) => r.delistedAt === undefined).map((r) => [IntelIndex.recordKey(r), r])
+        )
+        const plan = IntelIndex.planCommit(info, new Set(active.keys()), s.records)
+        const closing = new Set(plan.close)
+        const kept = plan.replaceAll
+          ? []
+          : existing.map((r) =>
+              r.delistedAt === undefined && closing.has(IntelIndex.recordKey(r)) ? { ...r, delistedAt: info.asOf } : r
+            )
+        byList.set(info.list, [...kept, ...plan.insert])
+        current.set(info.list, { version, info })
+        staged.delete(version)
+        return Effect.succeed({
+          list: info.list,
+          version,
+          added: plan.added,
+          delisted: plan.delisted,
+          unchanged: plan.unchanged
+        })
+      }),
+    discard: (version) => Effect.sync(() => void staged.delete(version)),
+    lookup: (addresses) =>
+      Effect.sync(() => {
+        const wanted = new Set(addresses)
+        return [...byList.values()].flatMap((records) => records.filter((r) => wanted.has(r.address)))
+      }),
+    lists: Effect.sync(() =>
+      [...current.values()].map(({ version, info }) => {
+        const records = byList.get(info.list) ?? []
+        const active = records.filter((r) => r.delistedAt === undefined).length
+        return {
+          list: info.list,
+          source: info.source,
+          kind: info.kind,
+          version,
+          asOf: info.asOf,
+          contentHash: info.contentHash,
+          origin: info.origin,
+          ingestedAt: info.ingestedAt,
+          active,
+          delisted: records.length - active
+        }
+      })
+    )
+  })
+})
+
+/** A layer with a fresh, empty in-memory IntelIndex. */
+export const layer: Layer.Layer<IntelIndex.IntelIndex> = Layer.effect(IntelIndex.IntelIndex)(make)

@@ -1,0 +1,76 @@
+/** Intelligence records: what a list says about an address, with the provenance an auditor needs. */
+import { Schema } from "effect"
+import { Family } from "./Chain.ts"
+
+/**
+ * What a record says an address is. Risk categories raise the score; `exchange`, `service` and `smart_money`
+ * are positive attributions that name the entity without raising it.
+ */
+export const Category = Schema.Literals([
+  "sanctions",
+  "stablecoin_blacklist",
+  "hack",
+  "exploit",
+  "heist",
+  "threat_actor",
+  "phishing",
+  "scam",
+  "ransomware",
+  "mixer",
+  "darknet",
+  "fraud",
+  "gambling",
+  "exchange",
+  "service",
+  "smart_money"
+])
+
+/** A record category. */
+export type Category = typeof Category.Type
+
+/** One list entry about one address, as stored. Dates are ISO `YYYY-MM-DD`; `ingestedAt` is a full timestamp. */
+export const IntelRecord = Schema.Struct({
+  /** The list it came from, e.g. `ofac-sdn` or `usdt-ethereum`. */
+  list: Schema.String,
+  /** The publisher, e.g. `OFAC`, `Tether`. */
+  source: Schema.String,
+  /** The normalized address (see Chain.detect). */
+  address: Schema.String,
+  family: Family,
+  category: Category,
+  /** Where in the source the record is: an SDN uid, a transaction hash, a tag pack and line. */
+  reference: Schema.String,
+  jurisdiction: Schema.optionalKey(Schema.String),
+  entityName: Schema.optionalKey(Schema.String),
+  entityType: Schema.optionalKey(Schema.String),
+  /** A human-readable label the source gives, e.g. `Tornado Cash`, `Phish / Hack`. */
+  label: Schema.optionalKey(Schema.String),
+  /** When the source says the listing started; else the issue date of the first version that had it. */
+  listedAt: Schema.String,
+  /** When the listing ended: the source's removal date, or the issue date of the first version without it. */
+  delistedAt: Schema.optionalKey(Schema.String),
+  ingestedAt: Schema.String
+})
+
+/** A stored record. */
+export type IntelRecord = typeof IntelRecord.Type
+
+/** A record as a parser produces it, before the index dates and stamps it. */
+export interface ParsedRecord {
+  readonly address: string
+  readonly family: Family
+  readonly category: Category
+  readonly reference: string
+  readonly jurisdiction?: string
+  readonly entityName?: string
+  readonly entityType?: string
+  readonly label?: string
+  /** Omitted when the source gives no date: the version's issue date is used. */
+  readonly listedAt?: string
+  /** Only for history sources (events) that state the end of a listing. */
+  readonly delistedAt?: string
+}
+
+/** True when `record` was in force on `date` (ISO `YYYY-MM-DD`). */
+export const activeOn = (record: Pick<IntelRecord, "listedAt" | "delistedAt">, date: string): boolean =>
+  record.listedAt <= date && (record.delistedAt === undefined || record.delistedAt > date)

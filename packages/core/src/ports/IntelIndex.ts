@@ -1,0 +1,143 @@
+/** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
+import { Context, type Effect } from "effect"
+import type { IntelRecord, ParsedRecord } from "../Intel.ts"
+import type { StoreError } from "./StoreError.ts"
+
+/**
+ * How a version relates to the previous one.
+ * - `snapshot`: the version is the whole list as of `asOf`; records missing from it are de-listed on `asOf`.
+ * - `history`: the version carries the full history (listings and their ends, e.g. blacklist events)
+ *   and replaces the list's records wholesale.
+ */
+export type VersionMode = "snapshot" | "history"
+
+/** What is known about a list version when its ingest starts. */
+export interface VersionInfo {
+  readonly list: string
+  readonly source: string
+  /** The ingest kind that produced it, e.g. `ofac-sdn-xml`. */
+  readonly kind: string
+  readonly mode: VersionMode
+  /** The date the version speaks for (ISO `YYYY-MM-DD`), e.g. the SDN's DateOfIssue. */
+  readonly asOf: string
+  /** Hash of the input, to recognise an unchanged re-ingest. */
+  readonly contentHash: string
+  /** Where the input came from (a file name or URL), for provenance. */
+  readonly origin: string
+  readonly ingestedAt: string
+}
+
+/** The state of one list. */
+export interface ListStatus {
+  readonly list: string
+  readonly source: string
+  readonly kind: string
+  readonly version: number
+  readonly asOf: string
+  readonly contentHash: string
+  readonly origin: string
+  readonly ingestedAt: string
+  /** Records in force as of the list's current version. */
+  readonly active: number
+  /** Records kept as history (de-listed). */
+  readonly delisted: number
+}
+
+/** What committing a version changed. */
+export interface CommitOutcome {
+  readonly list: string
+  readonly version: number
+  readonly added: number
+  readonly delisted: number
+  readonly unchanged: number
+}
+
+/**
+ * A list version is written in three steps so that a huge input never sits in memory and a failed or
+ * interrupted ingest changes nothing: `stage` opens a version, `append` adds batches to it, and `commit`
+ * applies it to the list in one atomic step (or `discard` drops it). Readers only ever see committed versions.
+ */
+export class IntelIndex extends Context.Service<
+  IntelIndex,
+  {
+    /** Opens a new staged version of `info.list`; any earlier staged, uncommitted version of it is dropped. */
+    readonly stage: (info: VersionInfo) => Effect.Effect<number, StoreError>
+    /** Adds records to a staged version. */
+    readonly append: (version: number, records: ReadonlyArray<ParsedRecord>) => Effect.Effect<void, StoreError>
+    /** Applies a staged version to its list atomically and makes it current. */
+    readonly commit: (version: number) => Effect.Effect<CommitOutcome, StoreError>
+    /** Drops a staged version. */
+    readonly discard: (version: number) => Effect.Effect<void, StoreError>
+    /** Every record ever ingested for these normalized addresses, de-listed ones included. */
+    readonly lookup: (addresses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError>
+    /** The committed lists. */
+    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError>
+  }
+>()("@vigil/core/IntelIndex") {}
+
+/** The identity of a record within its list: the same address, category and reference across versions. */
+export const recordKey = (r: Pick<IntelRecord, "address" | "category" | "reference">): string =>
+  `${r.address}\u0000${r.category}\u0000${r.reference}`
+
+/** Completes a staged record into a stored one. */
+export const toRecord = (info: VersionInfo, parsed: ParsedRecord): IntelRecord => ({
+  list: info.list,
+  source: info.source,
+  address: parsed.address,
+  family: parsed.family,
+  category: parsed.category,
+  reference: parsed.reference,
+  ...(parsed.jurisdiction === undefined ? {} : { jurisdiction: parsed.jurisdiction }),
+  ...(parsed.entityName === undefined ? {} : { entityName: parsed.entityName }),
+  ...(parsed.entityType === undefined ? {} : { entityType: parsed.entityType }),
+  ...(parsed.label === undefined ? {} : { label: parsed.label }),
+  listedAt: parsed.listedAt ?? info.asOf,
+  ...(parsed.delistedAt === undefined ? {} : { delistedAt: parsed.delistedAt }),
+  ingestedAt: info.ingestedAt
+})
+
+/** The changes a commit makes to one list: records to insert, keys of active records to close, and counts. */
+export interface CommitPlan {
+  readonly insert: ReadonlyArray<IntelRecord>
+  /** Keys of currently active records to de-list on `info.asOf` (snapshot mode). */
+  readonly close: ReadonlyArray<string>
+  /** True when every current record of the list is removed first (history mode). */
+  readonly replaceAll: boolean
+  readonly added: number
+  readonly delisted: number
+  readonly unchanged: number
+}
+
+/**
+ * Plans a commit from the list's currently active keys and the staged records: the one rule every adapter
+ * applies inside its atomic step. Duplicate staged records (same key) count once.
+ */
+export const planCommit = (
+  info: VersionInfo,
+  activeKeys: ReadonlySet<string>,
+  staged: ReadonlyArray<ParsedRecord>
+): CommitPlan => {
+  const seen = new Map<string, ParsedRecord>()
+  for (const r of staged) if (!seen.has(recordKey(r))) seen.set(recordKey(r), r)
+  if (info.mode === "history") {
+    const insert = [...seen.values()].map((r) => toRecord(info, r))
+    return {
+      insert,
+      close: [],
+      replaceAll: true,
+      added: insert.filter((r) => r.delistedAt === undefined).length,
+      delisted: insert.filter((r) => r.delistedAt !== undefined).length,
+      unchanged: 0
+    }
+  }
+  const insert = [...seen.entries()].filter(([k]) => !activeKeys.has(k)).map(([, r]) => toRecord(info, r))
+  const close = [...activeKeys].filter((k) => !seen.has(k))
+  return {
+    insert,
+    close,
+    replaceAll: false,
+    added: insert.length,
+    delisted: close.length,
+    unchanged: seen.size - insert.length
+  }
+}

@@ -1,0 +1,188 @@
+/** The behaviour every IntelIndex adapter must show. Each test gets a fresh index from `layer`. */
+import { assert, describe, it } from "@effect/vitest"
+import { Intel, IntelIndex } from "@vigil/core"
+import { Effect, type Layer } from "effect"
+
+const info = (list: string, asOf: string, overrides: Partial<IntelIndex.VersionInfo> = {}): IntelIndex.VersionInfo => ({
+  list,
+  source: "OFAC",
+  kind: "test",
+  mode: "snapshot",
+  asOf,
+  contentHash: `hash-${asOf}`,
+  origin: "test",
+  ingestedAt: `${asOf}T12:00:00.000Z`,
+  ...overrides
+})
+
+const rec = (address: string, extra: Partial<Intel.ParsedRecord> = {}): Intel.ParsedRecord => ({
+  address,
+  family: "evm",
+  category: "sanctions",
+  reference: `ref-${address}`,
+  ...extra
+})
+
+const A = "0x00000000000000000000000000000000000000aa"
+const B = "0x00000000000000000000000000000000000000bb"
+const C = "0x00000000000000000000000000000000000000cc"
+
+/** Registers the IntelIndex contract against an adapter's layer (built anew for every test). */
+export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, unknown>) =>
+  describe(`IntelIndex contract: ${name}`, () => {
+    const test = (title: string, body: (index: IntelIndex.IntelIndex["Service"]) => Effect.Effect<void, unknown>) =>
+      it.effect(title, () =>
+        Effect.gen(function* () {
+          yield* body(yield* IntelIndex.IntelIndex)
+        }).pipe(Effect.provide(layer))
+      )
+
+    const ingest = (
+      index: IntelIndex.IntelIndex["Service"],
+      version: IntelIndex.VersionInfo,
+      records: ReadonlyArray<Intel.ParsedRecord>
+    ) =>
+      Effect.gen(function* () {
+        const id = yield* index.stage(version)
+        yield* index.append(id, records.slice(0, 1))
+        yield* index.append(id, records.slice(1))
+        return yield* index.commit(id)
+      })
+
+    test("stores committed records with their provenance and dates", (index) =>
+      Effect.gen(function* () {
+        const outcome = yield* ingest(index, info("ofac", "2024-01-01"), [
+          rec(A, { listedAt: "2022-08-08", entityName: "Tornado Cash", entityType: "entity", jurisdiction: "US" }),
+          rec(B)
+        ])
+        assert.deepStrictEqual(
+          { added: outcome.added, delisted: outcome.delisted, unchanged: outcome.unchanged },
+          { added: 2, delisted: 0, unchanged: 0 }
+        )
+        const [a] = yield* index.lookup([A])
+        assert.deepStrictEqual(a, {
+          list: "ofac",
+          source: "OFAC",
+          address: A,
+          family: "evm",
+          category: "sanctions",
+          reference: `ref-${A}`,
+          jurisdiction: "US",
+          entityName: "Tornado Cash",
+          entityType: "entity",
+          listedAt: "2022-08-08",
+          ingestedAt: "2024-01-01T12:00:00.000Z"
+        })
+        const [b] = yield* index.lookup([B])
+        assert.strictEqual(b?.listedAt, "2024-01-01", "without a source date, the version's date")
+        assert.deepStrictEqual(yield* index.lookup([C]), [])
+      }))
+
+    test("shows nothing of a version until it is committed, and nothing of a discarded one", (index) =>
+      Effect.gen(function* () {
+        const staged = yield* index.stage(info("ofac", "2024-01-01"))
+        yield* index.append(staged, [rec(A)])
+        assert.deepStrictEqual(yield* index.lookup([A]), [])
+        assert.deepStrictEqual(yield* index.lists, [])
+        yield* index.discard(staged)
+        assert.deepStrictEqual(yield* index.lookup([A]), [])
+        const again = yield* index.stage(info("ofac", "2024-01-01"))
+        yield* index.append(again, [rec(B)])
+        yield* index.commit(again)
+        assert.deepStrictEqual(yield* index.lookup([A]), [])
+        assert.strictEqual((yield* index.lookup([B])).length, 1)
+      }))
+
+    test("de-lists what a newer snapshot no longer has, on that snapshot's date, and keeps it as history", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-03-04"), [rec(A, { listedAt: "2022-08-08" }), rec(B)])
+        const outcome = yield* ingest(index, info("ofac", "2025-11-19"), [rec(B), rec(C)])
+        assert.deepStrictEqual(
+          { added: outcome.added, delisted: outcome.delisted, unchanged: outcome.unchanged },
+          { added: 1, delisted: 1, unchanged: 1 }
+        )
+        const [a] = yield* index.lookup([A])
+        assert.strictEqual(a?.listedAt, "2022-08-08")
+        assert.strictEqual(a?.delistedAt, "2025-11-19")
+        assert.isTrue(Intel.activeOn(a!, "2024-06-01"))
+        assert.isFalse(Intel.activeOn(a!, "2025-11-22"))
+        const [b] = yield* index.lookup([B])
+        assert.strictEqual(b?.listedAt, "2025-03-04", "an unchanged record keeps its first date")
+        assert.isUndefined(b?.delistedAt)
+        const [status] = yield* index.lists
+        assert.deepStrictEqual(
+          {
+            list: status?.list,
+            version: status?.version !== undefined,
+            asOf: status?.asOf,
+            active: status?.active,
+            delisted: status?.delisted
+          },
+          { list: "ofac", version: true, asOf: "2025-11-19", active: 2, delisted: 1 }
+        )
+      }))
+
+    test("lists an address again as a new interval after it was de-listed", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2024-01-01"), [rec(A)])
+        yield* ingest(index, info("ofac", "2024-02-01"), [rec(B)])
+        yield* ingest(index, info("ofac", "2024-03-01"), [rec(A), rec(B)])
+        const intervals = (yield* index.lookup([A])).map((r) => [r.listedAt, r.delistedAt ?? null]).sort()
+        assert.deepStrictEqual(intervals, [
+          ["2024-01-01", "2024-02-01"],
+          ["2024-03-01", null]
+        ])
+      }))
+
+    test("keeps lists apart: a snapshot of one never de-lists another's records", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2024-01-01"), [rec(A)])
+        yield* ingest(index, info("usdt", "2024-01-01", { source: "Tether" }), [
+          rec(A, { category: "stablecoin_blacklist", reference: "0xtx" })
+        ])
+        yield* ingest(index, info("usdt", "2024-02-01", { source: "Tether" }), [])
+        const records = yield* index.lookup([A])
+        const ofac = records.find((r) => r.list === "ofac")
+        const usdt = records.find((r) => r.list === "usdt")
+        assert.isUndefined(ofac?.delistedAt)
+        assert.strictEqual(usdt?.delistedAt, "2024-02-01")
+        assert.deepStrictEqual((yield* index.lists).map((l) => l.list).sort(), ["ofac", "usdt"])
+      }))
+
+    test("replaces a history list wholesale with the intervals its version states", (index) =>
+      Effect.gen(function* () {
+        const history = (asOf: string) => info("usdt", asOf, { mode: "history", source: "Tether" })
+        yield* ingest(index, history("2023-01-01"), [
+          rec(A, { category: "stablecoin_blacklist", listedAt: "2020-01-01" }),
+          rec(B, { category: "stablecoin_blacklist", listedAt: "2021-01-01" })
+        ])
+        const outcome = yield* ingest(index, history("2023-06-01"), [
+          rec(A, { category: "stablecoin_blacklist", listedAt: "2020-01-01", delistedAt: "2023-03-01" }),
+          rec(B, { category: "stablecoin_blacklist", listedAt: "2021-01-01" })
+        ])
+        assert.strictEqual(outcome.version > 0, true)
+        const [a] = yield* index.lookup([A])
+        assert.strictEqual(a?.delistedAt, "2023-03-01")
+        assert.strictEqual((yield* index.lookup([A, B])).length, 2)
+      }))
+
+    test("looks up many addresses at once and returns every matching record", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2024-01-01"), [
+          rec(A),
+          rec(A, { category: "mixer", reference: "other" }),
+          rec(B)
+        ])
+        const found = yield* index.lookup([A, B, C])
+        assert.strictEqual(found.length, 3)
+        assert.deepStrictEqual(yield* index.lookup([]), [])
+      }))
+
+    test("appends large batches", (index) =>
+      Effect.gen(function* () {
+        const many = Array.from({ length: 5_000 }, (_, i) => rec(`0x${i.toString(16).padStart(40, "0")}`))
+        const outcome = yield* ingest(index, info("big", "2024-01-01"), many)
+        assert.strictEqual(outcome.added, 5_000)
+        assert.strictEqual((yield* index.lookup([many[4_999]!.address])).length, 1)
+      }))
+  })
