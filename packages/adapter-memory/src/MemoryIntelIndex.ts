@@ -1,5 +1,5 @@
 /** IntelIndex in process memory: staged versions in a map, each commit applied in one synchronous step. */
-import { Intel, IntelIndex, StoreError } from "@vigil/core"
+import { type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 
 interface Staged {
