@@ -3,7 +3,7 @@ import { type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 
 interface Staged {
-  readonly info: IntelIndex.VersionInfo
+  readonly info: IntelIndex.StageInfo
   readonly records: Array<Intel.ParsedRecord>
 }
 
@@ -31,11 +31,11 @@ const make = Effect.sync(() => {
         for (const r of records) s.records.push(r)
         return Effect.void
       }),
-    commit: (version) =>
+    commit: (version, completion) =>
       Effect.suspend(() => {
         const s = staged.get(version)
         if (s === undefined) return Effect.fail(notStaged("IntelIndex.commit", version))
-        const { info } = s
+        const info: IntelIndex.VersionInfo = { ...s.info, ...completion }
         const existing = byList.get(info.list) ?? []
         const active = new Map(
           existing.filter((r) => r.delistedAt === undefined).map((r) => [IntelIndex.recordKey(r), r])

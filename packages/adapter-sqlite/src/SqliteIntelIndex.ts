@@ -67,9 +67,12 @@ const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("IntelIndex.prepare", (db) => ({
     dropStaged: db.prepare<[string]>("DELETE FROM intel_versions WHERE list = ? AND state = 'staged'"),
-    insertVersion: db.prepare<[string, string, string, string, string, string, string, string]>(
+    insertVersion: db.prepare<[string, string, string, string, string, string]>(
       `INSERT INTO intel_versions (list, source, kind, mode, as_of, content_hash, origin, ingested_at, state)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'staged')`
+       VALUES (?, ?, ?, ?, '', '', ?, ?, 'staged')`
+    ),
+    complete: db.prepare<[string, string, number]>(
+      "UPDATE intel_versions SET as_of = ?, content_hash = ? WHERE id = ?"
     ),
     version: db.prepare<[number], VersionRow>("SELECT * FROM intel_versions WHERE id = ?"),
     stageRecord: db.prepare<[number, string]>("INSERT INTO intel_staged (version, record) VALUES (?, ?)"),
@@ -108,16 +111,7 @@ const make = Effect.gen(function* () {
     stage: (info) =>
       database.transaction("IntelIndex.stage", () => {
         s.dropStaged.run(info.list)
-        const result = s.insertVersion.run(
-          info.list,
-          info.source,
-          info.kind,
-          info.mode,
-          info.asOf,
-          info.contentHash,
-          info.origin,
-          info.ingestedAt
-        )
+        const result = s.insertVersion.run(info.list, info.source, info.kind, info.mode, info.origin, info.ingestedAt)
         return Number(result.lastInsertRowid)
       }),
     append: (version, records) =>
@@ -128,12 +122,13 @@ const make = Effect.gen(function* () {
           return true
         })
         .pipe(Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(notStaged("IntelIndex.append", version))))),
-    commit: (version) =>
+    commit: (version, completion) =>
       database
         .transaction("IntelIndex.commit", () => {
           const row = stagedVersion(version)
           if (row === undefined) return undefined
-          const info = infoOf(row)
+          const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
+          s.complete.run(completion.asOf, completion.contentHash, version)
           const active = new Map(s.activeRecords.all(info.list).map((r) => [IntelIndex.recordKey(r), r.id]))
           const staged = s.stagedRecords.all(version).map((r) => JSON.parse(r.record) as Intel.ParsedRecord)
           const plan = IntelIndex.planCommit(info, new Set(active.keys()), staged)

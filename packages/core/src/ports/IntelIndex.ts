@@ -12,20 +12,27 @@ import type { StoreError } from "./StoreError.ts"
 export type VersionMode = "snapshot" | "history"
 
 /** What is known about a list version when its ingest starts. */
-export interface VersionInfo {
+export interface StageInfo {
   readonly list: string
   readonly source: string
   /** The ingest kind that produced it, e.g. `ofac-sdn-xml`. */
   readonly kind: string
   readonly mode: VersionMode
-  /** The date the version speaks for (ISO `YYYY-MM-DD`), e.g. the SDN's DateOfIssue. */
-  readonly asOf: string
-  /** Hash of the input, to recognise an unchanged re-ingest. */
-  readonly contentHash: string
   /** Where the input came from (a file name or URL), for provenance. */
   readonly origin: string
   readonly ingestedAt: string
 }
+
+/** What is known once the whole input has been read. */
+export interface Completion {
+  /** The date the version speaks for (ISO `YYYY-MM-DD`), e.g. the SDN's DateOfIssue. */
+  readonly asOf: string
+  /** Hash of the input, to recognise an unchanged re-ingest. */
+  readonly contentHash: string
+}
+
+/** A committed version's description. */
+export interface VersionInfo extends StageInfo, Completion {}
 
 /** The state of one list. */
 export interface ListStatus {
@@ -61,11 +68,11 @@ export class IntelIndex extends Context.Service<
   IntelIndex,
   {
     /** Opens a new staged version of `info.list`; any earlier staged, uncommitted version of it is dropped. */
-    readonly stage: (info: VersionInfo) => Effect.Effect<number, StoreError>
+    readonly stage: (info: StageInfo) => Effect.Effect<number, StoreError>
     /** Adds records to a staged version. */
     readonly append: (version: number, records: ReadonlyArray<ParsedRecord>) => Effect.Effect<void, StoreError>
-    /** Applies a staged version to its list atomically and makes it current. */
-    readonly commit: (version: number) => Effect.Effect<CommitOutcome, StoreError>
+    /** Applies a staged version, completed with its date and hash, to its list atomically and makes it current. */
+    readonly commit: (version: number, completion: Completion) => Effect.Effect<CommitOutcome, StoreError>
     /** Drops a staged version. */
     readonly discard: (version: number) => Effect.Effect<void, StoreError>
     /** Every record ever ingested for these normalized addresses, de-listed ones included. */

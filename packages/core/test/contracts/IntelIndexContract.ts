@@ -46,7 +46,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         const id = yield* index.stage(version)
         yield* index.append(id, records.slice(0, 1))
         yield* index.append(id, records.slice(1))
-        return yield* index.commit(id)
+        return yield* index.commit(id, version)
       })
 
     test("stores committed records with their provenance and dates", (index) =>
@@ -88,7 +88,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.deepStrictEqual(yield* index.lookup([A]), [])
         const again = yield* index.stage(info("ofac", "2024-01-01"))
         yield* index.append(again, [rec(B)])
-        yield* index.commit(again)
+        yield* index.commit(again, { asOf: "2024-01-01", contentHash: "h" })
         assert.deepStrictEqual(yield* index.lookup([A]), [])
         assert.strictEqual((yield* index.lookup([B])).length, 1)
       }))

@@ -1,0 +1,179 @@
+/** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
+import { Clock, Context, DateTime, Duration, Effect, Layer, Schema } from "effect"
+import * as Chain from "./Chain.ts"
+import * as Intel from "./Intel.ts"
+import { IntelIndex } from "./ports/IntelIndex.ts"
+import * as Scoring from "./Scoring.ts"
+
+/** The address given is not a valid address (of the requested network, when one was named). */
+export class InvalidAddress extends Schema.TaggedError<InvalidAddress>()("InvalidAddress", {
+  address: Schema.String,
+  message: Schema.String
+}) {}
+
+/** Options of one screening. */
+export interface Options {
+  /** Network the address must be valid on; `auto` (default) accepts any. */
+  readonly chain?: Chain.Network | "auto"
+  /** Screen against the lists as they were on this date (ISO `YYYY-MM-DD`); default today (UTC). */
+  readonly asOf?: string
+  /** Add `details`: the raw records and the score breakdown. */
+  readonly includeDetails?: boolean
+}
+
+/** A signal on the wire: `type`, `weight`, `source`, plus its evidence. */
+export interface WireSignal {
+  readonly type: Scoring.SignalType
+  readonly weight: number
+  readonly source: string
+  readonly polarity: "risk" | "positive"
+  readonly evidence: Scoring.Signal["evidence"]
+}
+
+/** The v3 result (spec §2.1), with `details` when asked for. */
+export interface Result {
+  readonly address: string
+  readonly score: number
+  readonly risk_level: Scoring.Band
+  readonly confidence: number
+  readonly flags: Scoring.Assessment["flags"]
+  readonly entity: Scoring.Assessment["entity"]
+  readonly signals: ReadonlyArray<WireSignal>
+  readonly labels: ReadonlyArray<string>
+  readonly recommendation: {
+    readonly action: Scoring.Action
+    readonly summary: string
+    readonly details: string
+    readonly ai_enhanced: boolean
+  }
+  readonly metadata: {
+    readonly version: "v3"
+    readonly latency_ms: number
+    readonly sources_used: number
+    readonly is_complete: boolean
+    readonly timestamp: string
+    readonly chain: {
+      readonly family: Chain.Family
+      readonly networks: ReadonlyArray<Chain.Network>
+      readonly normalized: string
+    }
+    readonly as_of: string
+  }
+  readonly details?: {
+    readonly records: ReadonlyArray<Intel.IntelRecord>
+    readonly breakdown: ReadonlyArray<{
+      readonly type: string
+      readonly weight: number
+      readonly contribution: number
+      readonly list: string
+      readonly reference: string
+    }>
+    readonly formula: string
+  }
+}
+
+const summaries: { readonly [B in Scoring.Band]: string } = {
+  critical: "Critical risk: block transactions with this address.",
+  high: "High risk: hold for manual compliance review before proceeding.",
+  medium: "Medium risk: proceed with enhanced monitoring.",
+  low: "Low risk: standard processing, with caution.",
+  minimal: "No risk found in the intelligence consulted: standard processing."
+}
+
+const describe = (a: Scoring.Assessment): string =>
+  a.signals.length === 0
+    ? "No record in any list consulted names this address."
+    : a.signals
+        .map(
+          (s) =>
+            `${s.type} (${s.polarity === "risk" ? `weight ${s.weight}` : "positive"}) from ${s.evidence.list} [${s.evidence.reference}] listed ${s.evidence.listedAt}${s.evidence.entityName ? `, ${s.evidence.entityName}` : ""}`
+        )
+        .join("; ")
+
+/** Screens addresses against the IntelIndex. */
+export class Screening extends Context.Service<
+  Screening,
+  {
+    readonly screen: (address: string, options?: Options) => Effect.Effect<Result, InvalidAddress>
+  }
+>()("@vigil/core/Screening") {
+  /** The service over an IntelIndex. The count of lists is refreshed at most every 5 seconds. */
+  static readonly layer: Layer.Layer<Screening, never, IntelIndex> = Layer.effect(Screening)(
+    Effect.gen(function* () {
+      const index = yield* IntelIndex
+      const listCount = yield* Effect.cachedWithTTL(
+        index.lists.pipe(Effect.map((lists) => lists.length)),
+        Duration.seconds(5)
+      )
+
+      const screen = Effect.fnUntraced(function* (address: string, options: Options = {}) {
+        const started = yield* Clock.currentTimeMillis
+        const detected = Chain.detect(address, options.chain ?? "auto")
+        if (!detected.valid) return yield* new InvalidAddress({ address, message: detected.reason })
+        const asOf = options.asOf ?? DateTime.formatIsoDateUtc(DateTime.makeUnsafe(started))
+        const found = yield* index.lookup([detected.normalized]).pipe(
+          Effect.map((records) => ({ complete: true, records })),
+          Effect.catchTag("StoreError", (error) =>
+            Effect.as(Effect.logWarning(`intelligence unavailable: ${error.message}`), { complete: false, records: [] })
+          )
+        )
+        const sources = found.complete ? yield* Effect.orElseSucceed(listCount, () => 0) : 0
+        const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
+        const a = Scoring.assess(inForce)
+        const finished = yield* Clock.currentTimeMillis
+        const result: Result = {
+          address,
+          score: a.score,
+          risk_level: a.band,
+          confidence: found.complete ? a.confidence : 0,
+          flags: a.flags,
+          entity: a.entity,
+          signals: a.signals.map((s) => ({
+            type: s.type,
+            weight: s.weight,
+            source: s.source,
+            polarity: s.polarity,
+            evidence: s.evidence
+          })),
+          labels: a.labels,
+          recommendation: found.complete
+            ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
+            : {
+                action: "REVIEW",
+                summary: "Intelligence could not be consulted: do not treat this address as clean; review it manually.",
+                details: "The intelligence store did not answer, so no list was checked.",
+                ai_enhanced: false
+              },
+          metadata: {
+            version: "v3",
+            latency_ms: finished - started,
+            sources_used: sources,
+            is_complete: found.complete,
+            timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished)),
+            chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
+            as_of: asOf
+          },
+          ...(options.includeDetails
+            ? {
+                details: {
+                  records: found.records,
+                  breakdown: a.signals
+                    .filter((s) => s.polarity === "risk")
+                    .map((s) => ({
+                      type: s.type,
+                      weight: s.weight,
+                      contribution: s.contribution,
+                      list: s.evidence.list,
+                      reference: s.evidence.reference
+                    })),
+                  formula: `score = w1 + (100 - w1) * (1 - prod(1 - ${Scoring.corroboration} * wi / 100)), weights strongest first`
+                }
+              }
+            : {})
+        }
+        return result
+      })
+      return Screening.of({ screen })
+    })
+  )
+}

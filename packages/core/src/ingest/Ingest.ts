@@ -1,0 +1,135 @@
+/** Runs one list ingest: streams input through a parser into a staged version, then commits it atomically. */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
+import { Clock, DateTime, Effect, Exit, Schema, Stream } from "effect"
+import type { ParsedRecord } from "../Intel.ts"
+import { IntelIndex, type VersionMode } from "../ports/IntelIndex.ts"
+import type { StoreError } from "../ports/StoreError.ts"
+import { ParseFailure, type Parser, type Skipped } from "./Parser.ts"
+
+/** What to ingest the input as. */
+export interface Request {
+  readonly kind: string
+  readonly list: string
+  readonly source: string
+  readonly mode: VersionMode
+  /** The file or URL read, for provenance. */
+  readonly origin: string
+  /** The version's date when the data does not state one (ISO `YYYY-MM-DD`); default: today. */
+  readonly asOf?: string
+}
+
+/** What an ingest did. `unchanged`: the input was identical to the list's current version. */
+export interface Outcome {
+  readonly status: "committed" | "unchanged"
+  readonly list: string
+  readonly version?: number
+  readonly asOf: string
+  readonly records: number
+  readonly added: number
+  readonly delisted: number
+  readonly unchanged: number
+  readonly skipped: Skipped
+  readonly contentHash: string
+}
+
+/** The input could not be ingested; nothing was changed. */
+export class IngestFailed extends Schema.TaggedError<IngestFailed>()("IngestFailed", {
+  list: Schema.String,
+  message: Schema.String
+}) {}
+
+const batchSize = 2_000
+
+/**
+ * Ingests `input` (raw bytes, e.g. a file's contents) as a new version of `request.list`. Records are
+ * appended in batches as the parser completes them; if anything fails or the fiber is interrupted the
+ * staged version is discarded, so the previous version stays in force untouched. An input identical to the
+ * current version changes nothing; a version dated before the current one is refused.
+ */
+export const run = Effect.fnUntraced(function* <E>(
+  request: Request,
+  parser: Parser,
+  input: Stream.Stream<Uint8Array, E>,
+  onProgress: (bytes: number, records: number) => void = () => {}
+): Effect.fn.Return<Outcome, IngestFailed | StoreError | E, IntelIndex> {
+  const index = yield* IntelIndex
+  const now = yield* Clock.currentTimeMillis
+  const ingestedAt = DateTime.formatIso(DateTime.makeUnsafe(now))
+  const current = (yield* index.lists).find((l) => l.list === request.list)
+  const version = yield* index.stage({
+    list: request.list,
+    source: request.source,
+    kind: request.kind,
+    mode: request.mode,
+    origin: request.origin,
+    ingestedAt
+  })
+  const hash = sha256.create()
+  let bytes = 0
+  let records = 0
+  let pending: Array<ParsedRecord> = []
+  const failed = (cause: unknown) =>
+    new IngestFailed({
+      list: request.list,
+      message:
+        cause instanceof ParseFailure ? `${request.origin}: ${cause.message}` : `${request.origin}: ${String(cause)}`
+    })
+  const flush = Effect.suspend(() => {
+    const batch = pending
+    pending = []
+    records += batch.length
+    return batch.length === 0 ? Effect.void : index.append(version, batch)
+  })
+  const take = (produce: () => ReadonlyArray<ParsedRecord>) =>
+    Effect.try({ try: produce, catch: failed }).pipe(
+      Effect.flatMap((out) => {
+        for (const r of out) pending.push(r)
+        return pending.length >= batchSize ? flush : Effect.void
+      })
+    )
+
+  const body = Effect.gen(function* () {
+    yield* input.pipe(
+      Stream.tap((chunk) =>
+        Effect.sync(() => {
+          hash.update(chunk)
+          bytes += chunk.length
+        })
+      ),
+      Stream.decodeText,
+      Stream.runForEach((text) =>
+        take(() => parser.write(text)).pipe(
+          Effect.tap(() => Effect.sync(() => onProgress(bytes, records + pending.length)))
+        )
+      )
+    )
+    yield* take(() => parser.end())
+    yield* flush
+    const contentHash = bytesToHex(hash.digest())
+    const asOf = request.asOf ?? parser.asOf() ?? DateTime.formatIsoDateUtc(DateTime.makeUnsafe(now))
+    const base = { list: request.list, asOf, records, skipped: parser.skipped(), contentHash }
+    if (current !== undefined && current.contentHash === contentHash) {
+      yield* index.discard(version)
+      return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome
+    }
+    if (current !== undefined && asOf < current.asOf) {
+      return yield* new IngestFailed({
+        list: request.list,
+        message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}); nothing changed`
+      })
+    }
+    const outcome = yield* index.commit(version, { asOf, contentHash })
+    return {
+      ...base,
+      status: "committed",
+      version,
+      added: outcome.added,
+      delisted: outcome.delisted,
+      unchanged: outcome.unchanged
+    } satisfies Outcome
+  })
+  return yield* body.pipe(
+    Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(index.discard(version))))
+  )
+})

@@ -1,0 +1,77 @@
+/** The shape every list parser has: fed text chunk by chunk, it hands back records as it completes them. */
+import * as Chain from "../Chain.ts"
+import type { Category, ParsedRecord } from "../Intel.ts"
+
+/** A push parser over text input. Pure and synchronous; it keeps only what its format requires. */
+export interface Parser {
+  /** Feeds the next chunk of text; returns the records completed by it. Throws a ParseFailure on bad input. */
+  readonly write: (chunk: string) => ReadonlyArray<ParsedRecord>
+  /** Ends the input; returns the remaining records. */
+  readonly end: () => ReadonlyArray<ParsedRecord>
+  /** The issue date the data states about itself (ISO `YYYY-MM-DD`), once read. */
+  readonly asOf: () => string | undefined
+  /** Entries passed over, with why (the first 20 reasons and the total). */
+  readonly skipped: () => Skipped
+}
+
+/** What a parser passed over. */
+export interface Skipped {
+  readonly count: number
+  readonly examples: ReadonlyArray<string>
+}
+
+/** The input is not of the format the parser reads; `where` locates the problem (a line, an element). */
+export class ParseFailure extends Error {
+  constructor(
+    readonly where: string,
+    readonly reason: string
+  ) {
+    super(`${where}: ${reason}`)
+  }
+}
+
+/** Counts skipped entries and keeps the first few reasons. */
+export const skipLog = () => {
+  let count = 0
+  const examples: Array<string> = []
+  return {
+    add: (reason: string) => {
+      count++
+      if (examples.length < 20) examples.push(reason)
+    },
+    get: (): Skipped => ({ count, examples: [...examples] })
+  }
+}
+
+/** Splits text into lines across chunk boundaries, counting lines from 1. */
+export const lineSplitter = () => {
+  let rest = ""
+  let lineNo = 0
+  return {
+    push: (chunk: string, onLine: (line: string, lineNo: number) => void) => {
+      const parts = (rest + chunk).split("\n")
+      rest = parts.pop() ?? ""
+      for (const p of parts) onLine(p.replace(/\r$/, ""), ++lineNo)
+    },
+    end: (onLine: (line: string, lineNo: number) => void) => {
+      if (rest.length > 0) onLine(rest.replace(/\r$/, ""), ++lineNo)
+      rest = ""
+    }
+  }
+}
+
+/** Validates an address for a record, restricted to `families` when given; returns the record or why not. */
+export const toRecord = (
+  address: string,
+  category: Category,
+  reference: string,
+  extra: Omit<ParsedRecord, "address" | "family" | "category" | "reference"> = {},
+  families?: ReadonlyArray<Chain.Family>
+): ParsedRecord | string => {
+  const detected = Chain.detect(address)
+  if (!detected.valid) return `${address}: ${detected.reason}`
+  if (families !== undefined && !families.includes(detected.family)) {
+    return `${address}: a ${detected.family} address where ${families.join(" or ")} was expected`
+  }
+  return { address: detected.normalized, family: detected.family, category, reference, ...extra }
+}

@@ -1,0 +1,140 @@
+import { Ingestion } from "@vigil/core"
+import { assert, describe, it } from "vitest"
+
+const { AddressList, OfacSdnXml, UsdtEvents } = Ingestion
+
+/** Feeds text in small chunks, as a stream would, so no parser may rely on whole lines or elements. */
+const feed = (parser: Ingestion.Parser.Parser, text: string, size = 7) => {
+  const out = []
+  for (let i = 0; i < text.length; i += size) out.push(...parser.write(text.slice(i, i + size)))
+  out.push(...parser.end())
+  return out
+}
+
+describe("address-list", () => {
+  it("reads one address per line, normalises, skips comments, blanks and invalid lines with reasons", () => {
+    const parser = AddressList.make({ list: "team-blocklist", category: "scam", label: "Team blocklist" })
+    const records = feed(
+      parser,
+      "# our list\n0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\r\n\nTR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t\nnot-an-address\n  bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4  "
+    )
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.family, r.category, r.reference, r.label]),
+      [
+        ["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "evm", "scam", "team-blocklist", "Team blocklist"],
+        ["TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "tron", "scam", "team-blocklist", "Team blocklist"],
+        ["bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", "bitcoin", "scam", "team-blocklist", "Team blocklist"]
+      ]
+    )
+    assert.deepStrictEqual(parser.skipped(), {
+      count: 1,
+      examples: ["line 5: not-an-address: not the format of any supported network"]
+    })
+  })
+
+  it("reads a JSON array and refuses JSON that is not an array of strings", () => {
+    const records = feed(
+      AddressList.make({ list: "l", category: "mixer" }),
+      '  ["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", 7]'
+    )
+    assert.strictEqual(records.length, 1)
+    assert.throws(() => feed(AddressList.make({ list: "l", category: "mixer" }), '["unterminated'), /not valid JSON/)
+    assert.throws(() => feed(AddressList.make({ list: "l", category: "mixer" }), "[1] x"), /not valid JSON/)
+  })
+})
+
+describe("usdt-events", () => {
+  const header =
+    "event_name,block_number,txhash,log_index,timestamp,_balance,_blackListedUser,maxFee,newAddress,amount,_user,feeBasisPoints,contract_address,msg.sender\n"
+  const row = (name: string, block: number, log: number, when: string, user: string, tx = `0xtx${block}`) =>
+    `${name},${block},${tx},${log},${when},,,,,,${user},,0xdAC17F958D2ee523a2206206994597C13D831ec7,0xsender\n`
+
+  it("replays freezes and unfreezes in block order into intervals, dated by the events", () => {
+    const parser = UsdtEvents.make({ label: "USDT" })
+    const records = feed(
+      parser,
+      header +
+        row("RemovedBlackList", 4638882, 87, "2017-11-28T16:59:39", "0x9faf5515f177F3A8a845D48C19032b33Cc54C09C") +
+        row("AddedBlackList", 4638805, 65, "2017-11-28T16:39:10", "0x9faf5515f177F3A8a845D48C19032b33Cc54C09C") +
+        row("Issue", 4638757, 5, "2017-11-28T16:24:26", "") +
+        row("AddedBlackList", 9000000, 1, "2019-12-01T00:00:00", "0x6F5901E3c53A51Fce8EdC15F6fa2b01B24226dCc") +
+        "\u001a\n",
+      13
+    )
+    assert.deepStrictEqual(records.map((r) => [r.address, r.listedAt, r.delistedAt ?? null, r.reference]).sort(), [
+      ["0x6f5901e3c53a51fce8edc15f6fa2b01b24226dcc", "2019-12-01", null, "0xtx9000000"],
+      ["0x9faf5515f177f3a8a845d48c19032b33cc54c09c", "2017-11-28", "2017-11-28", "0xtx4638805"]
+    ])
+    assert.strictEqual(parser.asOf(), "2019-12-01")
+  })
+
+  it("refuses a file without the expected header", () => {
+    assert.throws(
+      () => feed(UsdtEvents.make({ label: "USDT" }), "a,b,c\n1,2,3\n"),
+      /header lacks column\(s\) event_name/
+    )
+  })
+})
+
+describe("ofac-sdn-xml", () => {
+  const xml = `<?xml version="1.0" encoding="utf-8"?>
+<Sanctions xmlns="https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports/ADVANCED_XML">
+  <DateOfIssue CalendarTypeID="1"><Year>2025</Year><Month>3</Month><Day>4</Day></DateOfIssue>
+  <ReferenceValueSets>
+    <FeatureTypeValues>
+      <FeatureType ID="345" FeatureTypeGroupID="1">Digital Currency Address - ETH</FeatureType>
+      <FeatureType ID="566" FeatureTypeGroupID="1">Digital Currency Address - LTC</FeatureType>
+      <FeatureType ID="13" FeatureTypeGroupID="2">SWIFT/BIC</FeatureType>
+    </FeatureTypeValues>
+    <PartySubTypeValues><PartySubType ID="3" PartyTypeID="2">Unknown</PartySubType></PartySubTypeValues>
+    <PartyTypeValues><PartyType ID="2">Entity</PartyType></PartyTypeValues>
+  </ReferenceValueSets>
+  <DistinctParties>
+    <DistinctParty FixedRef="36118">
+      <Profile ID="36118" PartySubTypeID="3">
+        <Identity ID="1" FixedRef="36118" Primary="true">
+          <Alias FixedRef="36118" AliasTypeID="1403" Primary="true" LowQuality="false">
+            <DocumentedName ID="1"><DocumentedNamePart><NamePartValue NamePartGroupID="1">TORNADO CASH</NamePartValue></DocumentedNamePart></DocumentedName>
+          </Alias>
+        </Identity>
+        <Feature ID="1" FeatureTypeID="345"><FeatureVersion ID="1"><VersionDetail DetailTypeID="1432">0x8589427373D6D84E98730D7795D8f6f8731FDA16</VersionDetail></FeatureVersion></Feature>
+        <Feature ID="2" FeatureTypeID="566"><FeatureVersion ID="2"><VersionDetail DetailTypeID="1432">LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z</VersionDetail></FeatureVersion></Feature>
+        <Feature ID="3" FeatureTypeID="13"><FeatureVersion ID="3"><VersionDetail DetailTypeID="1432">KYCBKPPY</VersionDetail></FeatureVersion></Feature>
+      </Profile>
+    </DistinctParty>
+  </DistinctParties>
+  <SanctionsEntries>
+    <SanctionsEntry ID="36118" ProfileID="36118" ListID="1550">
+      <EntryEvent ID="1" EntryEventTypeID="1"><Date CalendarTypeID="1"><Year>2022</Year><Month>8</Month><Day>8</Day></Date></EntryEvent>
+      <SanctionsMeasure ID="1" SanctionsTypeID="1"><Comment>CYBER2</Comment></SanctionsMeasure>
+    </SanctionsEntry>
+  </SanctionsEntries>
+</Sanctions>`
+
+  it("extracts digital-currency addresses with the party's name, type, programs and entry date", () => {
+    const parser = OfacSdnXml.make()
+    const records = feed(parser, xml, 11)
+    assert.strictEqual(parser.asOf(), "2025-03-04")
+    assert.deepStrictEqual(records, [
+      {
+        address: "0x8589427373d6d84e98730d7795d8f6f8731fda16",
+        family: "evm",
+        category: "sanctions",
+        reference: "SDN 36118 ETH",
+        jurisdiction: "US",
+        entityName: "TORNADO CASH",
+        entityType: "entity",
+        label: "OFAC SDN (CYBER2)",
+        listedAt: "2022-08-08"
+      }
+    ])
+    assert.deepStrictEqual(parser.skipped().examples, [
+      "SDN 36118: LTC address LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z is not on a screened network"
+    ])
+  })
+
+  it("refuses XML that is not well formed, or not an SDN file, naming where", () => {
+    assert.throws(() => feed(OfacSdnXml.make(), "<Sanctions><DateOfIssue></Sanctions>"), /XML line 1/)
+    assert.throws(() => feed(OfacSdnXml.make(), "<Other/>"), /no DateOfIssue/)
+  })
+})
