@@ -3,12 +3,21 @@ import { Version } from "@vigil/core"
 import { Cause, Console, Effect, Exit, Runtime } from "effect"
 import { Command } from "effect/cli"
 import * as DetectCommand from "./DetectCommand.ts"
+import * as IngestCommand from "./IngestCommand.ts"
+import * as ListsCommand from "./ListsCommand.ts"
+import * as ScreenCommand from "./ScreenCommand.ts"
 import * as ServeCommand from "./ServeCommand.ts"
 
 /** The root command. */
 export const vigil = Command.make("vigil").pipe(
   Command.withDescription("Vigil: blockchain address risk screening and smart-contract monitoring"),
-  Command.withSubcommands([ServeCommand.command, DetectCommand.command])
+  Command.withSubcommands([
+    ServeCommand.command,
+    DetectCommand.command,
+    IngestCommand.command,
+    ScreenCommand.command,
+    ListsCommand.command
+  ])
 )
 
 /** Runs a command line (`process.argv` form); a CommandFailed is printed on stderr and yields exit code 1. */

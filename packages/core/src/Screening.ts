@@ -118,6 +118,7 @@ export class Screening extends Context.Service<
           )
         )
         const sources = found.complete ? yield* Effect.orElseSucceed(listCount, () => 0) : 0
+        const complete = found.complete && sources > 0
         const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
         const a = Scoring.assess(inForce)
         const finished = yield* Clock.currentTimeMillis
@@ -125,7 +126,7 @@ export class Screening extends Context.Service<
           address,
           score: a.score,
           risk_level: a.band,
-          confidence: found.complete ? a.confidence : 0,
+          confidence: complete ? a.confidence : 0,
           flags: a.flags,
           entity: a.entity,
           signals: a.signals.map((s) => ({
@@ -136,19 +137,22 @@ export class Screening extends Context.Service<
             evidence: s.evidence
           })),
           labels: a.labels,
-          recommendation: found.complete
+          recommendation: complete
             ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
             : {
-                action: "REVIEW",
-                summary: "Intelligence could not be consulted: do not treat this address as clean; review it manually.",
-                details: "The intelligence store did not answer, so no list was checked.",
+                action: a.band === "critical" ? "BLOCK" : "REVIEW",
+                summary:
+                  "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
+                details: found.complete
+                  ? "No intelligence list has been ingested yet, so nothing was checked."
+                  : "The intelligence store did not answer, so no list was checked.",
                 ai_enhanced: false
               },
           metadata: {
             version: "v3",
             latency_ms: finished - started,
             sources_used: sources,
-            is_complete: found.complete,
+            is_complete: complete,
             timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished)),
             chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
             as_of: asOf

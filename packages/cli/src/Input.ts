@@ -1,0 +1,71 @@
+/** Opens what a user names for ingest, a file path or an http(s) URL, as a byte stream; `.bz2` is decompressed on the fly. */
+import { Effect, Stream } from "effect"
+import { createReadStream, statSync } from "node:fs"
+import { Readable } from "node:stream"
+import unbzip2 from "unbzip2-stream"
+import { CommandFailed } from "./CommandFailed.ts"
+
+/** An opened input: its bytes, and its size when known (for progress). */
+export interface Input {
+  readonly bytes: Stream.Stream<Uint8Array, CommandFailed>
+  readonly size: number | undefined
+}
+
+const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
+
+const failure = (origin: string) => (cause: unknown) =>
+  new CommandFailed({ message: `cannot read ${origin}: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+/**
+ * Decompresses bzip2 as it streams. The decoder ignores backpressure, so it is fed 16 KB of compressed input
+ * at a time and each decoded piece is handed on before more is fed: at most about one bzip2 block is buffered.
+ */
+async function* decompress(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const decoder = unbzip2()
+  const out: Array<Uint8Array> = []
+  let failure: Error | undefined
+  let ended = false
+  decoder.on("data", (chunk: Uint8Array) => out.push(chunk))
+  decoder.on("error", (e: Error) => (failure = new Error(`bzip2: ${e.message}`)))
+  const done = new Promise<void>((resolve) =>
+    decoder.on("end", () => {
+      ended = true
+      resolve()
+    })
+  )
+  for await (const chunk of source) {
+    for (let i = 0; i < chunk.length; i += 16_384) {
+      decoder.write(Buffer.from(chunk.subarray(i, i + 16_384)))
+      if (failure) throw failure
+      while (out.length > 0) yield out.shift()!
+    }
+  }
+  decoder.end()
+  if (!ended) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 1_000))])
+  if (failure) throw failure
+  while (out.length > 0) yield out.shift()!
+}
+
+/** Opens `origin`; a missing file or an unreachable URL fails at once with one clear message. */
+export const open = (origin: string): Effect.Effect<Input, CommandFailed> =>
+  Effect.gen(function* () {
+    let readable: Readable
+    let size: number | undefined
+    if (isUrl(origin)) {
+      const response = yield* Effect.tryPromise({ try: () => fetch(origin), catch: failure(origin) })
+      if (!response.ok || response.body === null) {
+        return yield* new CommandFailed({ message: `cannot read ${origin}: HTTP ${response.status}` })
+      }
+      const length = Number(response.headers.get("content-length"))
+      size = Number.isFinite(length) && length > 0 ? length : undefined
+      readable = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>)
+    } else {
+      const stat = yield* Effect.try({ try: () => statSync(origin), catch: failure(origin) })
+      if (!stat.isFile()) return yield* new CommandFailed({ message: `cannot read ${origin}: not a file` })
+      size = stat.size
+      readable = createReadStream(origin)
+    }
+    const bz2 = /\.bz2$/i.test(isUrl(origin) ? new URL(origin).pathname : origin)
+    const decoded: AsyncIterable<Uint8Array> = bz2 ? decompress(readable) : readable
+    return { size, bytes: Stream.fromAsyncIterable(decoded, failure(origin)) }
+  })

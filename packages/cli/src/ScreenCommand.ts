@@ -1,0 +1,73 @@
+/** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
+import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import { Chain, Screening } from "@vigil/core"
+import { Console, Effect, Layer, Option, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { readFileSync } from "node:fs"
+import { CommandFailed } from "./CommandFailed.ts"
+import { databaseFlag } from "./ServeCommand.ts"
+
+const IsoDate = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
+)
+
+/** The command. */
+export const command = Command.make(
+  "screen",
+  {
+    addresses: Argument.String("address").pipe(Argument.variadic()),
+    file: Flag.String("file").pipe(Flag.withDescription("Read addresses from this file, one per line"), Flag.optional),
+    asOf: Flag.String("as-of").pipe(
+      Flag.withSchema(IsoDate),
+      Flag.withDescription("Screen against the lists as they were on this date"),
+      Flag.optional
+    ),
+    chain: Flag.Literals("chain", ["auto", ...Chain.Network.literals]).pipe(Flag.withDefault("auto" as const)),
+    details: Flag.Boolean("details").pipe(
+      Flag.withDescription("Include the raw records and the score breakdown"),
+      Flag.withDefault(false)
+    ),
+    db: databaseFlag
+  },
+  (args) =>
+    Effect.gen(function* () {
+      const file = Option.getOrUndefined(args.file)
+      const fromFile =
+        file !== undefined
+          ? yield* Effect.try({
+              try: () =>
+                readFileSync(file, "utf8")
+                  .split(/\r?\n/)
+                  .map((l) => l.trim())
+                  .filter((l) => l !== "" && !l.startsWith("#")),
+              catch: (e) => new CommandFailed({ message: `cannot read ${file}: ${(e as Error).message}` })
+            })
+          : []
+      const addresses = [...args.addresses, ...fromFile]
+      if (addresses.length === 0)
+        return yield* new CommandFailed({ message: "give addresses to screen, or --file FILE" })
+      const screening = yield* Screening.Screening
+      const options: Screening.Options = {
+        chain: args.chain,
+        includeDetails: args.details,
+        ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
+      }
+      yield* Effect.forEach(
+        addresses,
+        (address) =>
+          screening.screen(address, options).pipe(
+            Effect.map((result) => JSON.stringify(result)),
+            Effect.catchTag("InvalidAddress", (e) =>
+              Effect.succeed(JSON.stringify({ address, error: { code: "invalid_address", message: e.message } }))
+            ),
+            Effect.flatMap(Console.log)
+          ),
+        { discard: true }
+      )
+    }).pipe(
+      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(SqliteAdapter.layer({ filename: args.db })))),
+      Effect.catchTag("StoreError", (e) =>
+        Effect.fail(new CommandFailed({ message: `cannot use the database ${args.db}: ${e.reason}: ${e.message}` }))
+      )
+    )
+).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))
