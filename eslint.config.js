@@ -3,7 +3,7 @@ import { defineConfig } from "eslint/config"
 import tseslint from "typescript-eslint"
 
 export default defineConfig(
-  { ignores: ["**/dist/**", "**/node_modules/**", "bench/results/**", "coverage/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "bench/results/**", "coverage/**", ".scratch/**"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -2,6 +2,7 @@
 import { Effect, Stream } from "effect"
 import { createReadStream, statSync } from "node:fs"
 import { Readable } from "node:stream"
+import type { ReadableStream as WebReadableStream } from "node:stream/web"
 import unbzip2 from "unbzip2-stream"
 import { CommandFailed } from "./CommandFailed.ts"
 
@@ -58,7 +59,7 @@ export const open = (origin: string): Effect.Effect<Input, CommandFailed> =>
       }
       const length = Number(response.headers.get("content-length"))
       size = Number.isFinite(length) && length > 0 ? length : undefined
-      readable = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>)
+      readable = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)
     } else {
       const stat = yield* Effect.try({ try: () => statSync(origin), catch: failure(origin) })
       if (!stat.isFile()) return yield* new CommandFailed({ message: `cannot read ${origin}: not a file` })
