@@ -1,0 +1,97 @@
+/** End to end: `vigil ingest`, `vigil screen` and `vigil lists` as child processes on a real database file. */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "vitest"
+import { hasSharedData, sharedData } from "./SharedData.ts"
+import { runVigil, tempDir } from "./VigilProcess.ts"
+
+const TORNADO = "0x8589427373D6D84E98730D7795D8f6f8731FDA16"
+
+describe("vigil ingest and screen", () => {
+  it("ingests an address list, screens it, and keeps the previous version when a later input is broken", async () => {
+    const cwd = tempDir()
+    writeFileSync(join(cwd, "blocklist.txt"), `# ours\n${TORNADO}\nnot-an-address\n`)
+    const first = await runVigil(cwd, {}, [
+      "ingest",
+      "address-list",
+      "blocklist.txt",
+      "--list",
+      "ours",
+      "--category",
+      "scam",
+      "--as-of",
+      "2024-01-01"
+    ])
+    assert.strictEqual(first.code, 0, first.stderr)
+    assert.match(
+      first.stdout,
+      /^ours: version \d+ as of 2024-01-01 from blocklist\.txt: 1 records \(added 1, de-listed 0, unchanged 0\); skipped 1 \(first: line 3: not-an-address/
+    )
+
+    writeFileSync(join(cwd, "broken.json"), '["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", ')
+    const broken = await runVigil(cwd, {}, [
+      "ingest",
+      "address-list",
+      "broken.json",
+      "--list",
+      "ours",
+      "--category",
+      "scam"
+    ])
+    assert.strictEqual(broken.code, 1)
+    assert.match(broken.stderr, /^vigil: broken\.json: JSON: not valid JSON/)
+
+    const screened = await runVigil(cwd, {}, ["screen", TORNADO, "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "nope"])
+    const [hit, miss, invalid] = screened.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    assert.strictEqual(hit.signals[0].type, "scam")
+    assert.strictEqual(hit.metadata.is_complete, true)
+    assert.strictEqual(miss.risk_level, "minimal")
+    assert.deepStrictEqual(invalid, {
+      address: "nope",
+      error: { code: "invalid_address", message: "not the format of any supported network" }
+    })
+
+    const lists = await runVigil(cwd, {}, ["lists"])
+    const [ours] = lists.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    assert.strictEqual(ours.active, 1)
+    assert.strictEqual(ours.asOf, "2024-01-01")
+  })
+
+  it("names what is missing or unreadable, with exit code 1", async () => {
+    const cwd = tempDir()
+    const missing = await runVigil(cwd, {}, ["ingest", "ofac-sdn-xml", "nowhere.xml"])
+    assert.strictEqual(missing.code, 1)
+    assert.match(missing.stderr, /^vigil: cannot read nowhere\.xml: ENOENT/)
+    const noList = await runVigil(cwd, {}, ["ingest", "address-list", "x.txt"])
+    assert.match(noList.stderr, /address-list needs --list NAME and --category CATEGORY/)
+    const nothing = await runVigil(cwd, {}, ["ingest"])
+    assert.match(nothing.stderr, /give <kind> <file-or-url>/)
+    writeFileSync(join(cwd, "bad.xml"), "<Sanctions><DateOfIssue></Sanctions>")
+    const bad = await runVigil(cwd, {}, ["ingest", "ofac-sdn-xml", "bad.xml"])
+    assert.match(bad.stderr, /^vigil: bad\.xml: XML line 1:/)
+    const screenNothing = await runVigil(cwd, {}, ["screen"])
+    assert.match(screenNothing.stderr, /give addresses to screen, or --file FILE/)
+  })
+
+  it.skipIf(!hasSharedData)(
+    "streams the full 121 MB SDN Advanced XML from .bz2 under a 96 MB heap, then screens",
+    async () => {
+      const cwd = tempDir()
+      const file = sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.xml.bz2")
+      const result = await runVigil(cwd, { NODE_OPTIONS: "--max-old-space-size=96" }, ["ingest", "ofac-sdn-xml", file])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.match(result.stdout, /^ofac-sdn: version \d+ as of 2025-11-19 from .*: 718 records \(added 717,/)
+      const tron = await runVigil(cwd, {}, ["screen", "TAYhjpL8pPs8T84FSM329nffQpc6jD8GBM"])
+      const r = JSON.parse(tron.stdout)
+      assert.strictEqual(r.recommendation.action, "BLOCK")
+      assert.isTrue(r.flags.sanctioned)
+    },
+    120_000
+  )
+})
