@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { VigilServer } from "@vigil/adapter-http"
-import { SqliteAdapter, SqliteDatabase } from "@vigil/adapter-sqlite"
+import { SqliteAdapter, SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
 import { Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 
@@ -40,7 +40,7 @@ describe("VigilServer", () => {
       const body = JSON.parse(health.body)
       assert.strictEqual(body.status, "ok")
       assert.strictEqual(body.version, "0.1.0")
-      assert.deepStrictEqual(body.storage, { kind: "sqlite", schema_version: 1 })
+      assert.deepStrictEqual(body.storage, { kind: "sqlite", schema_version: SqliteMigrations.migrations.at(-1)!.version })
       assert.isTrue(Number.isInteger(body.uptime_seconds) && body.uptime_seconds >= 0)
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
