@@ -28,6 +28,8 @@ export interface ScenarioResult {
 export interface Scenario {
   readonly name: string
   readonly description: string
+  /** False when the scenario's inputs are missing on this machine (it is then skipped with a message). */
+  readonly available?: () => boolean
   readonly run: (options: RunOptions) => Promise<ScenarioResult>
 }
 

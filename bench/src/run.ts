@@ -3,8 +3,10 @@ import { parseArgs } from "node:util"
 import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
 import * as Health from "./scenarios/Health.ts"
+import * as Ingest from "./scenarios/Ingest.ts"
+import * as Screen from "./scenarios/Screen.ts"
 
-const scenarios: ReadonlyArray<Scenario> = [Health.scenario]
+const scenarios: ReadonlyArray<Scenario> = [Health.scenario, Screen.scenario, Ingest.scenario]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -45,6 +47,10 @@ const selected = positionals.length === 0 ? scenarios : scenarios.filter((s) => 
 pinSelf()
 for (const scenario of selected) {
   console.log(`\n# ${scenario.name}\n${scenario.description}\n`)
+  if (scenario.available?.() === false) {
+    console.log("skipped: its input data (../shared/data) is not on this machine")
+    continue
+  }
   const result = await scenario.run(options)
   writeResult(scenario, result)
   console.log(table(result))
