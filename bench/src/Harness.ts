@@ -53,7 +53,11 @@ export const machine = () => ({
 export const git = () => {
   try {
     const sha = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
-    const dirty = execFileSync("git", ["status", "--porcelain"], { cwd: root, encoding: "utf8" }).trim() !== ""
+    const dirty =
+      execFileSync("git", ["status", "--porcelain", "--", ".", ":!bench/results", ":!docs/bench.md"], {
+        cwd: root,
+        encoding: "utf8"
+      }).trim() !== ""
     return { sha, dirty }
   } catch {
     return { sha: "unknown", dirty: true }
