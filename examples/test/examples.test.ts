@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "vitest"
 import { createQuota } from "../src/quota-facade.ts"
+import { createVigil } from "../src/create-vigil.ts"
 import { makeHostServer } from "../src/web-handler.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "vigil-examples-"))
@@ -44,6 +45,39 @@ describe("examples", () => {
       assert.strictEqual(body.storage.kind, "memory")
     } finally {
       await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
+describe("createVigil facade", () => {
+  it("screens with Promises over a SQLite file filled by an ingest", async () => {
+    const db = join(dir, "facade.db")
+    const { SqliteAdapter } = await import("@vigil/adapter-sqlite")
+    const { Ingestion } = await import("@vigil/core")
+    const { Effect, Stream } = await import("effect")
+    const list = "0x8589427373D6D84E98730D7795D8f6f8731FDA16\n"
+    await Effect.runPromise(
+      Ingestion.Ingest.run(
+        { kind: "address-list", list: "ours", source: "Ours", mode: "snapshot", origin: "inline", asOf: "2024-01-01" },
+        Ingestion.AddressList.make({ list: "ours", category: "sanctions" }),
+        Stream.make(new TextEncoder().encode(list))
+      ).pipe(Effect.provide(SqliteAdapter.layer({ filename: db })))
+    )
+    const vigil = createVigil({ db })
+    try {
+      const hit = await vigil.screen("0x8589427373d6d84e98730d7795d8f6f8731fda16")
+      assert.isTrue("score" in hit && hit.flags.sanctioned && hit.recommendation.action === "BLOCK")
+      const bad = await vigil.screen("0x123")
+      assert.deepStrictEqual(bad, {
+        address: "0x123",
+        error: { code: "invalid_address", message: "an EVM address has 40 hex characters after 0x, this has 3" }
+      })
+      assert.deepStrictEqual(
+        (await vigil.lists()).map((l) => l.list),
+        ["ours"]
+      )
+    } finally {
+      await vigil.close()
     }
   })
 })
