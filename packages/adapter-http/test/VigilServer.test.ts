@@ -40,7 +40,10 @@ describe("VigilServer", () => {
       const body = JSON.parse(health.body)
       assert.strictEqual(body.status, "ok")
       assert.strictEqual(body.version, "0.1.0")
-      assert.deepStrictEqual(body.storage, { kind: "sqlite", schema_version: SqliteMigrations.migrations.at(-1)!.version })
+      assert.deepStrictEqual(body.storage, {
+        kind: "sqlite",
+        schema_version: SqliteMigrations.migrations.at(-1)!.version
+      })
       assert.isTrue(Number.isInteger(body.uptime_seconds) && body.uptime_seconds >= 0)
     }).pipe(Effect.provide(serverOnTempDatabase))
   )

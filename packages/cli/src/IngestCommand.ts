@@ -5,13 +5,13 @@ import { SingleBar } from "cli-progress"
 import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
-import { dirname, resolve } from "node:path"
+import { basename, dirname, resolve } from "node:path"
 import { CommandFailed } from "./CommandFailed.ts"
 import * as Input from "./Input.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The kinds of input `vigil ingest` reads. */
-export const kinds = ["ofac-sdn-xml", "usdt-events", "address-list"] as const
+export const kinds = ["ofac-sdn-xml", "usdt-events", "graphsense", "address-list"] as const
 export type Kind = (typeof kinds)[number]
 
 const IsoDate = Schema.String.check(
@@ -45,6 +45,16 @@ export const plan = (
       return Effect.succeed({
         request: { ...common, list: spec.list ?? "usdt-ethereum", source: spec.source ?? "Tether", mode: "history" },
         parser: Ingestion.UsdtEvents.make({ label: spec.label ?? "USDT" })
+      })
+    case "graphsense":
+      return Effect.succeed({
+        request: {
+          ...common,
+          list: spec.list ?? `graphsense-${basename(spec.input).replace(/\.ya?ml$/i, "")}`,
+          source: spec.source ?? "GraphSense",
+          mode: "snapshot"
+        },
+        parser: Ingestion.GraphSense.make()
       })
     case "address-list":
       if (spec.list === undefined || spec.category === undefined) {
@@ -167,4 +177,8 @@ export const command = Command.make(
         )
       )
     })
-).pipe(Command.withDescription("Ingest a list (ofac-sdn-xml, usdt-events, address-list) as a new version, atomically"))
+).pipe(
+  Command.withDescription(
+    "Ingest a list (ofac-sdn-xml, usdt-events, graphsense, address-list) as a new version, atomically"
+  )
+)

@@ -1,5 +1,5 @@
 /** End to end: `vigil ingest`, `vigil screen` and `vigil lists` as child processes on a real database file. */
-import { writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "./SharedData.ts"
@@ -77,6 +77,36 @@ describe("vigil ingest and screen", () => {
     assert.match(bad.stderr, /^vigil: bad\.xml: XML line 1:/)
     const screenNothing = await runVigil(cwd, {}, ["screen"])
     assert.match(screenNothing.stderr, /give addresses to screen, or --file FILE/)
+  })
+
+  it("ingests every source of a --config file in order, resolving inputs beside the file", async () => {
+    const cwd = tempDir()
+    mkdirSync(join(cwd, "conf"))
+    writeFileSync(join(cwd, "conf", "mixers.txt"), "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed\n")
+    writeFileSync(join(cwd, "conf", "scams.json"), JSON.stringify([TORNADO]))
+    writeFileSync(
+      join(cwd, "conf", "sources.json"),
+      JSON.stringify({
+        sources: [
+          { kind: "address-list", input: "mixers.txt", list: "mixers", category: "mixer" },
+          { kind: "address-list", input: "scams.json", list: "scams", category: "scam", asOf: "2024-05-01" }
+        ]
+      })
+    )
+    const result = await runVigil(cwd, {}, ["ingest", "--config", "conf/sources.json"])
+    assert.strictEqual(result.code, 0, result.stderr)
+    assert.deepStrictEqual(
+      result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(":")[0]),
+      ["mixers", "scams"]
+    )
+    writeFileSync(join(cwd, "conf", "bad.json"), JSON.stringify({ sources: [{ kind: "nope", input: "x" }] }))
+    const bad = await runVigil(cwd, {}, ["ingest", "--config", "conf/bad.json"])
+    assert.strictEqual(bad.code, 1)
+    assert.match(bad.stderr, /^vigil: conf\/bad\.json: /)
+    assert.include(bad.stderr, "kind")
   })
 
   it.skipIf(!hasSharedData)(

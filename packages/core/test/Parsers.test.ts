@@ -138,3 +138,41 @@ describe("ofac-sdn-xml", () => {
     assert.throws(() => feed(OfacSdnXml.make(), "<Other/>"), /no DateOfIssue/)
   })
 })
+
+describe("graphsense", () => {
+  const pack = `title: Ransomwhere tag pack
+creator: GraphSense Core Team
+lastmod: 2022-02-15
+abuse: ransomware
+tags:
+- address: '17TMc2UkVRSga2yYvuxSD9Q1XyB2EPRjTF'
+  currency: BTC
+  label: Netwalker (Mailto)
+- address: '0x008fe40574e881e7247b50b991c0cc057d66647f'
+  currency: ETH
+  category: exchange
+  abuse: null
+  label: some exchange
+- address: 'LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z'
+  currency: LTC
+`
+
+  it("applies pack defaults, lets tags override them, and maps abuse and category", () => {
+    const parser = Ingestion.GraphSense.make()
+    const records = feed(parser, pack, 9)
+    assert.strictEqual(parser.asOf(), "2022-02-15")
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.family, r.category, r.label, r.reference]),
+      [
+        ["17TMc2UkVRSga2yYvuxSD9Q1XyB2EPRjTF", "bitcoin", "ransomware", "Netwalker (Mailto)", "Ransomwhere tag pack"],
+        ["0x008fe40574e881e7247b50b991c0cc057d66647f", "evm", "exchange", "some exchange", "Ransomwhere tag pack"]
+      ]
+    )
+    assert.deepStrictEqual(parser.skipped().examples, ["tag 2: LTC currency is not a screened network"])
+  })
+
+  it("refuses YAML that is not a TagPack", () => {
+    assert.throws(() => feed(Ingestion.GraphSense.make(), "title: x\n"), /not a TagPack/)
+    assert.throws(() => feed(Ingestion.GraphSense.make(), "tags: [\n"), /YAML/)
+  })
+})

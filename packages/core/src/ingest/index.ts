@@ -1,5 +1,6 @@
 /** List parsers and the ingest that stores their records as list versions. */
 export * as AddressList from "./AddressList.ts"
+export * as GraphSense from "./GraphSense.ts"
 export * as Ingest from "./Ingest.ts"
 export * as OfacSdnXml from "./OfacSdnXml.ts"
 export * as Parser from "./Parser.ts"
