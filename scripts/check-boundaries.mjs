@@ -10,7 +10,7 @@ import ts from "typescript"
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** Pure, audited libraries core may use besides `effect` (no I/O, no Node APIs). */
-const corePureLibraries = ["@noble/hashes", "@scure/base", "crc", "saxes", "yaml"]
+const corePureLibraries = ["@noble/hashes", "@scure/base", "crc", "papaparse", "saxes", "yaml"]
 
 const packageOf = (specifier) =>
   specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]

@@ -11,7 +11,7 @@ import * as Input from "./Input.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The kinds of input `vigil ingest` reads. */
-export const kinds = ["ofac-sdn-xml", "usdt-events", "graphsense", "address-list"] as const
+export const kinds = ["ofac-sdn-xml", "usdt-events", "graphsense", "labels", "address-list"] as const
 export type Kind = (typeof kinds)[number]
 
 const IsoDate = Schema.String.check(
@@ -26,6 +26,7 @@ export const SourceSpec = Schema.Struct({
   source: Schema.optionalKey(Schema.NonEmptyString),
   category: Schema.optionalKey(Intel.Category),
   label: Schema.optionalKey(Schema.NonEmptyString),
+  format: Schema.optionalKey(Schema.Literals(Ingestion.Labels.formats)),
   asOf: Schema.optionalKey(IsoDate)
 })
 export type SourceSpec = typeof SourceSpec.Type
@@ -56,6 +57,17 @@ export const plan = (
         },
         parser: Ingestion.GraphSense.make()
       })
+    case "labels": {
+      const list = spec.list ?? `labels-${basename(spec.input).replace(/\.(json|csv)$/i, "")}`
+      return Effect.succeed({
+        request: { ...common, list, source: spec.source ?? list, mode: "snapshot" },
+        parser: Ingestion.Labels.make({
+          list,
+          ...(spec.format === undefined ? {} : { format: spec.format }),
+          ...(spec.category === undefined ? {} : { category: spec.category })
+        })
+      })
+    }
     case "address-list":
       if (spec.list === undefined || spec.category === undefined) {
         return Effect.fail(new CommandFailed({ message: "address-list needs --list NAME and --category CATEGORY" }))
@@ -144,6 +156,10 @@ export const command = Command.make(
       Flag.optional
     ),
     label: Flag.String("label").pipe(Flag.withDescription("Label shown with each record"), Flag.optional),
+    format: Flag.Literals("format", Ingestion.Labels.formats).pipe(
+      Flag.withDescription("Label file format (labels; detected when omitted)"),
+      Flag.optional
+    ),
     asOf: Flag.String("as-of").pipe(
       Flag.withSchema(IsoDate),
       Flag.withDescription("Date the version speaks for, when the data states none"),
@@ -164,6 +180,7 @@ export const command = Command.make(
                 ...Option.match(args.source, { onNone: () => ({}), onSome: (source) => ({ source }) }),
                 ...Option.match(args.category, { onNone: () => ({}), onSome: (category) => ({ category }) }),
                 ...Option.match(args.label, { onNone: () => ({}), onSome: (label) => ({ label }) }),
+                ...Option.match(args.format, { onNone: () => ({}), onSome: (format) => ({ format }) }),
                 ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
               }
             ]
@@ -179,6 +196,6 @@ export const command = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Ingest a list (ofac-sdn-xml, usdt-events, graphsense, address-list) as a new version, atomically"
+    "Ingest a list (ofac-sdn-xml, usdt-events, graphsense, labels, address-list) as a new version, atomically"
   )
 )

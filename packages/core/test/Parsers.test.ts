@@ -176,3 +176,61 @@ tags:
     assert.throws(() => feed(Ingestion.GraphSense.make(), "tags: [\n"), /YAML/)
   })
 })
+
+describe("labels", () => {
+  const records = (text: string, options: Partial<Ingestion.Labels.Options> = {}) => {
+    const parser = Ingestion.Labels.make({ list: "l", ...options })
+    return { records: feed(parser, text, 5), parser }
+  }
+
+  it("reads Forta's malicious labels CSV, quoted fields included, and maps tags to categories", () => {
+    const { records: rs } = records(
+      'banned_address,wallet_tag,data_source\n0x80d7bb18521acbef32d7906502ebe94928690e93,Fake_Phishing1772,etherscan\n0x098b716b8aaf21512996dc57eb0615e2383e2f96,"Ronin Bridge Exploiter, 1",etherscan\n'
+    )
+    assert.deepStrictEqual(
+      rs.map((r) => [r.address, r.category, r.label]),
+      [
+        ["0x80d7bb18521acbef32d7906502ebe94928690e93", "phishing", "Fake_Phishing1772"],
+        ["0x098b716b8aaf21512996dc57eb0615e2383e2f96", "exploit", "Ronin Bridge Exploiter, 1"]
+      ]
+    )
+  })
+
+  it("reads the MEW darklist with its dates, ScamSniffer's domain map and explorer label objects", () => {
+    const mew = records(
+      '[{"address":"0xF193a9aFb00715AaCF7ca9Ebffafe02C77517C2E","comment":"Fake copy of ROCK2PAY token","date":"2018-11-06"}]'
+    )
+    assert.deepStrictEqual(
+      mew.records.map((r) => [r.category, r.listedAt, r.label]),
+      [["scam", "2018-11-06", "Fake copy of ROCK2PAY token"]]
+    )
+    const sniffer = records('{"degenalgo.art":["0x3da02e1f29bcbed185eca0d3299efd46e6e7e155"]}')
+    assert.deepStrictEqual(
+      sniffer.records.map((r) => [r.category, r.label]),
+      [["phishing", "Phishing: degenalgo.art"]]
+    )
+    const explorer = records(
+      '{"0x0e8ba001a821f3ce0734763d008c9d7c957f5852":{"name":"AmadeusRelay","labels":["0x-protocol-ecosystem","dex"]},"0x28c6c06298d514db089934071355e5743bf21d60":{"name":"Binance 14","labels":["exchange"]},"0x1111111111111111111111111111111111111111":{"name":"x","labels":["nft"]}}'
+    )
+    assert.deepStrictEqual(
+      explorer.records.map((r) => [r.category, r.entityName]),
+      [
+        ["service", "AmadeusRelay"],
+        ["exchange", "Binance 14"]
+      ]
+    )
+    assert.strictEqual(explorer.parser.skipped().count, 1)
+  })
+
+  it("needs a category for an explorer accounts folder and refuses an unknown format", () => {
+    assert.throws(
+      () => records('[{"address":"0x0000000000000000000000000000000000000018","nameTag":""}]'),
+      /needs --category/
+    )
+    const withCategory = records('[{"address":"0x0000000000000000000000000000000000000018","nameTag":""}]', {
+      category: "stablecoin_blacklist"
+    })
+    assert.strictEqual(withCategory.records[0]?.category, "stablecoin_blacklist")
+    assert.throws(() => records("hello,world\n1,2\n"), /unknown label format/)
+  })
+})
