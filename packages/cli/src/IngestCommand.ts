@@ -11,7 +11,7 @@ import * as Input from "./Input.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The kinds of input `vigil ingest` reads. */
-export const kinds = ["ofac-sdn-xml", "usdt-events", "graphsense", "labels", "address-list"] as const
+export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
 export type Kind = (typeof kinds)[number]
 
 const IsoDate = Schema.String.check(
@@ -41,6 +41,11 @@ export const plan = (
       return Effect.succeed({
         request: { ...common, list: spec.list ?? "ofac-sdn", source: spec.source ?? "OFAC", mode: "snapshot" },
         parser: Ingestion.OfacSdnXml.make()
+      })
+    case "ofac-sdn-csv":
+      return Effect.succeed({
+        request: { ...common, list: spec.list ?? "ofac-sdn-csv", source: spec.source ?? "OFAC", mode: "snapshot" },
+        parser: Ingestion.OfacSdnCsv.make()
       })
     case "usdt-events":
       return Effect.succeed({
@@ -196,6 +201,6 @@ export const command = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Ingest a list (ofac-sdn-xml, usdt-events, graphsense, labels, address-list) as a new version, atomically"
+    "Ingest a list (ofac-sdn-xml, ofac-sdn-csv, usdt-events, graphsense, labels, address-list) as a new version, atomically"
   )
 )

@@ -234,3 +234,27 @@ describe("labels", () => {
     assert.throws(() => records("hello,world\n1,2\n"), /unknown label format/)
   })
 })
+
+describe("ofac-sdn-csv", () => {
+  it("reads addresses from the Remarks of the legacy CSV, with name, type and program", () => {
+    const row =
+      '25308,"YAN, Xiaobing","individual","SDNTK",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,"DOB 25 Mar 1977; Digital Currency Address - XBT 12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9h; alt. Digital Currency Address - LTC LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z; alt. Digital Currency Address - ETH 0x8589427373D6D84E98730D7795D8f6f8731FDA16."\n'
+    const parser = Ingestion.OfacSdnCsv.make()
+    const records = feed(parser, `${row}\u001a`, 17)
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.reference, r.entityName, r.entityType, r.label]),
+      [
+        ["12QtD5BFwRsdNsAZY76UVE1xyCGNTojH9h", "SDN 25308 XBT", "YAN, Xiaobing", "individual", "OFAC SDN (SDNTK)"],
+        [
+          "0x8589427373d6d84e98730d7795d8f6f8731fda16",
+          "SDN 25308 ETH",
+          "YAN, Xiaobing",
+          "individual",
+          "OFAC SDN (SDNTK)"
+        ]
+      ]
+    )
+    assert.strictEqual(parser.skipped().count, 1)
+    assert.throws(() => feed(Ingestion.OfacSdnCsv.make(), "name,type\nx,y\n"), /legacy sdn.csv/)
+  })
+})
