@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "./SharedData.ts"
-import { runVigil, tempDir } from "./VigilProcess.ts"
+import { runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 const TORNADO = "0x8589427373D6D84E98730D7795D8f6f8731FDA16"
 
@@ -53,6 +53,16 @@ describe("vigil ingest and screen", () => {
       address: "nope",
       error: { code: "invalid_address", message: "not the format of any supported network" }
     })
+
+    writeFileSync(join(cwd, "to-screen.txt"), `# batch\n${TORNADO}\n\nnope\n`)
+    const fromFile = await runVigil(cwd, {}, ["screen", "--file", "to-screen.txt"])
+    assert.deepStrictEqual(
+      fromFile.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).address),
+      [TORNADO, "nope"]
+    )
 
     const lists = await runVigil(cwd, {}, ["lists"])
     const [ours] = lists.stdout
@@ -108,6 +118,36 @@ describe("vigil ingest and screen", () => {
     assert.match(bad.stderr, /^vigil: conf\/bad\.json: /)
     assert.include(bad.stderr, "kind")
   })
+
+  it.skipIf(!hasSharedData)(
+    "keeps the previous version in force when an ingest is killed (SIGKILL) midway, and ingests again after",
+    async () => {
+      const cwd = tempDir()
+      const list = sharedData(
+        "sanctions/ofac-sdn-advanced-xml-history/sdn_advanced.2025-03-04.digital-currency-subset.xml"
+      )
+      const first = await runVigil(cwd, {}, ["ingest", "ofac-sdn-xml", list])
+      assert.strictEqual(first.code, 0, first.stderr)
+      const full = sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.xml.bz2")
+      const killed = spawnVigil(cwd, ["ingest", "ofac-sdn-xml", full])
+      await new Promise((resolve) => setTimeout(resolve, 4_000))
+      killed.child.kill("SIGKILL")
+      assert.strictEqual(await killed.exited, null)
+      const lists = await runVigil(cwd, {}, ["lists"])
+      const [sdn] = lists.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+      assert.strictEqual(sdn.asOf, "2025-03-04")
+      assert.strictEqual(sdn.active, 674)
+      const screened = JSON.parse((await runVigil(cwd, {}, ["screen", "--as-of", "2025-03-05", TORNADO])).stdout)
+      assert.isTrue(screened.flags.sanctioned)
+      const again = await runVigil(cwd, {}, ["ingest", "ofac-sdn-xml", full])
+      assert.strictEqual(again.code, 0, again.stderr)
+      assert.match(again.stdout, /as of 2025-11-19/)
+    },
+    120_000
+  )
 
   it.skipIf(!hasSharedData)(
     "streams the full 121 MB SDN Advanced XML from .bz2 under a 96 MB heap, then screens",
