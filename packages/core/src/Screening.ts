@@ -72,6 +72,15 @@ export interface Result {
   }
 }
 
+/** A scored signal as the wire shows it. */
+export const wireSignal = (s: Scoring.Signal): WireSignal => ({
+  type: s.type,
+  weight: s.weight,
+  source: s.source,
+  polarity: s.polarity,
+  evidence: s.evidence
+})
+
 const summaries: { readonly [B in Scoring.Band]: string } = {
   critical: "Critical risk: block transactions with this address.",
   high: "High risk: hold for manual compliance review before proceeding.",
@@ -129,13 +138,7 @@ export class Screening extends Context.Service<
           confidence: complete ? a.confidence : 0,
           flags: a.flags,
           entity: a.entity,
-          signals: a.signals.map((s) => ({
-            type: s.type,
-            weight: s.weight,
-            source: s.source,
-            polarity: s.polarity,
-            evidence: s.evidence
-          })),
+          signals: a.signals.map(wireSignal),
           labels: a.labels,
           recommendation: complete
             ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }

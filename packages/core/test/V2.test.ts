@@ -1,4 +1,4 @@
-import { type Intel, Scoring, type Screening, V2 } from "@vigil/core"
+import { type Intel, Scoring, Screening, V2 } from "@vigil/core"
 import { assert, describe, it } from "vitest"
 
 const result = (
@@ -23,13 +23,7 @@ const result = (
     confidence: a.confidence,
     flags: a.flags,
     entity: a.entity,
-    signals: a.signals.map((s) => ({
-      type: s.type,
-      weight: s.weight,
-      source: s.source,
-      polarity: s.polarity,
-      evidence: s.evidence
-    })),
+    signals: a.signals.map(Screening.wireSignal),
     labels: a.labels,
     recommendation: { action: a.action, summary: "", details: "", ai_enhanced: false },
     metadata: {
