@@ -258,3 +258,13 @@ describe("ofac-sdn-csv", () => {
     assert.throws(() => feed(Ingestion.OfacSdnCsv.make(), "name,type\nx,y\n"), /legacy sdn.csv/)
   })
 })
+
+describe("address-list line numbers", () => {
+  it("counts blank lines that arrive in chunks of their own", () => {
+    const parser = Ingestion.AddressList.make({ list: "l", category: "scam" })
+    parser.write("\n\n")
+    parser.write("bad-one\n")
+    parser.end()
+    assert.deepStrictEqual(parser.skipped().examples, ["line 3: bad-one: not the format of any supported network"])
+  })
+})

@@ -17,16 +17,9 @@ export const make = (options: Options): Parser => {
   let sawContent = false
   const extra = options.label === undefined ? {} : { label: options.label }
   const take = (address: string, where: string, out: Array<ParsedRecord>) => {
-    const record = toRecordOrSkip(address, where)
-    if (record !== undefined) out.push(record)
-  }
-  const toRecordOrSkip = (address: string, where: string) => {
     const r = toRecord(address.trim(), options.category, options.list, extra)
-    if (typeof r === "string") {
-      skipped.add(`${where}: ${r}`)
-      return undefined
-    }
-    return r
+    if (typeof r === "string") skipped.add(`${where}: ${r}`)
+    else out.push(r)
   }
   const onLine = (out: Array<ParsedRecord>) => (line: string, lineNo: number) => {
     const text = line.trim()
@@ -42,8 +35,7 @@ export const make = (options: Options): Parser => {
       }
       if (!sawContent) {
         const start = chunk.trimStart()
-        if (start.length === 0) return out
-        sawContent = true
+        sawContent = start.length > 0
         if (start.startsWith("[")) {
           json = chunk
           return out
