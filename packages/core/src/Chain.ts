@@ -2,14 +2,10 @@
 import { Schema } from "effect"
 import * as AddressFormats from "./internal/addressFormats.ts"
 
-/** Every network Vigil screens, by the lowercase id used on the wire. */
-export const Network = Schema.Literals([
+/** The EVM networks (Avalanche means its C-Chain): one address format, valid on all of them. */
+const evmNetworks = [
   "ethereum",
-  "bitcoin",
-  "solana",
   "avalanche",
-  "tron",
-  "dogecoin",
   "polygon",
   "arbitrum",
   "optimism",
@@ -20,9 +16,11 @@ export const Network = Schema.Literals([
   "manta",
   "blast",
   "flare",
-  "ton",
   "sonic"
-])
+] as const
+
+/** Every network Vigil screens (18), by the lowercase id used on the wire. */
+export const Network = Schema.Literals([...evmNetworks, "bitcoin", "solana", "tron", "dogecoin", "ton"])
 
 /** A network id. */
 export type Network = typeof Network.Type
@@ -33,23 +31,9 @@ export const Family = Schema.Literals(["evm", "bitcoin", "tron", "solana", "ton"
 /** An address family. */
 export type Family = typeof Family.Type
 
-/** The networks of each family. Every EVM network (Avalanche means its C-Chain) accepts the same addresses. */
+/** The networks of each family. */
 export const networksOf: { readonly [F in Family]: ReadonlyArray<Network> } = {
-  evm: [
-    "ethereum",
-    "avalanche",
-    "polygon",
-    "arbitrum",
-    "optimism",
-    "base",
-    "bsc",
-    "mantle",
-    "linea",
-    "manta",
-    "blast",
-    "flare",
-    "sonic"
-  ],
+  evm: evmNetworks,
   bitcoin: ["bitcoin"],
   tron: ["tron"],
   solana: ["solana"],
