@@ -93,6 +93,7 @@ const make = Effect.gen(function* () {
       "INSERT INTO intel_lists (list, version) VALUES (?, ?) ON CONFLICT (list) DO UPDATE SET version = excluded.version"
     ),
     clearStaged: db.prepare<[number]>("DELETE FROM intel_staged WHERE version = ?"),
+    discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
     byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
     lists: db.prepare<[], VersionRow & { active: number; delisted: number }>(
       `SELECT v.*, 
@@ -155,8 +156,8 @@ const make = Effect.gen(function* () {
           )
         ),
     discard: (version) =>
-      database.transaction("IntelIndex.discard", (db) => {
-        db.prepare("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'").run(version)
+      database.transaction("IntelIndex.discard", () => {
+        s.discard.run(version)
       }),
     lookup: (addresses) =>
       database.use("IntelIndex.lookup", () => addresses.flatMap((a) => s.byAddress.all(a).map(fromRow))),

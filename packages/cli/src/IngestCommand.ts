@@ -6,7 +6,7 @@ import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
 import { basename, dirname, resolve } from "node:path"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as Input from "./Input.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
@@ -14,7 +14,8 @@ import { databaseFlag } from "./ServeCommand.ts"
 export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
 export type Kind = (typeof kinds)[number]
 
-const IsoDate = Schema.String.check(
+/** A date given as YYYY-MM-DD. */
+export const IsoDate = Schema.String.check(
   Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
 )
 
@@ -194,9 +195,7 @@ export const command = Command.make(
             })
       yield* Effect.forEach(specs, ingestOne, { discard: true }).pipe(
         Effect.provide(SqliteAdapter.layer({ filename: args.db })),
-        Effect.catchTag("StoreError", (e) =>
-          Effect.fail(new CommandFailed({ message: `cannot use the database ${args.db}: ${e.reason}: ${e.message}` }))
-        )
+        Effect.catchTag("StoreError", databaseFailure(args.db))
       )
     })
 ).pipe(

@@ -3,7 +3,7 @@ import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { IntelIndex } from "@vigil/core"
 import { Console, Effect } from "effect"
 import { Command } from "effect/cli"
-import { CommandFailed } from "./CommandFailed.ts"
+import { databaseFailure } from "./CommandFailed.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The command. */
@@ -11,10 +11,5 @@ export const command = Command.make("lists", { db: databaseFlag }, ({ db }) =>
   Effect.gen(function* () {
     const index = yield* IntelIndex.IntelIndex
     for (const list of yield* index.lists) yield* Console.log(JSON.stringify(list))
-  }).pipe(
-    Effect.provide(SqliteAdapter.layer({ filename: db })),
-    Effect.catchTag("StoreError", (e) =>
-      Effect.fail(new CommandFailed({ message: `cannot use the database ${db}: ${e.reason}: ${e.message}` }))
-    )
-  )
+  }).pipe(Effect.provide(SqliteAdapter.layer({ filename: db })), Effect.catchTag("StoreError", databaseFailure(db)))
 ).pipe(Command.withDescription("Show the ingested lists and their versions"))

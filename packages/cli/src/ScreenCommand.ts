@@ -1,15 +1,12 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Chain, Screening } from "@vigil/core"
-import { Console, Effect, Layer, Option, Schema } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { IsoDate } from "./IngestCommand.ts"
 import { databaseFlag } from "./ServeCommand.ts"
-
-const IsoDate = Schema.String.check(
-  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
-)
 
 /** The command. */
 export const command = Command.make(
@@ -66,8 +63,6 @@ export const command = Command.make(
       )
     }).pipe(
       Effect.provide(Screening.Screening.layer.pipe(Layer.provide(SqliteAdapter.layer({ filename: args.db })))),
-      Effect.catchTag("StoreError", (e) =>
-        Effect.fail(new CommandFailed({ message: `cannot use the database ${args.db}: ${e.reason}: ${e.message}` }))
-      )
+      Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))

@@ -3,7 +3,7 @@ import { VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Config, Effect, Layer, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 
 /** Default database file, relative to the working directory. */
 export const defaultDatabase = "./.vigil/vigil.db"
@@ -35,8 +35,7 @@ export const command = Command.make("serve", { db: databaseFlag, host, port }, (
     )
   ).pipe(
     Effect.catchTags({
-      StoreError: (error) =>
-        Effect.fail(new CommandFailed({ message: `cannot use the database ${db}: ${error.reason}: ${error.message}` })),
+      StoreError: databaseFailure(db),
       ServeError: (error) =>
         Effect.fail(
           new CommandFailed({

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { hasSharedData, sharedData } from "./SharedData.ts"
+import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 import { runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 const TORNADO = "0x8589427373D6D84E98730D7795D8f6f8731FDA16"

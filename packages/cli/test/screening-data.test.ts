@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { hasSharedData, sharedData } from "./SharedData.ts"
+import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 
 const brave = "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses"
 const sdnOld = sharedData("sanctions/ofac-sdn-advanced-xml-history/sdn_advanced.2025-03-04.digital-currency-subset.xml")
