@@ -12,6 +12,7 @@ const notStaged = (operation: string, version: number) =>
 
 const make = Effect.sync(() => {
   let nextVersion = 1
+  let generation = 0
   const staged = new Map<number, Staged>()
   const byList = new Map<string, Array<Intel.IntelRecord>>()
   const current = new Map<string, { readonly version: number; readonly info: IntelIndex.VersionInfo }>()
@@ -49,6 +50,7 @@ const make = Effect.sync(() => {
             )
         byList.set(info.list, [...kept, ...plan.insert])
         current.set(info.list, { version, info })
+        generation = version
         staged.delete(version)
         return Effect.succeed({
           list: info.list,
@@ -64,6 +66,7 @@ const make = Effect.sync(() => {
         const wanted = new Set(addresses)
         return [...byList.values()].flatMap((records) => records.filter((r) => wanted.has(r.address)))
       }),
+    generation: Effect.sync(() => generation),
     lists: Effect.sync(() =>
       [...current.values()].map(({ version, info }) => {
         const records = byList.get(info.list) ?? []

@@ -12,11 +12,13 @@ const make = Effect.sync(() => {
     charge: (cost, windows) =>
       Effect.sync(() => {
         const outcome = QuotaStore.decide(cost, windows, current(windows))
-        if (outcome.granted && cost !== 0) {
+        if (outcome.granted) {
           for (const w of windows) {
+            const add = w.cost ?? cost
+            if (add === 0) continue
             const entry = counts.get(slot(w))
-            if (entry) entry.used += cost
-            else counts.set(slot(w), { end: w.start + w.millis, used: cost })
+            if (entry) entry.used += add
+            else counts.set(slot(w), { end: w.start + w.millis, used: add })
           }
         }
         return outcome

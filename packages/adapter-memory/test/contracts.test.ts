@@ -1,4 +1,5 @@
 import { MemoryAdapter } from "@vigil/adapter-memory"
+import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -6,3 +7,4 @@ import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeCo
 QuotaStoreContract.suite("memory", MemoryAdapter.layer)
 StorageProbeContract.suite("memory", MemoryAdapter.layer, "memory")
 IntelIndexContract.suite("memory", MemoryAdapter.layer)
+ApiKeyStoreContract.suite("memory", MemoryAdapter.layer)

@@ -1,6 +1,7 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
-import type { IntelIndex, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
+import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
 import { Layer } from "effect"
+import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
 import * as SqliteQuotaStore from "./SqliteQuotaStore.ts"
@@ -8,10 +9,17 @@ import * as SqliteStorageProbe from "./SqliteStorageProbe.ts"
 
 /** The services this adapter provides. */
 export type Services =
-  IntelIndex.IntelIndex | QuotaStore.QuotaStore | StorageProbe.StorageProbe | SqliteDatabase.SqliteDatabase
+  | ApiKeyStore.ApiKeyStore
+  | IntelIndex.IntelIndex
+  | QuotaStore.QuotaStore
+  | StorageProbe.StorageProbe
+  | SqliteDatabase.SqliteDatabase
 
 /** Opens (creating and migrating if needed) the database file and provides every port over it. */
 export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
-  Layer.mergeAll(SqliteIntelIndex.layer, SqliteQuotaStore.layer, SqliteStorageProbe.layer).pipe(
-    Layer.provideMerge(SqliteDatabase.layer(options))
-  )
+  Layer.mergeAll(
+    SqliteApiKeyStore.layer,
+    SqliteIntelIndex.layer,
+    SqliteQuotaStore.layer,
+    SqliteStorageProbe.layer
+  ).pipe(Layer.provideMerge(SqliteDatabase.layer(options)))

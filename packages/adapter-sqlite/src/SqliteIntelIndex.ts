@@ -95,6 +95,9 @@ const make = Effect.gen(function* () {
     clearStaged: db.prepare<[number]>("DELETE FROM intel_staged WHERE version = ?"),
     discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
     byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
+    generation: db.prepare<[], { g: number }>(
+      "SELECT coalesce(max(id), 0) AS g FROM intel_versions WHERE state = 'committed'"
+    ),
     lists: db.prepare<[], VersionRow & { active: number; delisted: number }>(
       `SELECT v.*, 
          (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
@@ -161,6 +164,7 @@ const make = Effect.gen(function* () {
       }),
     lookup: (addresses) =>
       database.use("IntelIndex.lookup", () => addresses.flatMap((a) => s.byAddress.all(a).map(fromRow))),
+    generation: database.use("IntelIndex.generation", () => s.generation.get()?.g ?? 0),
     lists: database.use("IntelIndex.lists", () =>
       s.lists.all().map((row) => ({
         list: row.list,

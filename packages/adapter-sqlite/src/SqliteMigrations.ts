@@ -69,6 +69,23 @@ export const migrations: ReadonlyArray<Migration> = [
         version INTEGER NOT NULL REFERENCES intel_versions (id)
       );
     `
+  },
+  {
+    version: 3,
+    name: "api_keys",
+    sql: `
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        qps INTEGER NOT NULL,
+        daily INTEGER NOT NULL,
+        monthly INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        revoked_at TEXT
+      );
+    `
   }
 ]
 

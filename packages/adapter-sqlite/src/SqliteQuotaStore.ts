@@ -23,8 +23,11 @@ const make = Effect.gen(function* () {
     charge: (cost, windows) =>
       database.transaction("QuotaStore.charge", () => {
         const outcome = QuotaStore.decide(cost, windows, current(windows))
-        if (outcome.granted && cost !== 0) {
-          for (const w of windows) statements.add.run(w.key, w.start, w.start + w.millis, cost)
+        if (outcome.granted) {
+          for (const w of windows) {
+            const add = w.cost ?? cost
+            if (add !== 0) statements.add.run(w.key, w.start, w.start + w.millis, add)
+          }
         }
         return outcome
       }),

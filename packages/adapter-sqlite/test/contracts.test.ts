@@ -1,3 +1,4 @@
+import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -6,3 +7,4 @@ import * as TempDatabase from "./TempDatabase.ts"
 QuotaStoreContract.suite("sqlite", TempDatabase.layer)
 StorageProbeContract.suite("sqlite", TempDatabase.layer, "sqlite")
 IntelIndexContract.suite("sqlite", TempDatabase.layer)
+ApiKeyStoreContract.suite("sqlite", TempDatabase.layer)

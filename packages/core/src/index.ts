@@ -1,9 +1,13 @@
 /** Vigil's pure core: domain modules and the ports that adapters implement. */
+export * as ApiKeys from "./ApiKeys.ts"
+export * as ApiKeyStore from "./ports/ApiKeyStore.ts"
 export * as Chain from "./Chain.ts"
 export * as Ingestion from "./ingest/index.ts"
 export * as Intel from "./Intel.ts"
 export * as IntelIndex from "./ports/IntelIndex.ts"
+export * as Quota from "./Quota.ts"
 export * as QuotaStore from "./ports/QuotaStore.ts"
+export * as ResultCache from "./ResultCache.ts"
 export * as Scoring from "./Scoring.ts"
 export * as Screening from "./Screening.ts"
 export * as StorageProbe from "./ports/StorageProbe.ts"

@@ -79,6 +79,11 @@ export class IntelIndex extends Context.Service<
     readonly lookup: (addresses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError>
     /** The committed lists. */
     readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError>
+    /**
+     * A number that changes whenever a commit changes what `lookup` can return (0 before any commit), also when
+     * another process committed; caches of screening results compare it to know they are stale.
+     */
+    readonly generation: Effect.Effect<number, StoreError>
   }
 >()("@vigil/core/IntelIndex") {}
 

@@ -9,6 +9,8 @@ export interface QuotaWindow {
   readonly millis: number
   /** The most this window may hold; `Infinity` for no limit. */
   readonly limit: number
+  /** What this window is charged; defaults to the charge's `cost` (e.g. a rate window charged 1 per request). */
+  readonly cost?: number
 }
 
 /** A window's count after a charge (or a refused charge). */
@@ -36,7 +38,7 @@ export interface QuotaCharge {
 export class QuotaStore extends Context.Service<
   QuotaStore,
   {
-    /** Adds `cost` to every window when each would stay within its limit; otherwise changes nothing. */
+    /** Adds each window's cost (default `cost`) to it when each would stay within its limit; otherwise changes nothing. */
     readonly charge: (cost: number, windows: ReadonlyArray<QuotaWindow>) => Effect.Effect<QuotaCharge, StoreError>
     /** The current counts of these windows, without charging. */
     readonly usage: (windows: ReadonlyArray<QuotaWindow>) => Effect.Effect<ReadonlyArray<QuotaWindowUsage>, StoreError>
@@ -51,12 +53,12 @@ export const decide = (
   windows: ReadonlyArray<QuotaWindow>,
   current: ReadonlyArray<number>
 ): QuotaCharge => {
-  const granted = windows.every((w, i) => (current[i] ?? 0) + cost <= w.limit)
+  const granted = windows.every((w, i) => (current[i] ?? 0) + (w.cost ?? cost) <= w.limit)
   return {
     granted,
     windows: windows.map((w, i) => ({
       key: w.key,
-      used: (current[i] ?? 0) + (granted ? cost : 0),
+      used: (current[i] ?? 0) + (granted ? (w.cost ?? cost) : 0),
       limit: w.limit,
       resetAt: w.start + w.millis
     }))

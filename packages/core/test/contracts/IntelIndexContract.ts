@@ -122,6 +122,25 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         )
       }))
 
+    test("changes its generation with every commit, and only then", (index) =>
+      Effect.gen(function* () {
+        const start = yield* index.generation
+        const id = yield* index.stage(info("ofac", "2025-03-04"))
+        yield* index.append(id, [rec(A)])
+        assert.strictEqual(yield* index.generation, start, "staging changes nothing readers see")
+        yield* index.discard(id)
+        assert.strictEqual(yield* index.generation, start, "a discarded version changes nothing")
+        yield* ingest(index, info("ofac", "2025-03-04"), [rec(A)])
+        const first = yield* index.generation
+        assert.notStrictEqual(first, start)
+        yield* ingest(index, info("ofac", "2025-11-19"), [rec(B)])
+        const second = yield* index.generation
+        assert.notStrictEqual(second, first)
+        yield* index.lookup([A, B])
+        yield* index.lists
+        assert.strictEqual(yield* index.generation, second, "reads change nothing")
+      }))
+
     test("lists an address again as a new interval after it was de-listed", (index) =>
       Effect.gen(function* () {
         yield* ingest(index, info("ofac", "2024-01-01"), [rec(A)])

@@ -1,7 +1,8 @@
 /** The behaviour every QuotaStore adapter must show. Each test gets a fresh store from `layer`. */
 import { assert, describe, it } from "@effect/vitest"
-import { QuotaStore } from "@vigil/core"
-import { Effect, type Layer } from "effect"
+import { type ApiKeyStore, Quota, QuotaStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 
 const minute = (key: string, start = 0, limit = Number.POSITIVE_INFINITY): QuotaStore.QuotaWindow => ({
   key,
@@ -74,6 +75,26 @@ export const suite = (name: string, layer: Layer.Layer<QuotaStore.QuotaStore, un
         assert.strictEqual((yield* store.usage([window]))[0]?.used, 25)
       }))
 
+    test("charges each window its own cost when one is given", (store) =>
+      Effect.gen(function* () {
+        const rate = { key: "w:qps", start: 0, millis: 1_000, limit: 2, cost: 1 }
+        const volume = { key: "w:day", start: 0, millis: 86_400_000, limit: 30 }
+        const first = yield* store.charge(25, [rate, volume])
+        assert.isTrue(first.granted)
+        assert.deepStrictEqual(
+          first.windows.map((w) => w.used),
+          [1, 25]
+        )
+        assert.isFalse((yield* store.charge(6, [rate, volume])).granted)
+        assert.isTrue((yield* store.charge(5, [rate, volume])).granted)
+        const refusedByRate = yield* store.charge(0, [{ ...rate, cost: 1 }, volume])
+        assert.isFalse(refusedByRate.granted)
+        assert.deepStrictEqual(
+          (yield* store.usage([rate, volume])).map((w) => w.used),
+          [2, 30]
+        )
+      }))
+
     test("grants exactly the limit under 50 concurrent charges", (store) =>
       Effect.gen(function* () {
         const window = minute("race", 0, 30)
@@ -101,4 +122,93 @@ export const suite = (name: string, layer: Layer.Layer<QuotaStore.QuotaStore, un
         assert.strictEqual(old?.used, 0)
         assert.strictEqual(now?.used, 2)
       }))
+
+    const key = (id: string, limits: Partial<ApiKeyStore.ApiKeyRecord> = {}): ApiKeyStore.ApiKeyRecord => ({
+      id,
+      name: id,
+      hash: "",
+      qps: 1000,
+      daily: 1000,
+      monthly: 1000,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      ...limits
+    })
+    const policy = (title: string, body: (quota: Quota.Quota["Service"]) => Effect.Effect<void, unknown>) =>
+      it.effect(`quota policy: ${title}`, () =>
+        Effect.gen(function* () {
+          yield* TestClock.setTime(Date.parse("2026-01-31T23:59:58.500Z"))
+          yield* body(yield* Quota.Quota)
+        }).pipe(Effect.provide(Quota.Quota.layer.pipe(Layer.provide(layer))))
+      )
+
+    policy("refuses past the per-second rate and grants again in the next second", (quota) =>
+      Effect.gen(function* () {
+        const k = key("rate", { qps: 2 })
+        assert.isTrue((yield* quota.charge(k, 1)).granted)
+        assert.isTrue((yield* quota.charge(k, 25)).granted, "a batch is one request for the rate")
+        const refused = yield* quota.charge(k, 1)
+        assert.deepStrictEqual(
+          { granted: refused.granted, scope: refused.window.scope, retry: refused.retryAfterSeconds },
+          { granted: false, scope: "qps", retry: 1 }
+        )
+        const usage = yield* quota.usage(k)
+        assert.deepStrictEqual(
+          { daily: usage.dailyUsed, recent: usage.recentRequests },
+          { daily: 26, recent: 2 },
+          "the refused request is not counted"
+        )
+        yield* TestClock.adjust("500 millis")
+        assert.isTrue((yield* quota.charge(k, 1)).granted)
+      })
+    )
+
+    policy("counts addresses per UTC day and month, resetting at each boundary", (quota) =>
+      Effect.gen(function* () {
+        const k = key("volume", { daily: 10, monthly: 15 })
+        const granted = yield* quota.charge(k, 10)
+        assert.deepStrictEqual(granted.window, { scope: "daily", limit: 10, remaining: 0, resetSeconds: 2 })
+        const refused = yield* quota.charge(k, 1)
+        assert.deepStrictEqual(
+          { granted: refused.granted, scope: refused.window.scope, retry: refused.retryAfterSeconds },
+          { granted: false, scope: "daily", retry: 2 }
+        )
+        yield* TestClock.adjust("2 seconds")
+        const february = yield* quota.usage(k)
+        assert.deepStrictEqual(february, {
+          dailyUsed: 0,
+          monthlyUsed: 0,
+          recentRequests: 0,
+          dailyRemaining: 10,
+          monthlyRemaining: 15
+        })
+        assert.isTrue((yield* quota.charge(k, 10)).granted)
+        yield* TestClock.adjust("1 day")
+        const nextDay = yield* quota.charge(k, 6)
+        assert.deepStrictEqual(
+          { granted: nextDay.granted, scope: nextDay.window.scope, retry: nextDay.retryAfterSeconds },
+          { granted: false, scope: "monthly", retry: 27 * 86_400 },
+          "the month still holds the first day's use"
+        )
+        assert.isTrue((yield* quota.charge(k, 5)).granted)
+      })
+    )
+
+    policy("says when a request alone is larger than a limit", (quota) =>
+      Effect.gen(function* () {
+        const refused = yield* quota.charge(key("small", { daily: 5 }), 25)
+        assert.isFalse(refused.granted)
+        assert.isTrue(refused.exceedsLimit)
+      })
+    )
+
+    policy("keeps each key's usage apart", (quota) =>
+      Effect.gen(function* () {
+        const a = key("a", { daily: 3 })
+        const b = key("b", { daily: 3 })
+        assert.isTrue((yield* quota.charge(a, 3)).granted)
+        assert.isFalse((yield* quota.charge(a, 1)).granted)
+        assert.isTrue((yield* quota.charge(b, 3)).granted)
+        assert.strictEqual((yield* quota.usage(b)).dailyUsed, 3)
+      })
+    )
   })

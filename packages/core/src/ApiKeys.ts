@@ -1,0 +1,129 @@
+/** API keys: issued once in plain text, stored as SHA-256, checked in constant time, with expiry and revocation. */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
+import { base58 } from "@scure/base"
+import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
+import { type ApiKeyRecord, ApiKeyStore } from "./ports/ApiKeyStore.ts"
+import type { StoreError } from "./ports/StoreError.ts"
+
+/** Limits a key is issued with when none are given. */
+export const defaultLimits = { qps: 10, daily: 10_000, monthly: 300_000 } as const
+
+/** What `issue` needs. */
+export interface IssueRequest {
+  readonly name: string
+  readonly qps?: number
+  readonly daily?: number
+  readonly monthly?: number
+  /** ISO 8601 instant from which the key no longer authenticates. */
+  readonly expiresAt?: string
+}
+
+/** A freshly issued key: the only time the plain key exists outside the client's hands. */
+export interface Issued {
+  readonly key: string
+  readonly record: ApiKeyRecord
+}
+
+/** The state of a presented credential (spec §2.6 status values). */
+export type Authentication =
+  | { readonly status: "authenticated"; readonly key: ApiKeyRecord }
+  | { readonly status: "expired"; readonly key: ApiKeyRecord }
+  | { readonly status: "invalid" }
+
+/** An issue request that cannot be honoured (empty name, non-positive limit, expiry in the past…). */
+export class InvalidKeyRequest extends Schema.TaggedError<InvalidKeyRequest>()("InvalidKeyRequest", {
+  message: Schema.String
+}) {}
+
+const keyPattern = /^vgl_([0-9a-f]{16})_[1-9A-HJ-NP-Za-km-z]{40,50}$/
+
+/** Lowercase hex SHA-256 of a key string. */
+export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)))
+
+/** Compares two strings in time that depends only on their length. */
+export const constantTimeEqual = (a: string, b: string): boolean => {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}
+
+const positiveInt = (name: string, value: number | undefined, fallback: number) =>
+  value === undefined
+    ? Effect.succeed(fallback)
+    : Number.isSafeInteger(value) && value > 0
+      ? Effect.succeed(value)
+      : Effect.fail(new InvalidKeyRequest({ message: `${name} must be a positive whole number, got ${value}` }))
+
+/** Issues, authenticates, lists and revokes API keys over the ApiKeyStore. */
+export class ApiKeys extends Context.Service<
+  ApiKeys,
+  {
+    readonly issue: (request: IssueRequest) => Effect.Effect<Issued, InvalidKeyRequest | StoreError>
+    /** The state of a presented key; never fails for a malformed or unknown key (that is `invalid`). */
+    readonly authenticate: (presented: string) => Effect.Effect<Authentication, StoreError>
+    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreError>
+    readonly revoke: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError>
+  }
+>()("@vigil/core/ApiKeys") {
+  static readonly layer: Layer.Layer<ApiKeys, never, ApiKeyStore> = Layer.effect(ApiKeys)(
+    Effect.gen(function* () {
+      const store = yield* ApiKeyStore
+      const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.makeUnsafe(ms)))
+
+      const issue = Effect.fn("ApiKeys.issue")(function* (request: IssueRequest) {
+        const name = request.name.trim()
+        if (name.length === 0 || name.length > 200) {
+          return yield* new InvalidKeyRequest({ message: "name must be 1 to 200 characters" })
+        }
+        const qps = yield* positiveInt("qps", request.qps, defaultLimits.qps)
+        const daily = yield* positiveInt("daily", request.daily, defaultLimits.daily)
+        const monthly = yield* positiveInt("monthly", request.monthly, defaultLimits.monthly)
+        const createdAt = yield* nowIso
+        if (request.expiresAt !== undefined && !(Date.parse(request.expiresAt) > Date.parse(createdAt))) {
+          return yield* new InvalidKeyRequest({
+            message: `expiry ${request.expiresAt} is not a future ISO 8601 instant`
+          })
+        }
+        const id = bytesToHex(randomBytes(8))
+        const key = `vgl_${id}_${base58.encode(randomBytes(32))}`
+        const record: ApiKeyRecord = {
+          id,
+          name,
+          hash: hashKey(key),
+          qps,
+          daily,
+          monthly,
+          createdAt,
+          ...(request.expiresAt === undefined
+            ? {}
+            : { expiresAt: DateTime.formatIso(DateTime.makeUnsafe(Date.parse(request.expiresAt))) })
+        }
+        yield* store.insert(record)
+        return { key, record }
+      })
+
+      const authenticate = Effect.fnUntraced(function* (presented: string) {
+        const id = keyPattern.exec(presented)?.[1]
+        if (id === undefined) return { status: "invalid" } as const
+        const record = yield* store.find(id)
+        if (record === undefined || !constantTimeEqual(record.hash, hashKey(presented)) || record.revokedAt) {
+          return { status: "invalid" } as const
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) {
+          return { status: "expired", key: record } as const
+        }
+        return { status: "authenticated", key: record } as const
+      })
+
+      return ApiKeys.of({
+        issue,
+        authenticate,
+        list: store.list,
+        revoke: (id) => Effect.flatMap(nowIso, (at) => store.revoke(id, at))
+      })
+    })
+  )
+}

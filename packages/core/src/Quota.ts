@@ -1,0 +1,110 @@
+/**
+ * Quota policy for API keys over the QuotaStore port: a per-second request rate plus daily and monthly
+ * address volumes (UTC day and calendar month), charged in one atomic step so a refusal is never counted.
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import type { ApiKeyRecord } from "./ports/ApiKeyStore.ts"
+import { type QuotaWindow, type QuotaWindowUsage, QuotaStore } from "./ports/QuotaStore.ts"
+import type { StoreError } from "./ports/StoreError.ts"
+
+/** Which limit a window enforces. */
+export type Scope = "qps" | "daily" | "monthly"
+
+/** The windows a charge of `cost` addresses at `now` touches: one request in the second, `cost` in the day and month. */
+export const windows = (key: ApiKeyRecord, now: number, cost: number): ReadonlyArray<QuotaWindow> => {
+  const second = Math.floor(now / 1000) * 1000
+  const date = new Date(now)
+  const day = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
+  const month = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
+  const nextMonth = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)
+  return [
+    { key: `${key.id}:qps`, start: second, millis: 1000, limit: key.qps, cost: cost === 0 ? 0 : 1 },
+    { key: `${key.id}:daily`, start: day, millis: 86_400_000, limit: key.daily, cost },
+    { key: `${key.id}:monthly`, start: month, millis: nextMonth - month, limit: key.monthly, cost }
+  ]
+}
+
+const scopes: ReadonlyArray<Scope> = ["qps", "daily", "monthly"]
+
+/** What the rate-limit headers report: one window's limit, what is left of it and the seconds until it resets. */
+export interface Window {
+  readonly scope: Scope
+  readonly limit: number
+  readonly remaining: number
+  readonly resetSeconds: number
+}
+
+/** The outcome of charging a request. */
+export interface Decision {
+  readonly granted: boolean
+  /** Granted: the tighter of the daily and monthly windows. Refused: the window that refused. */
+  readonly window: Window
+  /** Refused only: seconds until a retry can succeed (at least 1). */
+  readonly retryAfterSeconds?: number
+  /** Refused only: the request alone is larger than the refusing window's whole limit, so no retry can succeed. */
+  readonly exceedsLimit?: boolean
+}
+
+/** Current usage of a key (spec §2.6 `usage`). */
+export interface Usage {
+  readonly dailyUsed: number
+  readonly monthlyUsed: number
+  readonly recentRequests: number
+  readonly dailyRemaining: number
+  readonly monthlyRemaining: number
+}
+
+const describe = (scope: Scope, usage: QuotaWindowUsage, now: number): Window => ({
+  scope,
+  limit: usage.limit,
+  remaining: Math.max(0, usage.limit - usage.used),
+  resetSeconds: Math.max(1, Math.ceil((usage.resetAt - now) / 1000))
+})
+
+/** Charges and reports API-key quotas. */
+export class Quota extends Context.Service<
+  Quota,
+  {
+    /** Charges one request of `cost` addresses to the key; all windows or none. */
+    readonly charge: (key: ApiKeyRecord, cost: number) => Effect.Effect<Decision, StoreError>
+    /** The key's usage now, without charging. */
+    readonly usage: (key: ApiKeyRecord) => Effect.Effect<Usage, StoreError>
+  }
+>()("@vigil/core/Quota") {
+  static readonly layer: Layer.Layer<Quota, never, QuotaStore> = Layer.effect(Quota)(
+    Effect.gen(function* () {
+      const store = yield* QuotaStore
+      return Quota.of({
+        charge: Effect.fnUntraced(function* (key: ApiKeyRecord, cost: number) {
+          const now = yield* Clock.currentTimeMillis
+          const ws = windows(key, now, cost)
+          const outcome = yield* store.charge(cost, ws)
+          const described = outcome.windows.map((u, i) => describe(scopes[i]!, u, now))
+          if (outcome.granted) {
+            const [, daily, monthly] = described
+            return { granted: true, window: daily!.remaining <= monthly!.remaining ? daily! : monthly! }
+          }
+          const index = ws.findIndex((w, i) => outcome.windows[i]!.used + (w.cost ?? cost) > w.limit)
+          const refusing = described[index] ?? described[0]!
+          return {
+            granted: false,
+            window: refusing,
+            retryAfterSeconds: refusing.resetSeconds,
+            ...((ws[index]?.cost ?? cost) > refusing.limit ? { exceedsLimit: true } : {})
+          }
+        }),
+        usage: Effect.fnUntraced(function* (key: ApiKeyRecord) {
+          const now = yield* Clock.currentTimeMillis
+          const [second, daily, monthly] = yield* store.usage(windows(key, now, 0))
+          return {
+            dailyUsed: daily!.used,
+            monthlyUsed: monthly!.used,
+            recentRequests: second!.used,
+            dailyRemaining: Math.max(0, daily!.limit - daily!.used),
+            monthlyRemaining: Math.max(0, monthly!.limit - monthly!.used)
+          }
+        })
+      })
+    })
+  )
+}
