@@ -10,9 +10,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 
 /** Vigil's routes as `(Request) => Promise<Response>`, over in-memory storage. */
 export const makeVigilHandler = () =>
-  HttpRouter.toWebHandler(VigilServer.routes.pipe(Layer.provide([MemoryAdapter.layer, HttpServer.layerServices])), {
-    disableLogger: true
-  })
+  HttpRouter.toWebHandler(
+    VigilServer.routes().pipe(
+      Layer.provide(VigilServer.services),
+      Layer.provide([MemoryAdapter.layer, HttpServer.layerServices])
+    ),
+    { disableLogger: true }
+  )
 
 /** A host server that answers its own routes and hands everything under `/vigil` to Vigil. */
 export const makeHostServer = () => {

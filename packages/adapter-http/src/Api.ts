@@ -1,6 +1,16 @@
 /** The HTTP contract of the reference server, shared by the server, its clients and the OpenAPI document. */
-import { Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import type { ApiKeyStore } from "@vigil/core"
+import { Context, Schema } from "effect"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
+import * as S from "./Schemas.ts"
 
 /** Body of `GET /health` when the server and its storage answer. */
 export const Health = Schema.Struct({
@@ -18,12 +28,107 @@ export const HealthUnavailable = Schema.Struct({
   message: Schema.String
 }).pipe(HttpApiSchema.status(503), Schema.annotate({ identifier: "HealthUnavailable" }))
 
-/** Operational endpoints: liveness and readiness. */
-export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true }).add(
-  HttpApiEndpoint.get("health", "/health", { success: Health, error: HealthUnavailable }).annotateMerge(
+/** Operational endpoints: liveness, readiness and metrics. */
+export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
+  .add(
+    HttpApiEndpoint.get("health", "/health", { success: Health, error: HealthUnavailable }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Health and readiness",
+        description: "200 when the server is serving and its storage answers a real query; 503 otherwise."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics", {
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain; version=0.0.4" }))
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Prometheus metrics",
+        description:
+          "Requests by route and status, a latency histogram, quota rejections by limit, result-cache hits and misses."
+      })
+    )
+  ) {}
+
+/** The API key of the current request, once authenticated. */
+export class CurrentClient extends Context.Service<CurrentClient, ApiKeyStore.ApiKeyRecord>()(
+  "@vigil/adapter-http/CurrentClient"
+) {}
+
+const authErrors = [S.Unauthorized, S.ServiceUnavailable] as const
+
+/** v3 authentication: `Authorization: Bearer <API_KEY>` (an `x-api-key` header is accepted too). */
+export class BearerAuth extends HttpApiMiddleware.Service<BearerAuth, { provides: CurrentClient }>()(
+  "@vigil/adapter-http/BearerAuth",
+  { security: { bearer: HttpApiSecurity.bearer }, error: authErrors }
+) {}
+
+/** v2 authentication: `x-api-key: <API_KEY>` (an `Authorization: Bearer` header is accepted too). */
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentClient }>()(
+  "@vigil/adapter-http/ApiKeyAuth",
+  { security: { apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }) }, error: authErrors }
+) {}
+
+const intelErrors = [S.ValidationError, S.PayloadTooLarge, S.TooManyRequests, S.ServiceUnavailable] as const
+
+/** v3 intelligence (spec §4.1, §4.2). */
+export class V3Group extends HttpApiGroup.make("v3")
+  .add(
+    HttpApiEndpoint.post("intel", "/api/v3/intel", {
+      payload: S.V3Request,
+      success: S.V3Result,
+      error: intelErrors
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Screen one address",
+        description:
+          "Risk score, band, flags, entity, labels, signals with evidence and a recommendation. Costs 1 address of the key's quota. Results scoring 60 or more are cached for 10 minutes; any change of the lists empties the cache."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.post("batch", "/api/v3/intel/batch", {
+      payload: S.BatchRequest,
+      success: S.BatchResult,
+      error: intelErrors
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Screen 1 to 25 addresses",
+        description:
+          "Results in input order; an invalid address is a failed item counted in summary.failed. Costs one request of the per-second rate and one address of the daily and monthly quotas per address."
+      })
+    )
+  )
+  .middleware(BearerAuth)
+  .annotateMerge(OpenApi.annotations({ title: "v3 intelligence" })) {}
+
+/** v2 intelligence (spec §4.3). */
+export class V2Group extends HttpApiGroup.make("v2")
+  .add(
+    HttpApiEndpoint.get("intel", "/api/v2/intel", {
+      query: S.V2Query,
+      success: S.V2Result,
+      error: intelErrors
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Screen one address (v2)",
+        description: "The v2 envelope and bands. Costs 1 address. Complete results are cached for 24 hours."
+      })
+    )
+  )
+  .middleware(ApiKeyAuth)
+  .annotateMerge(OpenApi.annotations({ title: "v2 intelligence" })) {}
+
+/** v2 status (spec §4.4): reads the key itself, so an invalid or expired key still gets an answer. */
+export class StatusGroup extends HttpApiGroup.make("status").add(
+  HttpApiEndpoint.get("status", "/api/v2/status", {
+    success: S.StatusResult,
+    error: S.ServiceUnavailable
+  }).annotateMerge(
     OpenApi.annotations({
-      summary: "Health and readiness",
-      description: "200 when the server is serving and its storage answers a real query; 503 otherwise."
+      summary: "Key status, limits and usage",
+      description:
+        "Send the key in `x-api-key` (or `Authorization: Bearer`). Always 200: `status` is authenticated, invalid or expired. Not charged."
     })
   )
 ) {}
@@ -31,6 +136,9 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
 /** The whole reference API. */
 export class VigilApi extends HttpApi.make("vigil")
   .add(SystemGroup)
+  .add(V3Group)
+  .add(V2Group)
+  .add(StatusGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Vigil",

@@ -2,13 +2,29 @@
 
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type StorageProbe, Version } from "@vigil/core"
+import {
+  ApiKeys,
+  type ApiKeyStore,
+  type IntelIndex,
+  Quota,
+  type QuotaStore,
+  ResultCache,
+  Screening,
+  type StorageProbe,
+  Version
+} from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
+import * as Edge from "./Edge.ts"
+import { HttpMetrics } from "./HttpMetrics.ts"
+import * as IntelHandlers from "./IntelHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
+
+/** The default cap on request bodies: far above a 25-address batch (about 3 KB), far below harm. */
+export const defaultMaxBodyBytes = 65_536
 
 /** Where to listen. Port 0 picks a free port; the chosen one is in the log line. */
 export interface Options {
@@ -16,20 +32,35 @@ export interface Options {
   readonly port: number
   /** Appended to the listening line, e.g. which storage is in use. */
   readonly detail?: string
+  /** Requests with a larger body are answered 413; default {@link defaultMaxBodyBytes}. */
+  readonly maxBodyBytes?: number
 }
 
-/** The ports the server's handlers need from a storage adapter. */
-export type Requirements = StorageProbe.StorageProbe
+/** The services the server's handlers need (see {@link services} to build them from storage ports). */
+export type Requirements =
+  StorageProbe.StorageProbe | ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache
+
+/** The core services over a storage adapter's ports. */
+export const services: Layer.Layer<
+  ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache,
+  never,
+  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex
+> = Layer.mergeAll(ApiKeys.ApiKeys.layer, Quota.Quota.layer, Screening.Screening.layer, ResultCache.ResultCache.layer())
 
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>
 
 /** Every route of the API, plus `/openapi.json` and `/docs`, on a router (for a listener or a web handler). */
-export const routes: Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =
+export const routes = (
+  options: { readonly maxBodyBytes?: number } = {}
+): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
   Layer.mergeAll(
-    HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(Layer.provide(SystemHandlers.layer)),
-    HttpApiScalar.layer(VigilApi, { path: "/docs" })
-  )
+    HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(
+      Layer.provide([SystemHandlers.layer, IntelHandlers.v3Layer, IntelHandlers.v2Layer, IntelHandlers.statusLayer])
+    ),
+    HttpApiScalar.layer(VigilApi, { path: "/docs" }),
+    Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)
+  ).pipe(Layer.provide(HttpMetrics.layer))
 
 /**
  * Serves the API on `host:port`. The listening line is logged only after the request handler is attached,
@@ -42,7 +73,7 @@ export const layer = (options: Options): Layer.Layer<HttpServer.HttpServer, Serv
       Effect.logInfo(`Vigil ${Version.version} listening on ${url}${options.detail ? ` (${options.detail})` : ""}`)
     )
   ).pipe(
-    Layer.provideMerge(HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true })),
+    Layer.provideMerge(HttpRouter.serve(routes(options), { disableLogger: true, disableListenLog: true })),
     Layer.provideMerge(NodeHttpServer.layerServer(createServer, { host: options.host, port: options.port })),
     Layer.provide(NodeHttpServer.layerHttpServices)
   )

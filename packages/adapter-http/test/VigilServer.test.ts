@@ -1,35 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { VigilServer } from "@vigil/adapter-http"
-import { SqliteAdapter, SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
-import { Effect, Layer } from "effect"
-import { HttpServer } from "effect/http"
+import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
+import { Effect } from "effect"
+import * as TestServer from "./TestServer.ts"
 
-/** The real server on 127.0.0.1:<free port> over a real SQLite file, both gone with the test's scope. */
-const serverOnTempDatabase = Layer.unwrap(
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "vigil-http-"))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  ).pipe(
-    Effect.map((dir) =>
-      VigilServer.layer({ host: "127.0.0.1", port: 0 }).pipe(
-        Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
-      )
-    )
-  )
-)
-
-const baseUrl = Effect.map(Effect.service(HttpServer.HttpServer), (server) => HttpServer.formatAddress(server.address))
+const serverOnTempDatabase = TestServer.layer()
 
 const get = (path: string) =>
-  Effect.flatMap(baseUrl, (url) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${url}${path}`)
-      return { status: response.status, type: response.headers.get("content-type"), body: await response.text() }
-    })
-  )
+  Effect.map(TestServer.call("GET", path), (r) => ({
+    status: r.status,
+    type: r.headers.get("content-type"),
+    body: r.text
+  }))
 
 describe("VigilServer", () => {
   it.live("answers /health with the storage it really reached", () =>

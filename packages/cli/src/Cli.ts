@@ -4,6 +4,7 @@ import { Cause, Console, Effect, Exit, Runtime } from "effect"
 import { Command } from "effect/cli"
 import * as DetectCommand from "./DetectCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
+import * as KeysCommand from "./KeysCommand.ts"
 import * as ListsCommand from "./ListsCommand.ts"
 import * as ScreenCommand from "./ScreenCommand.ts"
 import * as ServeCommand from "./ServeCommand.ts"
@@ -16,7 +17,8 @@ export const vigil = Command.make("vigil").pipe(
     DetectCommand.command,
     IngestCommand.command,
     ScreenCommand.command,
-    ListsCommand.command
+    ListsCommand.command,
+    KeysCommand.command
   ])
 )
 

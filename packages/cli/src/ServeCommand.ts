@@ -27,23 +27,38 @@ const port = Flag.Int("port").pipe(
   Flag.withFallbackConfig(Config.schema(Port, "VIGIL_PORT").pipe(Config.withDefault(8080)))
 )
 
-/** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
-export const command = Command.make("serve", { db: databaseFlag, host, port }, ({ db, host, port }) =>
-  Layer.launch(
-    VigilServer.layer({ host, port, detail: `storage: sqlite ${db}` }).pipe(
-      Layer.provide(SqliteAdapter.layer({ filename: db }))
-    )
-  ).pipe(
-    Effect.catchTags({
-      StoreError: databaseFailure(db),
-      ServeError: (error) =>
-        Effect.fail(
-          new CommandFailed({
-            message: `cannot listen on ${host}:${port}: ${
-              Predicate.isError(error.cause) ? error.cause.message : String(error.cause)
-            }`
-          })
-        )
-    })
+const maxBodyBytes = Flag.Int("max-body-bytes").pipe(
+  Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 16_777_216 }))),
+  Flag.withDescription("Largest request body accepted, in bytes (1024-16777216); larger ones get 413"),
+  Flag.withFallbackConfig(
+    Config.schema(
+      Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 16_777_216 })),
+      "VIGIL_MAX_BODY_BYTES"
+    ).pipe(Config.withDefault(VigilServer.defaultMaxBodyBytes))
   )
+)
+
+/** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
+export const command = Command.make(
+  "serve",
+  { db: databaseFlag, host, port, maxBodyBytes },
+  ({ db, host, port, maxBodyBytes }) =>
+    Layer.launch(
+      VigilServer.layer({ host, port, maxBodyBytes, detail: `storage: sqlite ${db}` }).pipe(
+        Layer.provide(VigilServer.services),
+        Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
+      )
+    ).pipe(
+      Effect.catchTags({
+        StoreError: databaseFailure(db),
+        ServeError: (error) =>
+          Effect.fail(
+            new CommandFailed({
+              message: `cannot listen on ${host}:${port}: ${
+                Predicate.isError(error.cause) ? error.cause.message : String(error.cause)
+              }`
+            })
+          )
+      })
+    )
 ).pipe(Command.withDescription("Run the HTTP server (SQLite at --db / VIGIL_DB)"))

@@ -1,0 +1,165 @@
+/**
+ * The outermost layer of every request: body-size limit (413), JSON bodies for what the router and the
+ * HttpApi decoder would otherwise answer empty or as text (400, 404, 415), a logged JSON 500 for bugs,
+ * and request metrics.
+ */
+import { ByteSize, Cause, Effect, type Layer, SchemaIssue } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import type * as Types from "effect/Types"
+import { HttpMetrics } from "./HttpMetrics.ts"
+import * as Responses from "./Responses.ts"
+
+/** Routes the metrics distinguish; anything else is counted as `unmatched`. */
+const knownRoutes = new Set([
+  "/health",
+  "/metrics",
+  "/openapi.json",
+  "/docs",
+  "/api/v3/intel",
+  "/api/v3/intel/batch",
+  "/api/v2/intel",
+  "/api/v2/status"
+])
+
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const fieldOf = (path: ReadonlyArray<unknown> | undefined, kind: string) =>
+  path === undefined || path.length === 0
+    ? kind === "Query"
+      ? "query"
+      : "body"
+    : path.map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p))).join(".")
+
+const schemaErrorResponse = (flavour: Responses.Flavour, error: HttpApiError.HttpApiSchemaError) => {
+  const issues = formatter(error.cause.issue).issues
+  const first = issues[0]
+  if (first === undefined) return Responses.validation(flavour, "body", "invalid request")
+  const field = fieldOf(first.path, error.kind)
+  const message =
+    first.message === "Expected a valid JSON body"
+      ? "malformed JSON"
+      : first.message === "Missing key"
+        ? "required"
+        : first.message
+  return Responses.validation(flavour, field, message, { location: error.kind.toLowerCase() })
+}
+
+interface ParseFailure {
+  readonly _tag: "HttpServerError"
+  readonly reason: { readonly _tag: "RequestParseError"; readonly reason?: "Parse" | "BodyTooLarge" }
+}
+
+const isParseFailure = (u: unknown): u is ParseFailure =>
+  typeof u === "object" &&
+  u !== null &&
+  "reason" in u &&
+  typeof u.reason === "object" &&
+  u.reason !== null &&
+  "_tag" in u.reason &&
+  u.reason._tag === "RequestParseError"
+
+const isRouteNotFound = (u: unknown) =>
+  typeof u === "object" &&
+  u !== null &&
+  "reason" in u &&
+  typeof u.reason === "object" &&
+  u.reason !== null &&
+  "_tag" in u.reason &&
+  u.reason._tag === "RouteNotFound"
+
+/** The global middleware; `maxBodyBytes` caps every request body. */
+export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRouter.HttpRouter | HttpMetrics> =>
+  HttpRouter.middleware(
+    Effect.gen(function* () {
+      const metrics = yield* HttpMetrics
+      const limit = ByteSize.bytes(maxBodyBytes)
+      const tooLarge = (flavour: Responses.Flavour) =>
+        Responses.error(
+          flavour,
+          413,
+          "Payload Too Large",
+          `request body exceeds ${maxBodyBytes} bytes`,
+          { limit_bytes: maxBodyBytes },
+          { connection: "close" }
+        )
+
+      const render = (
+        request: HttpServerRequest.HttpServerRequest,
+        flavour: Responses.Flavour,
+        cause: Cause.Cause<unknown>
+      ) => {
+        const failure = Cause.findErrorOption(cause)
+        if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
+          return Effect.succeed(
+            Responses.error(flavour, 404, "Not Found", `no route for ${request.method} ${pathOf(request.url)}`, {
+              method: request.method,
+              path: pathOf(request.url)
+            })
+          )
+        }
+        const defect = Cause.findDefect(cause)
+        if (defect._tag === "Success") {
+          const d = defect.success
+          if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
+            return Effect.succeed(schemaErrorResponse(flavour, d))
+          }
+          if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return Effect.succeed(tooLarge(flavour))
+          if (isParseFailure(d)) {
+            return Effect.succeed(
+              d.reason.reason === "BodyTooLarge"
+                ? tooLarge(flavour)
+                : Responses.validation(flavour, "body", "the request body could not be read")
+            )
+          }
+        }
+        if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+        return Effect.as(
+          Effect.logError("unexpected failure while answering a request", cause),
+          Responses.error(flavour, 500, "Internal Server Error", "an unexpected error occurred; it has been logged")
+        )
+      }
+
+      // Every failure becomes a response here; the router's marker type says no error is left unhandled.
+      return (
+        httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+      ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const started = performance.now()
+          const path = pathOf(request.url)
+          const flavour = Responses.flavourOf(path)
+          let response: HttpServerResponse.HttpServerResponse
+          if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
+            response = tooLarge(flavour)
+          } else {
+            response = yield* httpEffect.pipe(
+              Effect.provideService(HttpIncomingMessage.MaxBodySize, limit),
+              Effect.catchCause((cause) => render(request, flavour, cause))
+            )
+          }
+          if (response.status === 415) {
+            response = Responses.error(
+              flavour,
+              415,
+              "Unsupported Media Type",
+              "the body must be JSON (Content-Type: application/json)",
+              { content_type: request.headers["content-type"] ?? null }
+            )
+          }
+          metrics.request(
+            request.method,
+            knownRoutes.has(path) ? path : "unmatched",
+            response.status,
+            (performance.now() - started) / 1000
+          )
+          return response
+        })
+    }),
+    { global: true }
+  )

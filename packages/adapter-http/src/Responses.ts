@@ -1,0 +1,89 @@
+/** JSON responses of the API, errors included, in the wire shapes of the spec; only this adapter knows statuses. */
+import type { Quota, StoreError } from "@vigil/core"
+import { HttpServerResponse } from "effect/http"
+
+const jsonType = "application/json"
+
+/** A JSON response serialised once with JSON.stringify. */
+export const json = (
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(JSON.stringify(body), { status, contentType: jsonType, ...(headers ? { headers } : {}) })
+
+/** Where an error happened: v2 bodies add `success:false` and `timestamp` (spec §7's webhook shape, superset). */
+export type Flavour = "v2" | "v3"
+
+/** Which flavour of error body a path gets. */
+export const flavourOf = (path: string): Flavour => (path.startsWith("/api/v2/") ? "v2" : "v3")
+
+/** `{error, message, details}`, plus `success:false, timestamp` on v2 routes. */
+export const error = (
+  flavour: Flavour,
+  status: number,
+  error: string,
+  message: string,
+  details: Record<string, unknown> = {},
+  headers?: Record<string, string>
+) =>
+  json(
+    status,
+    flavour === "v2"
+      ? { success: false, error, message, details, timestamp: new Date().toISOString() }
+      : { error, message, details },
+    headers
+  )
+
+/** 400 naming the offending field. */
+export const validation = (flavour: Flavour, field: string, message: string, details: Record<string, unknown> = {}) =>
+  error(flavour, 400, "Validation Error", `${field}: ${message}`, { field, ...details })
+
+/** The body of a 401 for a missing, malformed, unknown or revoked key. */
+export const unauthorizedBody = { error: "Unauthorized", message: "Invalid or missing API key" } as const
+
+/** 401. An expired key is told so. */
+export const unauthorized = (expired = false) =>
+  json(401, expired ? { error: "Unauthorized", message: "API key expired" } : unauthorizedBody, {
+    "www-authenticate": 'Bearer realm="vigil"'
+  })
+
+/** 503 when storage does not answer. */
+export const unavailable = (flavour: Flavour, e: StoreError.StoreError) =>
+  error(
+    flavour,
+    503,
+    "Service Unavailable",
+    `storage unavailable: ${e.message}`,
+    { reason: e.reason },
+    e.reason === "Busy" ? { "retry-after": "1" } : undefined
+  )
+
+/** The `X-RateLimit-*` headers of a quota decision (Reset in seconds from now). */
+export const rateHeaders = (decision: Quota.Decision): Record<string, string> => ({
+  "x-ratelimit-limit": String(decision.window.limit),
+  "x-ratelimit-remaining": String(decision.window.remaining),
+  "x-ratelimit-reset": String(decision.window.resetSeconds)
+})
+
+const limitNames: Record<Quota.Scope, string> = {
+  qps: "per-second request limit",
+  daily: "daily address limit",
+  monthly: "monthly address limit"
+}
+
+/** 429 with `Retry-After` and the rate-limit headers of the refusing window. */
+export const tooManyRequests = (flavour: Flavour, decision: Quota.Decision, cost: number) => {
+  const w = decision.window
+  const message = decision.exceedsLimit
+    ? `this request needs ${cost} addresses but the ${limitNames[w.scope]} is ${w.limit}; send fewer addresses per request`
+    : `${limitNames[w.scope]} of ${w.limit} reached; retry in ${decision.retryAfterSeconds} s`
+  return error(
+    flavour,
+    429,
+    "Too Many Requests",
+    message,
+    { limit: w.scope, limit_value: w.limit, retry_after_seconds: decision.retryAfterSeconds ?? w.resetSeconds },
+    { ...rateHeaders(decision), "retry-after": String(decision.retryAfterSeconds ?? w.resetSeconds) }
+  )
+}

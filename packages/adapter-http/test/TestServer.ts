@@ -1,0 +1,87 @@
+/** Test helper: the real server on 127.0.0.1:<free port> over a real SQLite file, with keys and lists to set up. */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { VigilServer } from "@vigil/adapter-http"
+import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import { ApiKeys, type Intel, Ingestion } from "@vigil/core"
+import { Effect, Layer, Stream } from "effect"
+import { HttpServer } from "effect/http"
+
+/** The server, the core services and the SQLite adapter on a fresh database file, all gone with the scope. */
+export const layer = (options: { readonly maxBodyBytes?: number } = {}) =>
+  Layer.unwrap(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "vigil-http-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ).pipe(
+      Effect.map((dir) =>
+        VigilServer.layer({ host: "127.0.0.1", port: 0, ...options }).pipe(
+          Layer.provideMerge(VigilServer.services),
+          Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
+        )
+      )
+    )
+  )
+
+/** The server's base URL. */
+export const baseUrl = Effect.map(Effect.service(HttpServer.HttpServer), (server) =>
+  HttpServer.formatAddress(server.address)
+)
+
+/** A response, read whole. */
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The body parsed as JSON (undefined when it is not JSON). */
+  readonly json: any
+}
+
+/** One real HTTP request to the server. `json` sets the body and its content type. */
+export const call = (
+  method: string,
+  path: string,
+  options: { readonly headers?: Record<string, string>; readonly body?: string; readonly json?: unknown } = {}
+) =>
+  Effect.flatMap(baseUrl, (url) =>
+    Effect.promise(async (): Promise<Reply> => {
+      const body = options.json !== undefined ? JSON.stringify(options.json) : options.body
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          ...(options.json !== undefined ? { "content-type": "application/json" } : {}),
+          ...options.headers
+        },
+        ...(body === undefined ? {} : { body })
+      })
+      const text = await response.text()
+      let json: unknown
+      try {
+        json = JSON.parse(text)
+      } catch {
+        json = undefined
+      }
+      return { status: response.status, headers: response.headers, text, json }
+    })
+  )
+
+/** `POST /api/v3/intel` with a bearer key. */
+export const v3 = (key: string, body: unknown) =>
+  call("POST", "/api/v3/intel", { headers: { authorization: `Bearer ${key}` }, json: body })
+
+/** `GET /api/v2/intel?address=` with an x-api-key. */
+export const v2 = (key: string, address: string) =>
+  call("GET", `/api/v2/intel?address=${encodeURIComponent(address)}`, { headers: { "x-api-key": key } })
+
+/** Issues a key and returns it in plain text. */
+export const issue = (request: ApiKeys.IssueRequest) =>
+  Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (keys) => keys.issue(request)).pipe(Effect.map((i) => i.key))
+
+/** Ingests `addresses` as one snapshot of the address list `list` with `category`, dated `asOf`. */
+export const ingest = (list: string, category: Intel.Category, addresses: ReadonlyArray<string>, asOf: string) =>
+  Ingestion.Ingest.run(
+    { kind: "address-list", list, source: "TEST", mode: "snapshot", origin: "test", asOf },
+    Ingestion.AddressList.make({ list, category }),
+    Stream.make(new TextEncoder().encode(addresses.join("\n") + "\n"))
+  )
