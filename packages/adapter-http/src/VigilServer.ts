@@ -40,12 +40,18 @@ export interface Options {
 export type Requirements =
   StorageProbe.StorageProbe | ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache
 
-/** The core services over a storage adapter's ports. */
+/** The core services over a storage adapter's ports (with ended quota windows pruned every minute). */
 export const services: Layer.Layer<
   ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache,
   never,
   ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex
-> = Layer.mergeAll(ApiKeys.ApiKeys.layer, Quota.Quota.layer, Screening.Screening.layer, ResultCache.ResultCache.layer())
+> = Layer.mergeAll(
+  ApiKeys.ApiKeys.layer,
+  Quota.Quota.layer,
+  Quota.pruning,
+  Screening.Screening.layer,
+  ResultCache.ResultCache.layer()
+)
 
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>

@@ -74,15 +74,6 @@ export class Quota extends Context.Service<
   static readonly layer: Layer.Layer<Quota, never, QuotaStore> = Layer.effect(Quota)(
     Effect.gen(function* () {
       const store = yield* QuotaStore
-      // Ended windows are never read again; drop them every minute so the store stays small.
-      yield* Effect.forkScoped(
-        Clock.currentTimeMillis.pipe(
-          Effect.flatMap((now) => store.prune(now)),
-          Effect.ignore,
-          Effect.andThen(Effect.sleep("1 minute")),
-          Effect.forever
-        )
-      )
       return Quota.of({
         charge: Effect.fnUntraced(function* (key: ApiKeyRecord, cost: number) {
           const now = yield* Clock.currentTimeMillis
@@ -117,3 +108,18 @@ export class Quota extends Context.Service<
     })
   )
 }
+
+/** Drops ended windows every minute while the layer lives, so the store stays small (they are never read again). */
+export const pruning: Layer.Layer<never, never, QuotaStore> = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const store = yield* QuotaStore
+    yield* Effect.forkScoped(
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => store.prune(now)),
+        Effect.ignore,
+        Effect.andThen(Effect.sleep("1 minute")),
+        Effect.forever
+      )
+    )
+  })
+)
