@@ -4,9 +4,10 @@ import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
+import * as Intel from "./scenarios/Intel.ts"
 import * as Screen from "./scenarios/Screen.ts"
 
-const scenarios: ReadonlyArray<Scenario> = [Health.scenario, Screen.scenario, Ingest.scenario]
+const scenarios: ReadonlyArray<Scenario> = [Health.scenario, Intel.scenario, Screen.scenario, Ingest.scenario]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

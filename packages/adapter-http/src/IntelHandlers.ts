@@ -40,6 +40,7 @@ const intelServices = Effect.gen(function* () {
     flavour: Responses.Flavour,
     address: string,
     chain: Chain.Network | "auto",
+    detected: Chain.Valid,
     includeDetails: boolean
   ) =>
     Effect.gen(function* () {
@@ -47,7 +48,7 @@ const intelServices = Effect.gen(function* () {
       const today = DateTime.formatIsoDateUtc(DateTime.makeUnsafe(started))
       const cached = yield* cache.through(
         `${flavour}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${today}`,
-        screening.screen(address, { chain, includeDetails, asOf: today }),
+        screening.screen(address, { chain, detected, includeDetails, asOf: today }),
         (r) =>
           !r.metadata.is_complete
             ? 0
@@ -93,7 +94,13 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
           if (!detected.valid) return Responses.validation("v3", "address", detected.reason)
           const decision = yield* charge("v3", client, 1)
           if (HttpServerResponse.isHttpServerResponse(decision)) return decision
-          const cached = yield* screen("v3", payload.address, chain, payload.options?.include_details === true)
+          const cached = yield* screen(
+            "v3",
+            payload.address,
+            chain,
+            detected,
+            payload.options?.include_details === true
+          )
           return Responses.json(200, cached.value, {
             ...Responses.rateHeaders(decision),
             ...cacheHeaders(cached, yield* Clock.currentTimeMillis)
@@ -120,7 +127,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
                   error: { code: "invalid_address" as const, message: detected.reason }
                 })
               }
-              return screen("v3", address, chain, includeDetails).pipe(
+              return screen("v3", address, chain, detected, includeDetails).pipe(
                 Effect.map((c) => c.value),
                 Effect.catchTag("InvalidAddress", (e) =>
                   Effect.succeed({ address, error: { code: "invalid_address" as const, message: e.message } })
@@ -179,7 +186,7 @@ export const v2Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v2">, never, Re
         if (!detected.valid) return Responses.validation("v2", "address", detected.reason)
         const decision = yield* charge("v2", client, 1)
         if (HttpServerResponse.isHttpServerResponse(decision)) return decision
-        const cached = yield* screen("v2", query.address, "auto", false)
+        const cached = yield* screen("v2", query.address, "auto", detected, false)
         const now = yield* Clock.currentTimeMillis
         return Responses.json(
           200,

@@ -1,7 +1,17 @@
-/** QuotaStore on SQLite: each charge reads and updates its windows inside one immediate transaction. */
-import { QuotaStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+/**
+ * QuotaStore on SQLite. Charges made in the same turn of the event loop are applied together in one
+ * immediate transaction (group commit): each is still decided all-or-nothing, in arrival order, against
+ * the counts the earlier ones left, and none is answered before the transaction has committed.
+ */
+import { type QuotaStore as Port, QuotaStore, type StoreError } from "@vigil/core"
+import { Effect, Exit, Layer } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
+
+interface Pending {
+  readonly cost: number
+  readonly windows: ReadonlyArray<Port.QuotaWindow>
+  readonly resume: (outcome: Exit.Exit<Port.QuotaCharge, StoreError.StoreError>) => void
+}
 
 /** Builds the store over the shared database, preparing its statements once. */
 const make = Effect.gen(function* () {
@@ -16,20 +26,35 @@ const make = Effect.gen(function* () {
     ),
     prune: db.prepare<[number]>("DELETE FROM quota_windows WHERE window_end <= ?")
   }))
-  const current = (windows: ReadonlyArray<QuotaStore.QuotaWindow>) =>
+  const current = (windows: ReadonlyArray<Port.QuotaWindow>) =>
     windows.map((w) => statements.read.get(w.key, w.start)?.used ?? 0)
+
+  const chargeOne = (cost: number, windows: ReadonlyArray<Port.QuotaWindow>) => {
+    const outcome = QuotaStore.decide(cost, windows, current(windows))
+    if (outcome.granted) {
+      for (const w of windows) {
+        const add = w.cost ?? cost
+        if (add !== 0) statements.add.run(w.key, w.start, w.start + w.millis, add)
+      }
+    }
+    return outcome
+  }
+
+  let pending: Array<Pending> = []
+  const flush = () => {
+    const batch = pending
+    pending = []
+    const exit = Effect.runSyncExit(
+      database.transaction("QuotaStore.charge", () => batch.map((p) => chargeOne(p.cost, p.windows)))
+    )
+    batch.forEach((p, i) => p.resume(Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)))
+  }
 
   return QuotaStore.QuotaStore.of({
     charge: (cost, windows) =>
-      database.transaction("QuotaStore.charge", () => {
-        const outcome = QuotaStore.decide(cost, windows, current(windows))
-        if (outcome.granted) {
-          for (const w of windows) {
-            const add = w.cost ?? cost
-            if (add !== 0) statements.add.run(w.key, w.start, w.start + w.millis, add)
-          }
-        }
-        return outcome
+      Effect.callback<Port.QuotaCharge, StoreError.StoreError>((resume) => {
+        if (pending.length === 0) setImmediate(flush)
+        pending.push({ cost, windows, resume })
       }),
     usage: (windows) => database.use("QuotaStore.usage", () => QuotaStore.decide(0, windows, current(windows)).windows),
     prune: (before) => database.use("QuotaStore.prune", () => statements.prune.run(before).changes)

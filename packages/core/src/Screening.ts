@@ -19,6 +19,8 @@ export interface Options {
   readonly asOf?: string
   /** Add `details`: the raw records and the score breakdown. */
   readonly includeDetails?: boolean
+  /** The detection the caller already made of this address (for `chain`), so the checksum is not verified twice. */
+  readonly detected?: Chain.Valid
 }
 
 /** A signal on the wire: `type`, `weight`, `source`, plus its evidence. */
@@ -117,7 +119,7 @@ export class Screening extends Context.Service<
 
       const screen = Effect.fnUntraced(function* (address: string, options: Options = {}) {
         const started = yield* Clock.currentTimeMillis
-        const detected = Chain.detect(address, options.chain ?? "auto")
+        const detected = options.detected ?? Chain.detect(address, options.chain ?? "auto")
         if (!detected.valid) return yield* new InvalidAddress({ address, message: detected.reason })
         const asOf = options.asOf ?? DateTime.formatIsoDateUtc(DateTime.makeUnsafe(started))
         const found = yield* index.lookup([detected.normalized]).pipe(

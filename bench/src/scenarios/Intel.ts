@@ -1,0 +1,99 @@
+/** The intelligence routes of `vigil serve` under load (auth, quota charge, lookup, scoring) beside a bare node:http server. */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ratiosTo, type Scenario } from "../Harness.ts"
+import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
+
+const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
+const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
+
+/** OFAC-listed (Lazarus Group). */
+const SANCTIONED = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
+const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+
+/** 25 distinct addresses: 5 listed, 20 not. */
+const batch = Array.from(
+  { length: 25 },
+  (_, i) => `0x${(i * 2654435761 + 17).toString(16).padStart(40, "0").slice(-40)}`
+)
+
+const vigil = (args: ReadonlyArray<string>, db: string) =>
+  execFileSync(process.execPath, [vigilBin, ...args, "--db", db], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+
+/** The scenario. */
+export const scenario: Scenario = {
+  name: "http-intel",
+  description:
+    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request, and a clean one, screened every time), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
+  run: async ({ connections, durationSeconds, rounds }) => {
+    const dir = mkdtempSync(join(tmpdir(), "vigil-bench-"))
+    const db = join(dir, "vigil.db")
+    const listFile = join(dir, "list.txt")
+    writeFileSync(listFile, [SANCTIONED, ...batch.slice(0, 5)].join("\n") + "\n")
+    vigil(["ingest", "address-list", listFile, "--list", "bench-sanctions", "--category", "sanctions"], db)
+    const key = JSON.parse(
+      vigil(
+        [
+          "keys",
+          "create",
+          "--name",
+          "Bench",
+          "--qps",
+          "1000000000",
+          "--daily",
+          "1000000000",
+          "--monthly",
+          "1000000000"
+        ],
+        db
+      )
+    ).key as string
+    const server = await startServer([vigilBin, "serve"], { VIGIL_DB: db, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" })
+    const bare = await startServer([bareServer])
+    const post = (body: unknown): Request => ({
+      method: "POST",
+      path: "/api/v3/intel",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    const subjects: ReadonlyArray<[string, string, Request]> = [
+      ["node:http (bare)", bare.url, post({ address: CLEAN })],
+      ["v3 single, sanctioned", server.url, post({ address: SANCTIONED })],
+      ["v3 single, clean", server.url, post({ address: CLEAN })],
+      ["v2 GET", server.url, { path: `/api/v2/intel?address=${CLEAN}`, headers: { "x-api-key": key } }],
+      [
+        "v3 batch of 25",
+        server.url,
+        { ...post({ addresses: batch, options: { batch_size: 10 } }), path: "/api/v3/intel/batch" }
+      ]
+    ]
+    try {
+      const runs = new Map<string, Array<LoadFigures>>(subjects.map(([name]) => [name, []]))
+      for (const [, url, request] of subjects) await load(url, request, { connections, durationSeconds: 5 })
+      for (let round = 0; round < rounds; round++) {
+        for (const [name, url, request] of subjects) {
+          runs.get(name)!.push(await load(url, request, { connections, durationSeconds }))
+        }
+      }
+      const measurements = [...runs].map(([subject, r]) => ({ subject, figures: { ...medianFigures(r) } }))
+      const baseline = "node:http (bare)"
+      const batchFigures = measurements.find((m) => m.subject === "v3 batch of 25")!.figures
+      return {
+        settings: { connections, durationSeconds, rounds, warmupSeconds: 5 },
+        measurements,
+        baseline,
+        ratios: ratiosTo(baseline, measurements),
+        notes: [`v3 batch of 25: ${batchFigures["req/s"]! * 25} addresses/s`]
+      }
+    } finally {
+      await Promise.all([server.stop(), bare.stop()])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
