@@ -1,19 +1,25 @@
 /** Every storage port in process memory, as one layer: for tests, examples and embedding without a database. */
-import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe } from "@vigil/core"
+import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { Layer } from "effect"
 import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
 import * as MemoryStorageProbe from "./MemoryStorageProbe.ts"
+import * as MemoryWebhookStore from "./MemoryWebhookStore.ts"
 
 /** The services this adapter provides. */
 export type Services =
-  ApiKeyStore.ApiKeyStore | IntelIndex.IntelIndex | QuotaStore.QuotaStore | StorageProbe.StorageProbe
+  | ApiKeyStore.ApiKeyStore
+  | IntelIndex.IntelIndex
+  | QuotaStore.QuotaStore
+  | StorageProbe.StorageProbe
+  | WebhookStore.WebhookStore
 
 /** All memory-backed ports; each build starts empty. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryApiKeyStore.layer,
   MemoryIntelIndex.layer,
   MemoryQuotaStore.layer,
-  MemoryStorageProbe.layer
+  MemoryStorageProbe.layer,
+  MemoryWebhookStore.layer
 )

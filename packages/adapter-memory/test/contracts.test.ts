@@ -3,8 +3,10 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
+import * as WebhookStoreContract from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 
 QuotaStoreContract.suite("memory", MemoryAdapter.layer)
 StorageProbeContract.suite("memory", MemoryAdapter.layer, "memory")
 IntelIndexContract.suite("memory", MemoryAdapter.layer)
 ApiKeyStoreContract.suite("memory", MemoryAdapter.layer)
+WebhookStoreContract.suite("memory", MemoryAdapter.layer)

@@ -1,11 +1,12 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
-import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
+import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, StoreError, WebhookStore } from "@vigil/core"
 import { Layer } from "effect"
 import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
 import * as SqliteQuotaStore from "./SqliteQuotaStore.ts"
 import * as SqliteStorageProbe from "./SqliteStorageProbe.ts"
+import * as SqliteWebhookStore from "./SqliteWebhookStore.ts"
 
 /** The services this adapter provides. */
 export type Services =
@@ -13,6 +14,7 @@ export type Services =
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
+  | WebhookStore.WebhookStore
   | SqliteDatabase.SqliteDatabase
 
 /** Opens (creating and migrating if needed) the database file and provides every port over it. */
@@ -21,5 +23,6 @@ export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, St
     SqliteApiKeyStore.layer,
     SqliteIntelIndex.layer,
     SqliteQuotaStore.layer,
-    SqliteStorageProbe.layer
+    SqliteStorageProbe.layer,
+    SqliteWebhookStore.layer
   ).pipe(Layer.provideMerge(SqliteDatabase.layer(options)))

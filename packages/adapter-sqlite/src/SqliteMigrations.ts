@@ -86,6 +86,36 @@ export const migrations: ReadonlyArray<Migration> = [
         revoked_at TEXT
       );
     `
+  },
+  {
+    version: 4,
+    name: "webhooks",
+    sql: `
+      CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        created TEXT NOT NULL,
+        delivery_count INTEGER NOT NULL DEFAULT 0,
+        last_delivery TEXT,
+        disabled_at TEXT
+      );
+      CREATE INDEX webhooks_by_key ON webhooks (key_id);
+      CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        correlation_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
+        last_error TEXT
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, status);
+    `
   }
 ]
 

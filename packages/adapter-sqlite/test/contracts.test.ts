@@ -2,9 +2,11 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
+import * as WebhookStoreContract from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import * as TempDatabase from "./TempDatabase.ts"
 
 QuotaStoreContract.suite("sqlite", TempDatabase.layer)
 StorageProbeContract.suite("sqlite", TempDatabase.layer, "sqlite")
 IntelIndexContract.suite("sqlite", TempDatabase.layer)
 ApiKeyStoreContract.suite("sqlite", TempDatabase.layer)
+WebhookStoreContract.suite("sqlite", TempDatabase.layer)

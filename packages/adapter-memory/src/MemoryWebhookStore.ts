@@ -1,0 +1,98 @@
+/** WebhookStore in process memory: webhooks and deliveries in maps, each method one synchronous step. */
+import { WebhookStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+
+type Webhook = WebhookStore.Webhook
+type Delivery = WebhookStore.Delivery
+
+const make = Effect.sync(() => {
+  const webhooks = new Map<string, Webhook>()
+  const deliveries = new Map<string, Delivery>()
+  const ofKey = (keyId: string) => [...webhooks.values()].filter((w) => w.keyId === keyId)
+
+  return WebhookStore.WebhookStore.of({
+    register: (webhook, max) =>
+      Effect.sync(() => {
+        if (ofKey(webhook.keyId).length >= max) return false
+        webhooks.set(webhook.id, webhook)
+        return true
+      }),
+    list: (keyId) => Effect.sync(() => ofKey(keyId)),
+    remove: (keyId, id) =>
+      Effect.sync(() => {
+        const w = webhooks.get(id)
+        if (w === undefined || w.keyId !== keyId) return false
+        webhooks.delete(id)
+        for (const [k, d] of deliveries) if (d.webhookId === id && d.status === "pending") deliveries.delete(k)
+        return true
+      }),
+    enqueue: (batch) =>
+      Effect.sync(() => {
+        for (const d of batch) deliveries.set(d.id, d)
+      }),
+    claim: (now, limit, perKey, leaseUntil) =>
+      Effect.sync(() => {
+        const due = [...deliveries.values()]
+          .filter((d) => d.status === "pending" && d.nextAttemptAt <= now && webhooks.has(d.webhookId))
+          .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
+        const taken = new Map<string, number>()
+        const out: Array<{ delivery: Delivery; webhook: Webhook }> = []
+        for (const d of due) {
+          if (out.length >= limit) break
+          const n = taken.get(d.keyId) ?? 0
+          if (n >= perKey) continue
+          taken.set(d.keyId, n + 1)
+          const leased = { ...d, attempts: d.attempts + 1, nextAttemptAt: leaseUntil }
+          deliveries.set(d.id, leased)
+          out.push({ delivery: leased, webhook: webhooks.get(d.webhookId)! })
+        }
+        return out
+      }),
+    settle: (id, s) =>
+      Effect.sync(() => {
+        const d = deliveries.get(id)
+        if (d === undefined) return
+        switch (s._tag) {
+          case "Delivered": {
+            deliveries.set(id, { ...d, status: "delivered" })
+            const w = webhooks.get(d.webhookId)
+            if (w) webhooks.set(w.id, { ...w, deliveryCount: w.deliveryCount + 1, lastDelivery: s.at })
+            return
+          }
+          case "Retry":
+            deliveries.set(id, { ...d, nextAttemptAt: s.at, lastError: s.error })
+            return
+          case "Dead":
+            deliveries.set(id, { ...d, status: "dead", lastError: s.error })
+            return
+          case "Gone": {
+            const w = webhooks.get(d.webhookId)
+            if (w) webhooks.set(w.id, { ...w, disabledAt: s.at })
+            for (const [k, other] of deliveries) {
+              if (other.webhookId === d.webhookId && (other.status === "pending" || k === id)) {
+                deliveries.set(k, { ...other, status: "dead", lastError: s.error })
+              }
+            }
+          }
+        }
+      }),
+    stats: (keyId) =>
+      Effect.sync(() =>
+        ofKey(keyId).map((w) => {
+          const mine = [...deliveries.values()].filter((d) => d.webhookId === w.id)
+          return {
+            id: w.id,
+            url: w.url,
+            deliveryCount: w.deliveryCount,
+            ...(w.lastDelivery === undefined ? {} : { lastDelivery: w.lastDelivery }),
+            pending: mine.filter((d) => d.status === "pending").length,
+            failed: mine.filter((d) => d.status === "dead").length,
+            disabled: w.disabledAt !== undefined
+          }
+        })
+      )
+  })
+})
+
+/** A layer with a fresh, empty in-memory WebhookStore. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore> = Layer.effect(WebhookStore.WebhookStore)(make)

@@ -1,0 +1,167 @@
+/** WebhookStore on SQLite: webhooks and their outbox in the same file, every change in one immediate transaction. */
+import { WebhookStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { SqliteDatabase } from "./SqliteDatabase.ts"
+
+interface WebhookRow {
+  readonly id: string
+  readonly key_id: string
+  readonly url: string
+  readonly secret: string
+  readonly created: string
+  readonly delivery_count: number
+  readonly last_delivery: string | null
+  readonly disabled_at: string | null
+}
+
+interface DeliveryRow {
+  readonly id: string
+  readonly webhook_id: string
+  readonly key_id: string
+  readonly correlation_id: string
+  readonly body: string
+  readonly attempts: number
+  readonly next_attempt_at: number
+  readonly status: "pending" | "delivered" | "dead"
+  readonly last_error: string | null
+}
+
+const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
+  id: r.id,
+  keyId: r.key_id,
+  url: r.url,
+  secret: r.secret,
+  created: r.created,
+  deliveryCount: r.delivery_count,
+  ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
+  ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at })
+})
+
+const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
+  id: r.id,
+  webhookId: r.webhook_id,
+  keyId: r.key_id,
+  correlationId: r.correlation_id,
+  body: r.body,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  status: r.status,
+  ...(r.last_error === null ? {} : { lastError: r.last_error })
+})
+
+const make = Effect.gen(function* () {
+  const database = yield* SqliteDatabase
+  const s = yield* database.use("WebhookStore.prepare", (db) => ({
+    count: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE key_id = ?"),
+    insert: db.prepare<[string, string, string, string, string]>(
+      "INSERT INTO webhooks (id, key_id, url, secret, created) VALUES (?, ?, ?, ?, ?)"
+    ),
+    list: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE key_id = ? ORDER BY created, rowid"),
+    get: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE id = ?"),
+    remove: db.prepare<[string, string]>("DELETE FROM webhooks WHERE key_id = ? AND id = ?"),
+    dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
+    enqueue: db.prepare<[string, string, string, string, string, number, number]>(
+      `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`
+    ),
+    due: db.prepare<[number, number, number], DeliveryRow>(
+      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error FROM (
+         SELECT d.*, row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
+         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.disabled_at IS NULL
+       ) WHERE rn <= ? ORDER BY next_attempt_at LIMIT ?`
+    ),
+    lease: db.prepare<[number, string]>(
+      "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
+    ),
+    delivery: db.prepare<[string], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE id = ?"),
+    delivered: db.prepare<[string]>("UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ?"),
+    counted: db.prepare<[string, string]>(
+      "UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ? WHERE id = ?"
+    ),
+    retry: db.prepare<[number, string, string]>(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, last_error = ? WHERE id = ?"
+    ),
+    dead: db.prepare<[string, string]>("UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE id = ?"),
+    disable: db.prepare<[string, string]>("UPDATE webhooks SET disabled_at = ? WHERE id = ?"),
+    deadAll: db.prepare<[string, string]>(
+      "UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE webhook_id = ? AND status = 'pending'"
+    ),
+    stats: db.prepare<[string], WebhookRow & { pending: number; failed: number }>(
+      `SELECT w.*,
+         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
+         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed
+       FROM webhooks w WHERE w.key_id = ? ORDER BY w.created, w.rowid`
+    )
+  }))
+
+  return WebhookStore.WebhookStore.of({
+    register: (w, max) =>
+      database.transaction("WebhookStore.register", () => {
+        if ((s.count.get(w.keyId)?.n ?? 0) >= max) return false
+        s.insert.run(w.id, w.keyId, w.url, w.secret, w.created)
+        return true
+      }),
+    list: (keyId) => database.use("WebhookStore.list", () => s.list.all(keyId).map(toWebhook)),
+    remove: (keyId, id) =>
+      database.transaction("WebhookStore.remove", () => {
+        if (s.remove.run(keyId, id).changes === 0) return false
+        s.dropPending.run(id)
+        return true
+      }),
+    enqueue: (deliveries) =>
+      database.transaction("WebhookStore.enqueue", () => {
+        for (const d of deliveries) {
+          s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt)
+        }
+      }),
+    claim: (now, limit, perKey, leaseUntil) =>
+      database.transaction("WebhookStore.claim", () =>
+        s.due.all(now, perKey, limit).map((row) => {
+          s.lease.run(leaseUntil, row.id)
+          return {
+            delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
+            webhook: toWebhook(s.get.get(row.webhook_id)!)
+          }
+        })
+      ),
+    settle: (id, settlement) =>
+      database.transaction("WebhookStore.settle", () => {
+        const row = s.delivery.get(id)
+        if (row === undefined) return
+        switch (settlement._tag) {
+          case "Delivered":
+            s.delivered.run(id)
+            s.counted.run(settlement.at, row.webhook_id)
+            return
+          case "Retry":
+            s.retry.run(settlement.at, settlement.error, id)
+            return
+          case "Dead":
+            s.dead.run(settlement.error, id)
+            return
+          case "Gone":
+            s.disable.run(settlement.at, row.webhook_id)
+            s.dead.run(settlement.error, id)
+            s.deadAll.run(settlement.error, row.webhook_id)
+        }
+      }),
+    stats: (keyId) =>
+      database.use("WebhookStore.stats", () =>
+        s.stats.all(keyId).map((r) => ({
+          id: r.id,
+          url: r.url,
+          deliveryCount: r.delivery_count,
+          ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
+          pending: r.pending,
+          failed: r.failed,
+          disabled: r.disabled_at !== null
+        }))
+      )
+  })
+})
+
+/** A layer providing WebhookStore over the SqliteDatabase in context. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore, never, SqliteDatabase> = Layer.effect(
+  WebhookStore.WebhookStore
+)(make.pipe(Effect.orDie))

@@ -1,0 +1,89 @@
+/**
+ * Port: registered webhooks and their durable outbox of deliveries, in one store so that accepting a request
+ * and storing its deliveries is one atomic step.
+ */
+import { Context, type Effect } from "effect"
+import type { StoreError } from "./StoreError.ts"
+
+/** A registered webhook. */
+export interface Webhook {
+  /** `wh_<epoch ms>_<9 lowercase alphanumerics>`. */
+  readonly id: string
+  /** The API key (its id) that owns it. */
+  readonly keyId: string
+  readonly url: string
+  /** Standard Webhooks secret (`whsec_<base64>`), shown to the client once, at registration. */
+  readonly secret: string
+  /** ISO 8601 instant of registration. */
+  readonly created: string
+  readonly deliveryCount: number
+  /** ISO 8601 instant of the last successful delivery. */
+  readonly lastDelivery?: string
+  /** ISO 8601 instant the receiver answered 410 Gone; nothing more is sent to it. */
+  readonly disabledAt?: string
+}
+
+/** One delivery of one event to one webhook. */
+export interface Delivery {
+  /** Stable across attempts (the `webhook-id` header), so receivers can deduplicate. */
+  readonly id: string
+  readonly webhookId: string
+  readonly keyId: string
+  readonly correlationId: string
+  /** The JSON body, exactly as it is signed and sent. */
+  readonly body: string
+  /** Attempts made so far. */
+  readonly attempts: number
+  /** Epoch ms of the next attempt (or the end of the current attempt's lease). */
+  readonly nextAttemptAt: number
+  readonly status: "pending" | "delivered" | "dead"
+  readonly lastError?: string
+}
+
+/** How an attempt ended. */
+export type Settlement =
+  | { readonly _tag: "Delivered"; readonly at: string }
+  | { readonly _tag: "Retry"; readonly at: number; readonly error: string }
+  | { readonly _tag: "Dead"; readonly error: string }
+  /** The receiver answered 410: the webhook is disabled and its pending deliveries are dead-lettered. */
+  | { readonly _tag: "Gone"; readonly at: string; readonly error: string }
+
+/** Per-webhook delivery counts. */
+export interface WebhookStats {
+  readonly id: string
+  readonly url: string
+  readonly deliveryCount: number
+  readonly lastDelivery?: string
+  readonly pending: number
+  readonly failed: number
+  readonly disabled: boolean
+}
+
+/** Webhooks and their outbox. */
+export class WebhookStore extends Context.Service<
+  WebhookStore,
+  {
+    /** Stores a webhook unless its key already has `max`; `false` when at the limit (nothing stored). */
+    readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError>
+    /** The key's webhooks, oldest first. */
+    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError>
+    /** Removes the key's webhook (and its undelivered deliveries); `false` when the key has no such webhook. */
+    readonly remove: (keyId: string, id: string) => Effect.Effect<boolean, StoreError>
+    /** Stores deliveries, all or none. */
+    readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<void, StoreError>
+    /**
+     * Leases up to `limit` pending deliveries due at `now` (at most `perKey` of any one key, oldest first) until
+     * `leaseUntil`, counting the attempt; a delivery whose lease runs out (a crash) is due again.
+     */
+    readonly claim: (
+      now: number,
+      limit: number,
+      perKey: number,
+      leaseUntil: number
+    ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError>
+    /** Records how an attempt ended (a delivered one also counts on its webhook). */
+    readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError>
+    /** Delivery counts of the key's webhooks. */
+    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError>
+  }
+>()("@vigil/core/WebhookStore") {}

@@ -1,0 +1,148 @@
+/** The behaviour every WebhookStore adapter must show. Each test gets a fresh store from `layer`. */
+import { assert, describe, it } from "@effect/vitest"
+import { WebhookStore } from "@vigil/core"
+import { Effect, type Layer } from "effect"
+
+const hook = (
+  id: string,
+  keyId = "key-a",
+  created = `2026-01-01T00:00:0${id.length % 10}.000Z`
+): WebhookStore.Webhook => ({
+  id,
+  keyId,
+  url: `https://example.com/${id}`,
+  secret: "whsec_c2VjcmV0",
+  created,
+  deliveryCount: 0
+})
+
+const delivery = (id: string, webhookId: string, keyId = "key-a", nextAttemptAt = 0): WebhookStore.Delivery => ({
+  id,
+  webhookId,
+  keyId,
+  correlationId: `corr-${id}`,
+  body: `{"n":"${id}"}`,
+  attempts: 0,
+  nextAttemptAt,
+  status: "pending"
+})
+
+/** Registers the WebhookStore contract against an adapter's layer (built anew for every test). */
+export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore, unknown>) =>
+  describe(`WebhookStore contract: ${name}`, () => {
+    const test = (title: string, body: (store: WebhookStore.WebhookStore["Service"]) => Effect.Effect<void, unknown>) =>
+      it.effect(title, () =>
+        Effect.gen(function* () {
+          yield* body(yield* WebhookStore.WebhookStore)
+        }).pipe(Effect.provide(layer))
+      )
+
+    test("registers up to the limit per key, and keys apart", (store) =>
+      Effect.gen(function* () {
+        for (const id of ["w1", "w2", "w3"]) assert.isTrue(yield* store.register(hook(id), 3))
+        assert.isFalse(yield* store.register(hook("w4"), 3))
+        assert.isTrue(yield* store.register(hook("w5", "key-b"), 3))
+        assert.deepStrictEqual(
+          (yield* store.list("key-a")).map((w) => w.id),
+          ["w1", "w2", "w3"]
+        )
+        assert.deepStrictEqual(
+          (yield* store.list("key-b")).map((w) => [w.id, w.url, w.secret, w.deliveryCount]),
+          [["w5", "https://example.com/w5", "whsec_c2VjcmV0", 0]]
+        )
+      }))
+
+    test("removes only the owner's webhook, with its undelivered deliveries", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1")])
+        assert.isFalse(yield* store.remove("key-b", "w1"), "another key cannot remove it")
+        assert.isFalse(yield* store.remove("key-a", "nope"))
+        assert.isTrue(yield* store.remove("key-a", "w1"))
+        assert.lengthOf(yield* store.list("key-a"), 0)
+        assert.lengthOf(yield* store.claim(10, 10, 10, 100), 0)
+        assert.isTrue(yield* store.register(hook("w1"), 5), "the slot is free again")
+      }))
+
+    test("leases due deliveries, counts attempts, and hands them out again when a lease runs out", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1", "key-a", 0), delivery("d2", "w1", "key-a", 50)])
+        const first = yield* store.claim(10, 10, 10, 1_000)
+        assert.deepStrictEqual(
+          first.map((c) => [c.delivery.id, c.delivery.attempts, c.delivery.body, c.webhook.id]),
+          [["d1", 1, '{"n":"d1"}', "w1"]]
+        )
+        assert.lengthOf(yield* store.claim(500, 10, 10, 1_500), 1, "d2 is due, d1 is leased")
+        const again = yield* store.claim(1_000, 10, 10, 2_000)
+        assert.deepStrictEqual(
+          again.map((c) => [c.delivery.id, c.delivery.attempts]),
+          [["d1", 2]],
+          "d1's lease ran out (a crash), so it is due again"
+        )
+      }))
+
+    test("limits each key's share of a claim so one key cannot starve another", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("wa", "key-a"), 5)
+        yield* store.register(hook("wb", "key-b"), 5)
+        yield* store.enqueue([
+          ...Array.from({ length: 6 }, (_, i) => delivery(`a${i}`, "wa", "key-a", i)),
+          delivery("b0", "wb", "key-b", 10)
+        ])
+        const claimed = yield* store.claim(100, 4, 2, 1_000)
+        assert.deepStrictEqual(claimed.map((c) => c.delivery.id).sort(), ["a0", "a1", "b0"])
+      }))
+
+    test("settles: delivered counts on the webhook, retry waits, dead is kept and counted as failed", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
+        yield* store.claim(0, 10, 10, 100)
+        yield* store.settle("d1", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* store.settle("d2", { _tag: "Retry", at: 5_000, error: "HTTP 503" })
+        yield* store.settle("d3", { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
+        const [w] = yield* store.list("key-a")
+        assert.deepStrictEqual([w?.deliveryCount, w?.lastDelivery], [1, "2026-01-01T00:00:05.000Z"])
+        assert.lengthOf(yield* store.claim(4_999, 10, 10, 6_000), 0)
+        assert.deepStrictEqual(
+          (yield* store.claim(5_000, 10, 10, 6_000)).map((c) => [
+            c.delivery.id,
+            c.delivery.attempts,
+            c.delivery.lastError
+          ]),
+          [["d2", 2, "HTTP 503"]]
+        )
+        const [stats] = yield* store.stats("key-a")
+        assert.deepStrictEqual(stats, {
+          id: "w1",
+          url: "https://example.com/w1",
+          deliveryCount: 1,
+          lastDelivery: "2026-01-01T00:00:05.000Z",
+          pending: 1,
+          failed: 1,
+          disabled: false
+        })
+      }))
+
+    test("a 410 disables the webhook and dead-letters what it still had pending", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.register(hook("w2"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1", "key-a", 1_000), delivery("d3", "w2")])
+        yield* store.claim(0, 1, 10, 100)
+        yield* store.settle("d1", { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
+        const stats = yield* store.stats("key-a")
+        assert.deepStrictEqual(
+          stats.map((s) => [s.id, s.disabled, s.pending, s.failed]),
+          [
+            ["w1", true, 0, 2],
+            ["w2", false, 1, 0]
+          ]
+        )
+        assert.deepStrictEqual(
+          (yield* store.claim(5_000, 10, 10, 6_000)).map((c) => c.delivery.id),
+          ["d3"]
+        )
+      }))
+  })
