@@ -92,7 +92,7 @@ describe("fuzzing the routes", () => {
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(request, async (r) => {
-              const [method, path] = r.route
+              const [method, path] = r.route as readonly [string, string]
               const headers: Record<string, string> = {}
               if (r.authorization !== null) headers["authorization"] = r.authorization
               if (r.apiKey !== null) headers["x-api-key"] = r.apiKey

@@ -96,7 +96,7 @@ describe("vigil keys", () => {
     const running = await serve(cwd, { VIGIL_DB: "v.db" })
     const v2 = async (address: string) => {
       const response = await fetch(`${running.url}/api/v2/intel?address=${address}`, { headers: { "x-api-key": key } })
-      return { cache: response.headers.get("x-cache"), body: await response.json() }
+      return { cache: response.headers.get("x-cache"), body: (await response.json()) as any }
     }
     assert.strictEqual((await v2(CLEAN)).body.data.risk_assessment.risk_level, "clean")
     assert.strictEqual((await v2(CLEAN)).cache, "HIT")
@@ -105,6 +105,6 @@ describe("vigil keys", () => {
     assert.strictEqual(after.cache, "MISS")
     assert.strictEqual(after.body.data.risk_assessment.risk_level, "critical")
     const status = await fetch(`${running.url}/api/v2/status`, { headers: { authorization: `Bearer ${key}` } })
-    assert.strictEqual((await status.json()).usage.dailyUsed, 3)
+    assert.strictEqual(((await status.json()) as any).usage.dailyUsed, 3)
   })
 })
