@@ -1,0 +1,116 @@
+/**
+ * The delivery loop: leases due deliveries from the outbox, signs and sends each on its own fiber (a slow
+ * receiver holds one slot, never the loop or the API), and settles it: 2xx delivered, 410 disables the
+ * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
+ */
+import { Clock, DateTime, Effect, FiberSet, Layer, Random } from "effect"
+import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./ports/WebhookStore.ts"
+import { type TransportError, WebhookTransport } from "./ports/WebhookTransport.ts"
+import { version } from "./Version.ts"
+import * as WebhookSigning from "./WebhookSigning.ts"
+
+/** Knobs of delivery. */
+export interface Settings {
+  /** Per-attempt timeout. */
+  readonly timeoutMillis: number
+  /** Attempts after the first before dead-lettering. */
+  readonly retries: number
+  /** Delay before the first retry; doubles each time, with jitter. */
+  readonly backoffMillis: number
+  readonly maxBackoffMillis: number
+  /** Deliveries in flight at once, and at most this many of one key. */
+  readonly concurrency: number
+  readonly perKey: number
+  /** How often the outbox is polled for due deliveries. */
+  readonly pollMillis: number
+}
+
+export const defaultSettings: Settings = {
+  timeoutMillis: 10_000,
+  retries: 3,
+  backoffMillis: 1_000,
+  maxBackoffMillis: 3_600_000,
+  concurrency: 16,
+  perKey: 4,
+  pollMillis: 250
+}
+
+/** The wait before retry number `attempt` (1-based): `base·2^(attempt−1)`, capped, times a jitter in [0.5, 1). */
+export const backoff = (settings: Settings, attempt: number, random01: number): number =>
+  Math.round(Math.min(settings.maxBackoffMillis, settings.backoffMillis * 2 ** (attempt - 1)) * (0.5 + random01 / 2))
+
+/** How an attempt's outcome settles the delivery. */
+export const settlement = (
+  settings: Settings,
+  delivery: Delivery,
+  outcome: { readonly status: number } | TransportError,
+  now: number,
+  random01: number
+): Settlement => {
+  if ("status" in outcome && outcome.status >= 200 && outcome.status < 300) {
+    return { _tag: "Delivered", at: DateTime.formatIso(DateTime.makeUnsafe(now)) }
+  }
+  const error = "status" in outcome ? `HTTP ${outcome.status}` : `${outcome.reason}: ${outcome.message}`
+  if ("status" in outcome && outcome.status === 410) {
+    return { _tag: "Gone", at: DateTime.formatIso(DateTime.makeUnsafe(now)), error }
+  }
+  if (delivery.attempts > settings.retries)
+    return { _tag: "Dead", error: `${error} (after ${delivery.attempts} attempts)` }
+  return { _tag: "Retry", at: now + backoff(settings, delivery.attempts, random01), error }
+}
+
+/** Signs and sends one leased delivery, then settles it. */
+export const attempt = Effect.fnUntraced(function* (
+  settings: Settings,
+  claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
+) {
+  const store = yield* WebhookStore
+  const transport = yield* WebhookTransport
+  const { delivery, webhook } = claimed
+  const sentAt = yield* Clock.currentTimeMillis
+  const outcome = yield* transport
+    .send({
+      url: webhook.url,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": `Vigil-Webhooks/${version}`,
+        ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
+      },
+      body: delivery.body,
+      timeoutMillis: settings.timeoutMillis
+    })
+    .pipe(Effect.catchTag("TransportError", Effect.succeed))
+  const now = yield* Clock.currentTimeMillis
+  const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
+  yield* store.settle(delivery.id, settled)
+  if (settled._tag !== "Delivered") {
+    yield* Effect.logWarning(`webhook delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
+  }
+})
+
+/** Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire). */
+export const layer = (
+  settings: Settings = defaultSettings
+): Layer.Layer<never, never, WebhookStore | WebhookTransport> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const store = yield* WebhookStore
+      const inFlight = yield* FiberSet.make<void, never>()
+      const lease = settings.timeoutMillis + 30_000
+      const cycle = Effect.gen(function* () {
+        const free = settings.concurrency - (yield* FiberSet.size(inFlight))
+        if (free <= 0) return
+        const now = yield* Clock.currentTimeMillis
+        const claimed = yield* store.claim(now, free, settings.perKey, now + lease)
+        for (const c of claimed) {
+          yield* FiberSet.run(
+            inFlight,
+            attempt(settings, c).pipe(
+              Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause))
+            )
+          )
+        }
+      }).pipe(Effect.catchCause((cause) => Effect.logError("webhook outbox unavailable", cause)))
+      yield* Effect.forkScoped(Effect.forever(Effect.andThen(cycle, Effect.sleep(settings.pollMillis))))
+    })
+  )

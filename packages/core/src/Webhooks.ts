@@ -1,0 +1,178 @@
+/**
+ * Webhook registration (at most 5 per key, HTTPS only, public addresses only) and the fan-out of one
+ * asynchronous intelligence result into durable, signed deliveries, one per active webhook of the key.
+ */
+import { randomBytes } from "@noble/hashes/utils.js"
+import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
+import * as NetworkGuard from "./NetworkGuard.ts"
+import { HostResolver } from "./ports/HostResolver.ts"
+import type { StoreError } from "./ports/StoreError.ts"
+import { type Webhook, WebhookStore, type WebhookStats } from "./ports/WebhookStore.ts"
+import type * as V2 from "./V2.ts"
+import * as WebhookSigning from "./WebhookSigning.ts"
+
+/** The URL is not an HTTPS URL of a public host. `reason` says which rule it broke. */
+export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()("InvalidWebhookUrl", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return "Invalid webhook URL provided"
+  }
+}
+
+/** The key already has the most webhooks allowed. */
+export class WebhookLimitReached extends Schema.TaggedError<WebhookLimitReached>()("WebhookLimitReached", {
+  max: Schema.Int
+}) {
+  override get message() {
+    return `Maximum ${this.max} webhooks allowed per client`
+  }
+}
+
+/** No webhook with this id belongs to the key (whether or not another key has one). */
+export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", {
+  id: Schema.String
+}) {
+  override get message() {
+    return "Webhook not found"
+  }
+}
+
+/** An asynchronous request for a key with no active webhook: there is nowhere to deliver. */
+export class NoWebhooks extends Schema.TaggedError<NoWebhooks>()("NoWebhooks", {}) {
+  override get message() {
+    return "No active webhooks registered for this client"
+  }
+}
+
+/** Policy of registration. */
+export interface Settings {
+  /** Webhooks per key (spec: 5). */
+  readonly maxPerKey: number
+  /** Hosts exempt from the public-address rule (HTTPS is still required); empty by default. */
+  readonly allowHosts: ReadonlyArray<string>
+}
+
+export const defaultSettings: Settings = { maxPerKey: 5, allowHosts: [] }
+
+const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+/** `n` random lowercase alphanumerics. */
+const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
+
+/** Checks the addresses `host` stands for now; the transport checks again at every delivery. */
+export const guardHost = Effect.fnUntraced(function* (allowHosts: ReadonlyArray<string>, host: string) {
+  if (NetworkGuard.allowed(allowHosts, host)) return
+  const resolver = yield* HostResolver
+  const addresses = yield* resolver
+    .resolve(host)
+    .pipe(Effect.mapError((e) => new InvalidWebhookUrl({ reason: `cannot resolve ${host}: ${e.message}` })))
+  for (const ip of addresses) {
+    const why = NetworkGuard.forbiddenAddress(ip)
+    if (why !== undefined) return yield* new InvalidWebhookUrl({ reason: `${host} resolves to ${ip}, ${why}` })
+  }
+})
+
+/** A webhook as registration returns it: the only time its secret is shown. */
+export type Registered = Pick<Webhook, "id" | "url" | "created" | "secret">
+
+/** Manages a key's webhooks and queues deliveries. */
+export class Webhooks extends Context.Service<
+  Webhooks,
+  {
+    readonly register: (
+      keyId: string,
+      url: string
+    ) => Effect.Effect<Registered, InvalidWebhookUrl | WebhookLimitReached | StoreError>
+    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError>
+    readonly remove: (keyId: string, id: string) => Effect.Effect<void, WebhookNotFound | StoreError>
+    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError>
+    /**
+     * Stores one signed-on-send delivery of `data` (the v2 result) per active webhook of the key, all or none,
+     * and returns how many; the request may be acknowledged once this succeeds.
+     */
+    readonly enqueue: (
+      keyId: string,
+      correlationId: string,
+      data: V2.Data,
+      processingMillis: number
+    ) => Effect.Effect<number, NoWebhooks | StoreError>
+  }
+>()("@vigil/core/Webhooks") {
+  static readonly layer = (
+    settings: Settings = defaultSettings
+  ): Layer.Layer<Webhooks, never, WebhookStore | HostResolver> =>
+    Layer.effect(Webhooks)(
+      Effect.gen(function* () {
+        const store = yield* WebhookStore
+        const resolver = yield* HostResolver
+        const nowIso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
+
+        const register = Effect.fn("Webhooks.register")(function* (keyId: string, url: string) {
+          const checked = NetworkGuard.checkUrl(url)
+          if ("reason" in checked) return yield* new InvalidWebhookUrl({ reason: checked.reason })
+          yield* guardHost(settings.allowHosts, checked.host).pipe(Effect.provideService(HostResolver, resolver))
+          const now = yield* Clock.currentTimeMillis
+          const webhook: Webhook = {
+            id: `wh_${now}_${randomSuffix(9)}`,
+            keyId,
+            url: checked.url,
+            secret: WebhookSigning.newSecret(),
+            created: nowIso(now),
+            deliveryCount: 0
+          }
+          if (!(yield* store.register(webhook, settings.maxPerKey))) {
+            return yield* new WebhookLimitReached({ max: settings.maxPerKey })
+          }
+          return { id: webhook.id, url: webhook.url, created: webhook.created, secret: webhook.secret }
+        })
+
+        const enqueue = Effect.fn("Webhooks.enqueue")(function* (
+          keyId: string,
+          correlationId: string,
+          data: V2.Data,
+          processingMillis: number
+        ) {
+          const active = (yield* store.list(keyId)).filter((w) => w.disabledAt === undefined)
+          if (active.length === 0) return yield* new NoWebhooks()
+          const now = yield* Clock.currentTimeMillis
+          const timestamp = nowIso(now)
+          const deliveries = active.map((w) => ({
+            id: `msg_${now.toString(36)}${randomSuffix(16)}`,
+            webhookId: w.id,
+            keyId,
+            correlationId,
+            body: JSON.stringify({
+              timestamp,
+              correlation_id: correlationId,
+              webhook_id: w.id,
+              data: {
+                success: true,
+                data,
+                message: "Address intelligence processed successfully",
+                timestamp,
+                processing_time_ms: processingMillis,
+                webhook_delivery: true
+              }
+            }),
+            attempts: 0,
+            nextAttemptAt: now,
+            status: "pending" as const
+          }))
+          yield* store.enqueue(deliveries)
+          return deliveries.length
+        })
+
+        return Webhooks.of({
+          register,
+          list: store.list,
+          remove: (keyId, id) =>
+            Effect.flatMap(store.remove(keyId, id), (removed) =>
+              removed ? Effect.void : Effect.fail(new WebhookNotFound({ id }))
+            ),
+          stats: store.stats,
+          enqueue
+        })
+      })
+    )
+}
