@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 export const makeVigilHandler = () =>
   HttpRouter.toWebHandler(
     VigilServer.routes().pipe(
-      Layer.provide(VigilServer.services),
+      Layer.provide(VigilServer.services()),
       Layer.provide([MemoryAdapter.layer, HttpServer.layerServices])
     ),
     { disableLogger: true }

@@ -119,6 +119,63 @@ export class V2Group extends HttpApiGroup.make("v2")
   .middleware(ApiKeyAuth)
   .annotateMerge(OpenApi.annotations({ title: "v2 intelligence" })) {}
 
+/** v2 webhooks and asynchronous intelligence (spec §4.5, §4.6). */
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("register", "/api/v2/webhooks", {
+      payload: S.WebhookRequest,
+      success: S.WebhookRegistered.pipe(HttpApiSchema.status(201)),
+      error: [S.InvalidWebhookUrl, S.WebhookConflict, S.ValidationError, S.ServiceUnavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Register a webhook",
+        description:
+          "At most 5 per key; HTTPS only, and the host must resolve to public addresses (checked again at every delivery). The answer carries the signing secret, once."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/api/v2/webhooks", {
+      success: S.WebhookList,
+      error: S.ServiceUnavailable
+    }).annotateMerge(OpenApi.annotations({ summary: "List the key's webhooks" }))
+  )
+  .add(
+    HttpApiEndpoint.get("stats", "/api/v2/webhooks/stats", {
+      success: S.WebhookStats,
+      error: S.ServiceUnavailable
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Delivery statistics",
+        description: "Delivered, pending and dead-lettered (failed) deliveries per webhook."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.delete("remove", "/api/v2/webhooks/:webhookId", {
+      params: { webhookId: Schema.String },
+      success: S.WebhookDeleted,
+      error: [S.WebhookNotFound, S.ServiceUnavailable]
+    }).annotateMerge(
+      OpenApi.annotations({ summary: "Delete a webhook", description: "Its undelivered deliveries are dropped." })
+    )
+  )
+  .add(
+    HttpApiEndpoint.post("intel", "/api/v2/intel/webhook", {
+      payload: S.AsyncIntelRequest,
+      success: S.AsyncAccepted.pipe(HttpApiSchema.status(202)),
+      error: [S.ValidationError, S.WebhookConflict, S.TooManyRequests, S.ServiceUnavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Screen one address asynchronously",
+        description:
+          "Answers 202 once one delivery per active webhook is stored; each is signed (Standard Webhooks) and delivered at least once with retries. Costs 1 address."
+      })
+    )
+  )
+  .middleware(ApiKeyAuth)
+  .annotateMerge(OpenApi.annotations({ title: "v2 webhooks" })) {}
+
 /** v2 status (spec §4.4): reads the key itself, so an invalid or expired key still gets an answer. */
 export class StatusGroup extends HttpApiGroup.make("status").add(
   HttpApiEndpoint.get("status", "/api/v2/status", {
@@ -139,6 +196,7 @@ export class VigilApi extends HttpApi.make("vigil")
   .add(V3Group)
   .add(V2Group)
   .add(StatusGroup)
+  .add(WebhooksGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Vigil",

@@ -264,3 +264,105 @@ export const ServiceUnavailable = errorBody("Service Unavailable", 503, "Service
   message: "storage unavailable: database is locked",
   details: { reason: "Busy" }
 })
+
+/** Body of `POST /api/v2/webhooks`. */
+export const WebhookRequest = Schema.Struct({
+  url: Schema.String.annotate({
+    description: "HTTPS URL of a public host",
+    examples: ["https://hooks.example.com/vigil"]
+  })
+}).annotate({ identifier: "WebhookRequest" })
+
+const WebhookId = Schema.String.annotate({
+  description: "wh_<epoch ms>_<9 lowercase alphanumerics>",
+  examples: ["wh_1640995200000_abc123def"]
+})
+
+/** `POST /api/v2/webhooks` (201): the only answer that shows the signing secret. */
+export const WebhookRegistered = Schema.Struct({
+  success: Schema.Literal(true),
+  webhook: Schema.Struct({
+    id: WebhookId,
+    url: Schema.String,
+    created: Timestamp,
+    secret: Schema.String.annotate({
+      description: "Standard Webhooks secret (whsec_…) that signs every delivery; shown only here"
+    })
+  }),
+  message: Schema.String,
+  timestamp: Timestamp
+}).annotate({ identifier: "WebhookRegistered" })
+
+/** `GET /api/v2/webhooks`. */
+export const WebhookList = Schema.Struct({
+  success: Schema.Literal(true),
+  webhooks: Schema.Array(
+    Schema.Struct({
+      id: WebhookId,
+      url: Schema.String,
+      created: Timestamp,
+      deliveryCount: Schema.Int,
+      lastDelivery: Schema.NullOr(Timestamp),
+      disabled: Schema.Boolean
+    })
+  ),
+  count: Schema.Int,
+  timestamp: Timestamp
+}).annotate({ identifier: "WebhookList" })
+
+/** `DELETE /api/v2/webhooks/:webhookId`. */
+export const WebhookDeleted = Schema.Struct({
+  success: Schema.Literal(true),
+  message: Schema.String,
+  timestamp: Timestamp
+}).annotate({ identifier: "WebhookDeleted" })
+
+/** `GET /api/v2/webhooks/stats`. */
+export const WebhookStats = Schema.Struct({
+  success: Schema.Literal(true),
+  stats: Schema.Struct({
+    total: Schema.Int,
+    totalDeliveries: Schema.Int,
+    webhooks: Schema.Array(
+      Schema.Struct({
+        id: WebhookId,
+        url: Schema.String,
+        deliveryCount: Schema.Int,
+        lastDelivery: Schema.NullOr(Timestamp),
+        pending: Schema.Int,
+        failed: Schema.Int,
+        disabled: Schema.Boolean
+      })
+    )
+  }),
+  timestamp: Timestamp
+}).annotate({ identifier: "WebhookStats" })
+
+/** Body of `POST /api/v2/intel/webhook`. */
+export const AsyncIntelRequest = Schema.Struct({ address: Address }).annotate({ identifier: "AsyncIntelRequest" })
+
+/** `POST /api/v2/intel/webhook` (202): the deliveries are stored; results follow on the webhooks. */
+export const AsyncAccepted = Schema.Struct({
+  success: Schema.Literal(true),
+  message: Schema.String,
+  correlation_id: Schema.String,
+  timestamp: Timestamp
+}).annotate({ identifier: "AsyncAccepted" })
+
+const webhookError = (status: number, identifier: string, text: string) =>
+  Schema.Struct({
+    success: Schema.Literal(false),
+    error: Schema.String,
+    details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+    timestamp: Timestamp
+  }).pipe(
+    HttpApiSchema.status(status),
+    Schema.annotate({ identifier, examples: [{ success: false, error: text, timestamp: "2026-11-22T10:00:01.000Z" }] })
+  )
+
+/** 400: the URL is not an HTTPS URL of a public host (`details.reason` says which rule). */
+export const InvalidWebhookUrl = webhookError(400, "InvalidWebhookUrl", "Invalid webhook URL provided")
+/** 404: no such webhook for this key. */
+export const WebhookNotFound = webhookError(404, "WebhookNotFound", "Webhook not found")
+/** 409: the key has 5 webhooks already, or (async intel) none to deliver to. */
+export const WebhookConflict = webhookError(409, "WebhookConflict", "Maximum 5 webhooks allowed per client")

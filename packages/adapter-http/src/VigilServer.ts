@@ -11,7 +11,10 @@ import {
   ResultCache,
   Screening,
   type StorageProbe,
-  Version
+  Version,
+  WebhookDispatcher,
+  Webhooks,
+  type WebhookStore
 } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -20,8 +23,11 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
 import * as Edge from "./Edge.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
+import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
+import * as NodeHostResolver from "./NodeHostResolver.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
+import * as WebhookHandlers from "./WebhookHandlers.ts"
 
 /** The default cap on request bodies: far above a 25-address batch (about 3 KB), far below harm. */
 export const defaultMaxBodyBytes = 65_536
@@ -38,20 +44,52 @@ export interface Options {
 
 /** The services the server's handlers need (see {@link services} to build them from storage ports). */
 export type Requirements =
-  StorageProbe.StorageProbe | ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache
+  | StorageProbe.StorageProbe
+  | ApiKeys.ApiKeys
+  | Quota.Quota
+  | Screening.Screening
+  | ResultCache.ResultCache
+  | Webhooks.Webhooks
 
-/** The core services over a storage adapter's ports (with ended quota windows pruned every minute). */
-export const services: Layer.Layer<
-  ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache,
+/** How webhooks are registered and delivered. */
+export interface WebhookOptions {
+  /** Hosts exempt from the public-address rule (HTTPS stays required). Default none. */
+  readonly allowHosts?: ReadonlyArray<string>
+  /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
+  readonly ca?: string
+  /** Delivery knobs (timeout, retries, backoff…); defaults in `WebhookDispatcher.defaultSettings`. */
+  readonly delivery?: Partial<WebhookDispatcher.Settings>
+}
+
+/**
+ * The core services over a storage adapter's ports, with the background work of a server: ended quota
+ * windows are pruned every minute, and the webhook outbox is delivered for as long as the layer lives.
+ */
+export const services = (
+  options: { readonly webhooks?: WebhookOptions } = {}
+): Layer.Layer<
+  ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache | Webhooks.Webhooks,
   never,
-  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex
-> = Layer.mergeAll(
-  ApiKeys.ApiKeys.layer,
-  Quota.Quota.layer,
-  Quota.pruning,
-  Screening.Screening.layer,
-  ResultCache.ResultCache.layer()
-)
+  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex | WebhookStore.WebhookStore
+> => {
+  const allowHosts = options.webhooks?.allowHosts ?? []
+  return Layer.mergeAll(
+    ApiKeys.ApiKeys.layer,
+    Quota.Quota.layer,
+    Quota.pruning,
+    Screening.Screening.layer,
+    ResultCache.ResultCache.layer(),
+    Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts }).pipe(Layer.provide(NodeHostResolver.layer)),
+    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...options.webhooks?.delivery }).pipe(
+      Layer.provide(
+        HttpsWebhookTransport.layer({
+          allowHosts,
+          ...(options.webhooks?.ca === undefined ? {} : { ca: options.webhooks.ca })
+        })
+      )
+    )
+  )
+}
 
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>
@@ -62,7 +100,13 @@ export const routes = (
 ): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
   Layer.mergeAll(
     HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(
-      Layer.provide([SystemHandlers.layer, IntelHandlers.v3Layer, IntelHandlers.v2Layer, IntelHandlers.statusLayer])
+      Layer.provide([
+        SystemHandlers.layer,
+        IntelHandlers.v3Layer,
+        IntelHandlers.v2Layer,
+        IntelHandlers.statusLayer,
+        WebhookHandlers.layer
+      ])
     ),
     HttpApiScalar.layer(VigilApi, { path: "/docs" }),
     Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)

@@ -1,5 +1,7 @@
 /** The reference HTTP server of Vigil (Effect HttpApi on Node). */
 export * as Api from "./Api.ts"
+export * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
+export * as NodeHostResolver from "./NodeHostResolver.ts"
 export * as Schemas from "./Schemas.ts"
 export * as SystemHandlers from "./SystemHandlers.ts"
 export * as VigilServer from "./VigilServer.ts"

@@ -9,15 +9,23 @@ import { Effect, Layer, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
 /** The server, the core services and the SQLite adapter on a fresh database file, all gone with the scope. */
-export const layer = (options: { readonly maxBodyBytes?: number } = {}) =>
+export const layer = (
+  options: { readonly maxBodyBytes?: number; readonly webhooks?: VigilServer.WebhookOptions } = {}
+) =>
   Layer.unwrap(
     Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "vigil-http-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     ).pipe(
       Effect.map((dir) =>
-        VigilServer.layer({ host: "127.0.0.1", port: 0, ...options }).pipe(
-          Layer.provideMerge(VigilServer.services),
+        VigilServer.layer({
+          host: "127.0.0.1",
+          port: 0,
+          ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
+        }).pipe(
+          Layer.provideMerge(
+            VigilServer.services(options.webhooks === undefined ? {} : { webhooks: options.webhooks })
+          ),
           Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
         )
       )

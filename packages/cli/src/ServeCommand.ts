@@ -1,7 +1,8 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { Config, Effect, Layer, Predicate, Schema } from "effect"
+import { readFileSync } from "node:fs"
+import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 
@@ -38,15 +39,56 @@ const maxBodyBytes = Flag.Int("max-body-bytes").pipe(
   )
 )
 
+const Millis = (min: number, max: number) => Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max }))
+
+/** Webhook settings, from the environment only (see the README's configuration table). */
+const webhookConfig = Config.all({
+  allowHosts: Config.String("VIGIL_WEBHOOK_ALLOW_HOSTS").pipe(
+    Config.withDefault(""),
+    Config.map((list) =>
+      list
+        .split(",")
+        .map((h) => h.trim())
+        .filter((h) => h !== "")
+    )
+  ),
+  caFile: Config.String("VIGIL_WEBHOOK_CA_FILE").pipe(Config.option),
+  timeoutMillis: Config.schema(Millis(100, 120_000), "VIGIL_WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
+  retries: Config.schema(Millis(0, 20), "VIGIL_WEBHOOK_RETRIES").pipe(Config.withDefault(3)),
+  backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000))
+})
+
+const loadWebhookOptions = Effect.gen(function* () {
+  const config = yield* webhookConfig
+  const ca = yield* Option.match(config.caFile, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (file) =>
+      Effect.try({
+        try: () => readFileSync(file, "utf8"),
+        catch: (cause) =>
+          new CommandFailed({
+            message: `cannot read VIGIL_WEBHOOK_CA_FILE ${file}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
+          })
+      })
+  })
+  return {
+    allowHosts: config.allowHosts,
+    ...(ca === undefined ? {} : { ca }),
+    delivery: { timeoutMillis: config.timeoutMillis, retries: config.retries, backoffMillis: config.backoffMillis }
+  } satisfies VigilServer.WebhookOptions
+})
+
 /** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
 export const command = Command.make(
   "serve",
   { db: databaseFlag, host, port, maxBodyBytes },
   ({ db, host, port, maxBodyBytes }) =>
-    Layer.launch(
-      VigilServer.layer({ host, port, maxBodyBytes, detail: `storage: sqlite ${db}` }).pipe(
-        Layer.provide(VigilServer.services),
-        Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
+    Effect.flatMap(loadWebhookOptions, (webhooks) =>
+      Layer.launch(
+        VigilServer.layer({ host, port, maxBodyBytes, detail: `storage: sqlite ${db}` }).pipe(
+          Layer.provide(VigilServer.services({ webhooks })),
+          Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
+        )
       )
     ).pipe(
       Effect.catchTags({

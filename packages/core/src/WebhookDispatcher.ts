@@ -96,7 +96,7 @@ export const layer = (
     Effect.gen(function* () {
       const store = yield* WebhookStore
       const inFlight = yield* FiberSet.make<void, never>()
-      const lease = settings.timeoutMillis + 30_000
+      const lease = settings.timeoutMillis + 2_000
       const cycle = Effect.gen(function* () {
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
         if (free <= 0) return

@@ -1,0 +1,118 @@
+/**
+ * WebhookTransport on node:https. The SSRF guard runs inside the socket's own name lookup, so the address
+ * checked is the address connected to (no window for DNS to change in between); redirects are not followed.
+ */
+import { lookup as dnsLookup, type LookupAddress } from "node:dns"
+import { Agent, request } from "node:https"
+import { isIP } from "node:net"
+import { rootCertificates } from "node:tls"
+import { NetworkGuard, WebhookTransport } from "@vigil/core"
+import { Effect, Layer } from "effect"
+
+/** Transport options. */
+export interface Options {
+  /** Hosts exempt from the public-address rule (tests, private deployments). */
+  readonly allowHosts: ReadonlyArray<string>
+  /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
+  readonly ca?: string
+}
+
+class Blocked extends Error {
+  readonly code = "VIGIL_BLOCKED"
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | Array<LookupAddress>,
+  family?: number
+) => void
+
+const guardedLookup =
+  (allowHosts: ReadonlyArray<string>) =>
+  (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
+      if (err) return callback(err, [])
+      if (!NetworkGuard.allowed(allowHosts, hostname)) {
+        for (const a of addresses) {
+          const why = NetworkGuard.forbiddenAddress(a.address)
+          if (why !== undefined) return callback(new Blocked(`${hostname} resolves to ${a.address}, ${why}`), [])
+        }
+      }
+      if (options.all) return callback(null, addresses)
+      const first = addresses[0]
+      return first === undefined
+        ? callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), [])
+        : callback(null, first.address, first.family)
+    })
+  }
+
+const tlsCodes = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_CERT)/
+
+/** The transport layer. */
+export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTransport> =>
+  Layer.effect(WebhookTransport.WebhookTransport)(
+    Effect.acquireRelease(
+      Effect.sync(
+        () =>
+          new Agent({
+            keepAlive: true,
+            maxSockets: 8,
+            ...(options.ca === undefined ? {} : { ca: [...rootCertificates, options.ca] })
+          })
+      ),
+      (agent) => Effect.sync(() => agent.destroy())
+    ).pipe(
+      Effect.map((agent) => {
+        const lookup = guardedLookup(options.allowHosts)
+        return WebhookTransport.WebhookTransport.of({
+          send: (outbound) =>
+            Effect.callback<{ readonly status: number }, WebhookTransport.TransportError>((resume) => {
+              const fail = (reason: WebhookTransport.TransportError["reason"], message: string) =>
+                resume(Effect.fail(new WebhookTransport.TransportError({ reason, message })))
+              const checked = NetworkGuard.checkUrl(outbound.url)
+              if ("reason" in checked) return void fail("Blocked", checked.reason)
+              if (isIP(checked.host) !== 0 && !NetworkGuard.allowed(options.allowHosts, checked.host)) {
+                const why = NetworkGuard.forbiddenAddress(checked.host)
+                if (why !== undefined) return void fail("Blocked", `${checked.host} is ${why}`)
+              }
+              let settled = false
+              const req = request(checked.url, {
+                method: "POST",
+                agent,
+                lookup: lookup as never,
+                headers: { ...outbound.headers, "content-length": Buffer.byteLength(outbound.body) }
+              })
+              const timer = setTimeout(() => {
+                settled = true
+                req.destroy()
+                fail("Timeout", `no answer within ${outbound.timeoutMillis} ms`)
+              }, outbound.timeoutMillis)
+              req.on("response", (res) => {
+                res.resume()
+                res.on("end", () => {
+                  if (settled) return
+                  settled = true
+                  clearTimeout(timer)
+                  resume(Effect.succeed({ status: res.statusCode ?? 0 }))
+                })
+                res.on("error", () => undefined)
+              })
+              req.on("error", (error: NodeJS.ErrnoException) => {
+                if (settled) return
+                settled = true
+                clearTimeout(timer)
+                if (error instanceof Blocked) fail("Blocked", error.message)
+                else if (tlsCodes.test(error.code ?? "")) fail("Tls", `${error.code}: ${error.message}`)
+                else fail("Network", error.code ? `${error.code}: ${error.message}` : error.message)
+              })
+              req.end(outbound.body)
+              return Effect.sync(() => {
+                settled = true
+                clearTimeout(timer)
+                req.destroy()
+              })
+            })
+        })
+      })
+    )
+  )

@@ -1,0 +1,139 @@
+/** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
+import { randomBytes } from "node:crypto"
+import { type ApiKeys, Chain, Quota, Screening, V2, Webhooks } from "@vigil/core"
+import { Clock, DateTime, Effect, Layer } from "effect"
+import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { CurrentClient, VigilApi } from "./Api.ts"
+import * as Auth from "./Auth.ts"
+import { HttpMetrics } from "./HttpMetrics.ts"
+import * as Responses from "./Responses.ts"
+
+/** What the webhook handlers need. */
+export type Requirements = Webhooks.Webhooks | Quota.Quota | Screening.Screening | HttpMetrics | ApiKeys.ApiKeys
+
+const isoNow = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.makeUnsafe(ms)))
+
+/** `{success:false, error, timestamp}` with the spec's text (and what was wrong, in `details`). */
+const failure = (status: number, error: string, details?: Record<string, unknown>) =>
+  Effect.map(isoNow, (timestamp) =>
+    Responses.json(status, { success: false, error, ...(details ? { details } : {}), timestamp })
+  )
+
+/** The webhooks group (x-api-key). */
+export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never, Requirements> = HttpApiBuilder.group(
+  VigilApi,
+  "webhooks",
+  Effect.fnUntraced(function* (handlers) {
+    const webhooks = yield* Webhooks.Webhooks
+    const quota = yield* Quota.Quota
+    const screening = yield* Screening.Screening
+    const metrics = yield* HttpMetrics
+    const unavailable = (e: Parameters<typeof Responses.unavailable>[1]) =>
+      Effect.succeed(Responses.unavailable("v2", e))
+
+    return handlers
+      .handle("register", ({ payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const registered = yield* webhooks.register(client.id, payload.url)
+          return Responses.json(201, {
+            success: true,
+            webhook: registered,
+            message: "Webhook registered successfully",
+            timestamp: yield* isoNow
+          })
+        }).pipe(
+          Effect.catchTags({
+            InvalidWebhookUrl: (e) => failure(400, e.message, { reason: e.reason }),
+            WebhookLimitReached: (e) => failure(409, e.message, { max: e.max }),
+            StoreError: unavailable
+          })
+        )
+      )
+      .handle("list", () =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const list = yield* webhooks.list(client.id)
+          return Responses.json(200, {
+            success: true,
+            webhooks: list.map((w) => ({
+              id: w.id,
+              url: w.url,
+              created: w.created,
+              deliveryCount: w.deliveryCount,
+              lastDelivery: w.lastDelivery ?? null,
+              disabled: w.disabledAt !== undefined
+            })),
+            count: list.length,
+            timestamp: yield* isoNow
+          })
+        }).pipe(Effect.catchTag("StoreError", unavailable))
+      )
+      .handle("stats", () =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const stats = yield* webhooks.stats(client.id)
+          return Responses.json(200, {
+            success: true,
+            stats: {
+              total: stats.length,
+              totalDeliveries: stats.reduce((n, s) => n + s.deliveryCount, 0),
+              webhooks: stats.map((s) => ({ ...s, lastDelivery: s.lastDelivery ?? null }))
+            },
+            timestamp: yield* isoNow
+          })
+        }).pipe(Effect.catchTag("StoreError", unavailable))
+      )
+      .handle("remove", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          yield* webhooks.remove(client.id, params.webhookId)
+          return Responses.json(200, {
+            success: true,
+            message: "Webhook deleted successfully",
+            timestamp: yield* isoNow
+          })
+        }).pipe(
+          Effect.catchTags({
+            WebhookNotFound: (e) => failure(404, e.message),
+            StoreError: unavailable
+          })
+        )
+      )
+      .handle("intel", ({ payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const started = yield* Clock.currentTimeMillis
+          const detected = Chain.detect(payload.address)
+          if (!detected.valid) return Responses.validation("v2", "address", detected.reason)
+          const active = (yield* webhooks.list(client.id)).filter((w) => w.disabledAt === undefined)
+          if (active.length === 0) return yield* new Webhooks.NoWebhooks()
+          const decision = yield* quota.charge(client, 1)
+          if (!decision.granted) {
+            metrics.quotaRejected(decision.window.scope)
+            return Responses.tooManyRequests("v2", decision, 1)
+          }
+          const result = yield* screening.screen(payload.address, { detected })
+          const finished = yield* Clock.currentTimeMillis
+          const correlationId = `req_${finished.toString(36)}_${randomBytes(6).toString("hex")}`
+          const count = yield* webhooks.enqueue(client.id, correlationId, V2.project(result), finished - started)
+          return Responses.json(
+            202,
+            {
+              success: true,
+              message: `Address intelligence request accepted; the result will be delivered to ${count} webhook${count === 1 ? "" : "s"}`,
+              correlation_id: correlationId,
+              timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished))
+            },
+            Responses.rateHeaders(decision)
+          )
+        }).pipe(
+          Effect.catchTags({
+            InvalidAddress: (e) => Effect.succeed(Responses.validation("v2", "address", e.message)),
+            NoWebhooks: (e) => failure(409, e.message),
+            StoreError: unavailable
+          })
+        )
+      )
+  })
+).pipe(Layer.provide(Auth.apiKeyLayer))
