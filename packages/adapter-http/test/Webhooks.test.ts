@@ -3,7 +3,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { HttpsWebhookTransport, Schemas } from "@vigil/adapter-http"
 import { WebhookSigning, WebhookTransport } from "@vigil/core"
 import { Effect, Schema } from "effect"
-import * as Receiver from "./Receiver.ts"
+import * as Receiver from "@vigil/core-test/Receiver.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { call, issue, ingest } = TestServer

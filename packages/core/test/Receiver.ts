@@ -55,6 +55,8 @@ export interface Received {
   readonly headers: Record<string, string | Array<string> | undefined>
   readonly body: string
   readonly at: number
+  /** The status answered (0 when the receiver hung). */
+  readonly status: number
 }
 
 /** How the receiver answers its n-th request (0-based) to `path`: a status, or "hang" (never answer). */
@@ -83,8 +85,8 @@ export const start = (certs: Certificates, behaviour: Behaviour = () => 200, por
         const path = req.url ?? "/"
         const n = counts.get(path) ?? 0
         counts.set(path, n + 1)
-        received.push({ path, headers: req.headers, body, at: Date.now() })
         const answer = behaviour(n, path)
+        received.push({ path, headers: req.headers, body, at: Date.now(), status: answer === "hang" ? 0 : answer })
         if (answer === "hang") return
         res.writeHead(answer, { "content-type": "text/plain" }).end("ok")
       })

@@ -1,0 +1,67 @@
+/** End to end: `vigil serve` killed with SIGKILL mid-delivery loses no webhook delivery. */
+import * as Receiver from "@vigil/core-test/Receiver.ts"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { runVigil, serve, tempDir } from "./VigilProcess.ts"
+
+const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+
+let certs: Receiver.Certificates
+beforeAll(() => {
+  certs = Receiver.certificates()
+})
+afterAll(() => certs.dispose())
+
+describe("webhook deliveries across a crash", () => {
+  it("delivers every accepted request exactly once after dedup by webhook-id, through kill -9 and restarts", async () => {
+    const cwd = tempDir()
+    const created = await runVigil(cwd, {}, ["keys", "create", "--db", "v.db", "--name", "Acme", "--qps", "1000"])
+    const key = JSON.parse(created.stdout).key as string
+    const env = {
+      VIGIL_DB: "v.db",
+      VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      VIGIL_WEBHOOK_CA_FILE: certs.caFile,
+      VIGIL_WEBHOOK_TIMEOUT_MS: "1000",
+      VIGIL_WEBHOOK_RETRIES: "20",
+      VIGIL_WEBHOOK_BACKOFF_MS: "100"
+    }
+    // The receiver answers the first attempts with 503 and is then stopped, so deliveries are in every state.
+    let receiver = await Receiver.start(certs, (n) => (n < 3 ? 503 : 200))
+    const port = receiver.port
+    let server = await serve(cwd, env)
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+    assert.strictEqual((await post("/api/v2/webhooks", { url: receiver.url("/hook") })).status, 201)
+    const correlations: Array<string> = []
+    for (let i = 0; i < 10; i++) {
+      const accepted = await post("/api/v2/intel/webhook", { address: CLEAN })
+      assert.strictEqual(accepted.status, 202)
+      correlations.push(((await accepted.json()) as { correlation_id: string }).correlation_id)
+    }
+    await receiver.until((got) => got.length >= 3)
+    await receiver.close()
+    const before = receiver.received.slice()
+    server.child.kill("SIGKILL")
+    await server.exited
+
+    receiver = await Receiver.start(certs, () => 200, port)
+    server = await serve(cwd, env)
+    const stats = async () =>
+      ((await (await fetch(`${server.url}/api/v2/webhooks/stats`, { headers: { "x-api-key": key } })).json()) as any)
+        .stats
+    for (let waited = 0; (await stats()).totalDeliveries < 10 && waited < 20_000; waited += 100) {
+      await new Promise((done) => setTimeout(done, 100))
+    }
+    const final = await stats()
+    assert.deepStrictEqual([final.totalDeliveries, final.webhooks[0].pending, final.webhooks[0].failed], [10, 0, 0])
+    const delivered = [...before, ...receiver.received].filter((g) => g.status === 200)
+    const byId = new Map<string, string>()
+    for (const got of delivered) byId.set(String(got.headers["webhook-id"]), JSON.parse(got.body).correlation_id)
+    assert.strictEqual(byId.size, 10, "ten deliveries after dedup by webhook-id")
+    assert.deepStrictEqual([...new Set(byId.values())].sort(), [...correlations].sort())
+    await receiver.close()
+  }, 60_000)
+})
