@@ -6,8 +6,15 @@ import * as Health from "./scenarios/Health.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
 import * as Intel from "./scenarios/Intel.ts"
 import * as Screen from "./scenarios/Screen.ts"
+import * as Webhooks from "./scenarios/Webhooks.ts"
 
-const scenarios: ReadonlyArray<Scenario> = [Health.scenario, Intel.scenario, Screen.scenario, Ingest.scenario]
+const scenarios: ReadonlyArray<Scenario> = [
+  Health.scenario,
+  Intel.scenario,
+  Webhooks.scenario,
+  Screen.scenario,
+  Ingest.scenario
+]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

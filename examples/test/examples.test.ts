@@ -5,6 +5,8 @@ import { afterAll, assert, describe, it } from "vitest"
 import { createQuota } from "../src/quota-facade.ts"
 import { createVigil } from "../src/create-vigil.ts"
 import { makeHostServer } from "../src/web-handler.ts"
+import { verifyWebhook } from "../src/verify-webhook.ts"
+import { WebhookSigning } from "@vigil/core"
 
 const dir = mkdtempSync(join(tmpdir(), "vigil-examples-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -79,5 +81,17 @@ describe("createVigil facade", () => {
     } finally {
       await vigil.close()
     }
+  })
+
+  it("verifies a delivery signed the way Vigil signs it, and refuses tampering and replays", () => {
+    const secret = WebhookSigning.newSecret()
+    const body = JSON.stringify({ correlation_id: "req_x", data: { success: true } })
+    const now = 1_800_000_000
+    const headers = WebhookSigning.headers(secret, "msg_1", now, body)
+    assert.isTrue(verifyWebhook(secret, headers, body, now))
+    assert.isFalse(verifyWebhook(secret, headers, body.replace("true", "false"), now))
+    assert.isFalse(verifyWebhook(secret, headers, body, now + 3600), "a replay an hour later")
+    assert.isFalse(verifyWebhook(WebhookSigning.newSecret(), headers, body, now))
+    assert.isFalse(verifyWebhook(secret, { ...headers, "webhook-id": "msg_2" }, body, now))
   })
 })

@@ -5,7 +5,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { Agent, request } from "node:https"
 import { isIP } from "node:net"
-import { rootCertificates } from "node:tls"
+import { createSecureContext, rootCertificates } from "node:tls"
 import { NetworkGuard, WebhookTransport } from "@vigil/core"
 import { Effect, Layer } from "effect"
 
@@ -57,7 +57,11 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
           new Agent({
             keepAlive: true,
             maxSockets: 8,
-            ...(options.ca === undefined ? {} : { ca: [...rootCertificates, options.ca] })
+            // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
+            // every root certificate would be concatenated into that key on every request.
+            ...(options.ca === undefined
+              ? {}
+              : { secureContext: createSecureContext({ ca: [...rootCertificates, options.ca] }) })
           })
       ),
       (agent) => Effect.sync(() => agent.destroy())

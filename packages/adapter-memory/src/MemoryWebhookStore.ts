@@ -30,10 +30,17 @@ const make = Effect.sync(() => {
       Effect.sync(() => {
         for (const d of batch) deliveries.set(d.id, d)
       }),
-    claim: (now, limit, perKey, leaseUntil) =>
+    claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
       Effect.sync(() => {
         const due = [...deliveries.values()]
-          .filter((d) => d.status === "pending" && d.nextAttemptAt <= now && webhooks.has(d.webhookId))
+          .filter(
+            (d) =>
+              d.status === "pending" &&
+              d.nextAttemptAt <= now &&
+              !excludeKeys.includes(d.keyId) &&
+              webhooks.get(d.webhookId)?.disabledAt === undefined &&
+              webhooks.has(d.webhookId)
+          )
           .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
         const taken = new Map<string, number>()
         const out: Array<{ delivery: Delivery; webhook: Webhook }> = []

@@ -64,11 +64,12 @@ const make = Effect.gen(function* () {
       `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`
     ),
-    due: db.prepare<[number, number, number], DeliveryRow>(
+    due: db.prepare<[number, string, number, number], DeliveryRow>(
       `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error FROM (
          SELECT d.*, row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
          WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.disabled_at IS NULL
+           AND d.key_id NOT IN (SELECT value FROM json_each(?))
        ) WHERE rn <= ? ORDER BY next_attempt_at LIMIT ?`
     ),
     lease: db.prepare<[number, string]>(
@@ -115,9 +116,9 @@ const make = Effect.gen(function* () {
           s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt)
         }
       }),
-    claim: (now, limit, perKey, leaseUntil) =>
+    claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
       database.transaction("WebhookStore.claim", () =>
-        s.due.all(now, perKey, limit).map((row) => {
+        s.due.all(now, JSON.stringify(excludeKeys), perKey, limit).map((row) => {
           s.lease.run(leaseUntil, row.id)
           return {
             delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },

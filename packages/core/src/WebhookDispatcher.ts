@@ -3,7 +3,7 @@
  * receiver holds one slot, never the loop or the API), and settles it: 2xx delivered, 410 disables the
  * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
-import { Clock, DateTime, Effect, FiberSet, Layer, Random } from "effect"
+import { Clock, DateTime, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./ports/WebhookStore.ts"
 import { type TransportError, WebhookTransport } from "./ports/WebhookTransport.ts"
 import { version } from "./Version.ts"
@@ -30,8 +30,8 @@ export const defaultSettings: Settings = {
   retries: 3,
   backoffMillis: 1_000,
   maxBackoffMillis: 3_600_000,
-  concurrency: 16,
-  perKey: 4,
+  concurrency: 32,
+  perKey: 8,
   pollMillis: 250
 }
 
@@ -88,7 +88,11 @@ export const attempt = Effect.fnUntraced(function* (
   }
 })
 
-/** Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire). */
+/**
+ * Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire
+ * and they are sent again). It claims again as soon as a slot frees; a key whose receiver already holds
+ * `perKey` slots is left out of claims, so it cannot take the slots other keys need.
+ */
 export const layer = (
   settings: Settings = defaultSettings
 ): Layer.Layer<never, never, WebhookStore | WebhookTransport> =>
@@ -96,21 +100,41 @@ export const layer = (
     Effect.gen(function* () {
       const store = yield* WebhookStore
       const inFlight = yield* FiberSet.make<void, never>()
+      // A finished send wakes the loop, so a freed slot is refilled at once rather than at the next poll.
+      const wake = yield* Queue.dropping<void>(1)
+      const perKey = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
+      const release = (keyId: string) =>
+        Effect.sync(() => {
+          const n = (perKey.get(keyId) ?? 1) - 1
+          if (n <= 0) perKey.delete(keyId)
+          else perKey.set(keyId, n)
+        })
+      /** One claim; how many deliveries it started, or -1 when every slot is taken. */
       const cycle = Effect.gen(function* () {
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
-        if (free <= 0) return
+        if (free <= 0) return -1
+        const busy = [...perKey].filter(([, n]) => n >= settings.perKey).map(([k]) => k)
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* store.claim(now, free, settings.perKey, now + lease)
+        const claimed = yield* store.claim(now, free, settings.perKey, now + lease, busy)
         for (const c of claimed) {
+          perKey.set(c.delivery.keyId, (perKey.get(c.delivery.keyId) ?? 0) + 1)
           yield* FiberSet.run(
             inFlight,
             attempt(settings, c).pipe(
-              Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause))
+              Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause)),
+              Effect.ensuring(Effect.andThen(release(c.delivery.keyId), Queue.offer(wake, undefined)))
             )
           )
         }
-      }).pipe(Effect.catchCause((cause) => Effect.logError("webhook outbox unavailable", cause)))
-      yield* Effect.forkScoped(Effect.forever(Effect.andThen(cycle, Effect.sleep(settings.pollMillis))))
+        return claimed.length
+      }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("webhook outbox unavailable", cause), 0)))
+      // Claim again at once after a claim found work; otherwise wait for a send to finish or the poll interval.
+      const loop = Effect.flatMap(cycle, (started) =>
+        started > 0
+          ? Effect.yieldNow
+          : Effect.race(Queue.take(wake), Effect.sleep(settings.pollMillis)).pipe(Effect.asVoid)
+      )
+      yield* Effect.forkScoped(Effect.forever(loop))
     })
   )

@@ -72,14 +72,16 @@ export class WebhookStore extends Context.Service<
     /** Stores deliveries, all or none. */
     readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<void, StoreError>
     /**
-     * Leases up to `limit` pending deliveries due at `now` (at most `perKey` of any one key, oldest first) until
-     * `leaseUntil`, counting the attempt; a delivery whose lease runs out (a crash) is due again.
+     * Leases up to `limit` pending deliveries due at `now` (at most `perKey` of any one key, none of the keys in
+     * `excludeKeys`, oldest first) until `leaseUntil`, counting the attempt; a delivery whose lease runs out (a
+     * crash) is due again.
      */
     readonly claim: (
       now: number,
       limit: number,
       perKey: number,
-      leaseUntil: number
+      leaseUntil: number,
+      excludeKeys?: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError>

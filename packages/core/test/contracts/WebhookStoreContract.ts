@@ -92,6 +92,12 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         ])
         const claimed = yield* store.claim(100, 4, 2, 1_000)
         assert.deepStrictEqual(claimed.map((c) => c.delivery.id).sort(), ["a0", "a1", "b0"])
+        assert.deepStrictEqual(
+          (yield* store.claim(100, 10, 10, 1_000, ["key-a"])).map((c) => c.delivery.id),
+          [],
+          "a key whose receiver is busy is left out"
+        )
+        assert.lengthOf(yield* store.claim(100, 10, 10, 1_000, ["key-b"]), 4)
       }))
 
     test("settles: delivered counts on the webhook, retry waits, dead is kept and counted as failed", (store) =>

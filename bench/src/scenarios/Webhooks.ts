@@ -1,0 +1,178 @@
+/** Durable webhook deliveries per second from `vigil serve` to a local HTTPS receiver, beside raw HTTPS POSTs. */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Agent, createServer, request } from "node:https"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { median, ratiosTo, type Scenario } from "../Harness.ts"
+import { startServer } from "../Load.ts"
+
+const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
+const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+const WEBHOOKS = 5
+const REQUESTS = 1_000
+const CONCURRENCY = 16
+
+/** A throwaway CA and a certificate for 127.0.0.1 (openssl). */
+const certificates = (dir: string) => {
+  const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+  run("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=bench CA")
+  run("req", ...ec, "-keyout", "s.key", "-out", "s.csr", "-subj", "/CN=127.0.0.1")
+  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1\n")
+  run(
+    "x509",
+    "-req",
+    "-in",
+    "s.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "s.pem",
+    "-extfile",
+    "ext.cnf"
+  )
+  const read = (f: string) => readFileSync(join(dir, f), "utf8")
+  return { ca: read("ca.pem"), key: read("s.key"), cert: read("s.pem"), caFile: join(dir, "ca.pem") }
+}
+
+/** Runs `n` tasks with at most `c` at once. */
+const pool = async (n: number, c: number, task: (i: number) => Promise<void>) => {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) await task(next++)
+    })
+  )
+}
+
+/** The scenario. */
+export const scenario: Scenario = {
+  name: "webhook-deliveries",
+  description: `\`vigil serve\` on SQLite with ${WEBHOOKS} webhooks on one key: ${REQUESTS} asynchronous intelligence requests (${CONCURRENCY} at a time) fan out into ${REQUESTS * WEBHOOKS} durable, signed deliveries to an HTTPS receiver on loopback; measured from the first request until the receiver has every delivery (distinct webhook-id) and stats show none pending or failed. Baseline: the same number of HTTPS POSTs of the same body sent straight to the receiver with ${CONCURRENCY} keep-alive connections. Server on core 0, receiver and clients on core 1.`,
+  run: async ({ rounds }) => {
+    const dir = mkdtempSync(join(tmpdir(), "vigil-bench-webhooks-"))
+    const certs = certificates(dir)
+    const seen = new Set<string>()
+    let lastBody = "{}"
+    const receiver = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+      let body = ""
+      req.on("data", (c: Buffer) => (body += c))
+      req.on("end", () => {
+        const id = req.headers["webhook-id"]
+        if (typeof id === "string") seen.add(id)
+        lastBody = body
+        res.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", () => done()))
+    const port = (receiver.address() as { port: number }).port
+    const runs: Record<string, Array<{ "deliveries/s": number; seconds: number; lost: number }>> = {
+      "HTTPS POST (bare)": [],
+      "vigil durable deliveries": []
+    }
+    try {
+      for (let round = 0; round < rounds; round++) {
+        const db = join(dir, `r${round}.db`)
+        const key = JSON.parse(
+          execFileSync(
+            process.execPath,
+            [vigilBin, "keys", "create", "--db", db, "--name", "Bench", "--qps", "100000"],
+            {
+              encoding: "utf8",
+              stdio: ["ignore", "pipe", "pipe"]
+            }
+          )
+        ).key as string
+        const server = await startServer([vigilBin, "serve"], {
+          VIGIL_DB: db,
+          VIGIL_HOST: "127.0.0.1",
+          VIGIL_PORT: "0",
+          VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+          VIGIL_WEBHOOK_CA_FILE: certs.caFile
+        })
+        try {
+          const post = (path: string, body: unknown) =>
+            fetch(`${server.url}${path}`, {
+              method: "POST",
+              headers: { "x-api-key": key, "content-type": "application/json" },
+              body: JSON.stringify(body)
+            })
+          for (let i = 0; i < WEBHOOKS; i++) await post("/api/v2/webhooks", { url: `https://127.0.0.1:${port}/h${i}` })
+          seen.clear()
+          const started = performance.now()
+          await pool(REQUESTS, CONCURRENCY, async () => {
+            const r = await post("/api/v2/intel/webhook", { address: CLEAN })
+            if (r.status !== 202) throw new Error(`async intel answered ${r.status}`)
+            await r.arrayBuffer()
+          })
+          while (seen.size < REQUESTS * WEBHOOKS && performance.now() - started < 120_000) {
+            await new Promise((done) => setTimeout(done, 5))
+          }
+          const seconds = (performance.now() - started) / 1000
+          const stats = (await (
+            await fetch(`${server.url}/api/v2/webhooks/stats`, { headers: { "x-api-key": key } })
+          ).json()) as { stats: { webhooks: Array<{ pending: number; failed: number }> } }
+          const lost =
+            REQUESTS * WEBHOOKS - seen.size + stats.stats.webhooks.reduce((n, w) => n + w.pending + w.failed, 0)
+          runs["vigil durable deliveries"]!.push({
+            "deliveries/s": Math.round(seen.size / seconds),
+            seconds: Math.round(seconds * 100) / 100,
+            lost
+          })
+        } finally {
+          await server.stop()
+        }
+        const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: certs.ca })
+        const started = performance.now()
+        await pool(REQUESTS * WEBHOOKS, CONCURRENCY, (i) => {
+          return new Promise<void>((done, fail) => {
+            const req = request(
+              `https://127.0.0.1:${port}/bare`,
+              {
+                method: "POST",
+                agent,
+                headers: { "content-type": "application/json", "webhook-id": `bare_${round}_${i}` }
+              },
+              (res) => {
+                res.resume()
+                res.on("end", () => done())
+              }
+            )
+            req.on("error", fail)
+            req.end(lastBody)
+          })
+        })
+        const seconds = (performance.now() - started) / 1000
+        agent.destroy()
+        runs["HTTPS POST (bare)"]!.push({
+          "deliveries/s": Math.round((REQUESTS * WEBHOOKS) / seconds),
+          seconds,
+          lost: 0
+        })
+      }
+    } finally {
+      receiver.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+    const measurements = Object.entries(runs).map(([subject, r]) => ({
+      subject,
+      figures: {
+        "deliveries/s": median(r.map((x) => x["deliveries/s"])),
+        seconds: median(r.map((x) => x.seconds)),
+        lost: r.reduce((n, x) => n + x.lost, 0)
+      }
+    }))
+    const baseline = "HTTPS POST (bare)"
+    return {
+      settings: { rounds, requests: REQUESTS, webhooksPerKey: WEBHOOKS, concurrency: CONCURRENCY },
+      measurements,
+      baseline,
+      ratios: ratiosTo(baseline, measurements)
+    }
+  }
+}
