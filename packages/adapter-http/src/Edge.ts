@@ -50,28 +50,11 @@ const schemaErrorResponse = (flavour: Responses.Flavour, error: HttpApiError.Htt
   return Responses.validation(flavour, field, message, { location: error.kind.toLowerCase() })
 }
 
-interface ParseFailure {
-  readonly _tag: "HttpServerError"
-  readonly reason: { readonly _tag: "RequestParseError"; readonly reason?: "Parse" | "BodyTooLarge" }
-}
-
-const isParseFailure = (u: unknown): u is ParseFailure =>
-  typeof u === "object" &&
-  u !== null &&
-  "reason" in u &&
-  typeof u.reason === "object" &&
-  u.reason !== null &&
-  "_tag" in u.reason &&
-  u.reason._tag === "RequestParseError"
-
-const isRouteNotFound = (u: unknown) =>
-  typeof u === "object" &&
-  u !== null &&
-  "reason" in u &&
-  typeof u.reason === "object" &&
-  u.reason !== null &&
-  "_tag" in u.reason &&
-  u.reason._tag === "RouteNotFound"
+/** The `_tag` of an HttpServerError's `reason` (e.g. `RouteNotFound`, `RequestParseError`), if `u` is one. */
+const reasonOf = (u: unknown): { readonly _tag?: unknown; readonly reason?: unknown } | undefined =>
+  typeof u === "object" && u !== null && "reason" in u && typeof u.reason === "object" && u.reason !== null
+    ? u.reason
+    : undefined
 
 /** The global middleware; `maxBodyBytes` caps every request body. */
 export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRouter.HttpRouter | HttpMetrics> =>
@@ -95,7 +78,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
         cause: Cause.Cause<unknown>
       ) => {
         const failure = Cause.findErrorOption(cause)
-        if (failure._tag === "Some" && isRouteNotFound(failure.value)) {
+        if (failure._tag === "Some" && reasonOf(failure.value)?._tag === "RouteNotFound") {
           return Effect.succeed(
             Responses.error(flavour, 404, "Not Found", `no route for ${request.method} ${pathOf(request.url)}`, {
               method: request.method,
@@ -110,9 +93,10 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
             return Effect.succeed(schemaErrorResponse(flavour, d))
           }
           if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return Effect.succeed(tooLarge(flavour))
-          if (isParseFailure(d)) {
+          const reason = reasonOf(d)
+          if (reason?._tag === "RequestParseError") {
             return Effect.succeed(
-              d.reason.reason === "BodyTooLarge"
+              reason.reason === "BodyTooLarge"
                 ? tooLarge(flavour)
                 : Responses.validation(flavour, "body", "the request body could not be read")
             )
