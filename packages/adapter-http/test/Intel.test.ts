@@ -540,7 +540,12 @@ describe("edges", () => {
         ["/api/v3/intel", "post"],
         ["/api/v3/intel/batch", "post"],
         ["/api/v2/intel", "get"],
-        ["/api/v2/status", "get"]
+        ["/api/v2/status", "get"],
+        ["/api/v2/webhooks", "post"],
+        ["/api/v2/webhooks", "get"],
+        ["/api/v2/webhooks/stats", "get"],
+        ["/api/v2/webhooks/{webhookId}", "delete"],
+        ["/api/v2/intel/webhook", "post"]
       ] as const) {
         assert.property(doc.paths[path] ?? {}, method, path)
       }

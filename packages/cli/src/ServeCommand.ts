@@ -59,7 +59,11 @@ const webhookConfig = Config.all({
 })
 
 const loadWebhookOptions = Effect.gen(function* () {
-  const config = yield* webhookConfig
+  const config = yield* webhookConfig.pipe(
+    Effect.mapError(
+      (error) => new CommandFailed({ message: `invalid webhook configuration: ${error.message.replace(/\s+/g, " ")}` })
+    )
+  )
   const ca = yield* Option.match(config.caFile, {
     onNone: () => Effect.succeed(undefined),
     onSome: (file) =>

@@ -64,4 +64,17 @@ describe("webhook deliveries across a crash", () => {
     assert.deepStrictEqual([...new Set(byId.values())].sort(), [...correlations].sort())
     await receiver.close()
   }, 60_000)
+
+  it("refuses to start with an unreadable CA file or a bad delivery setting, in one line", async () => {
+    const cwd = tempDir()
+    for (const [env, message] of [
+      [{ VIGIL_WEBHOOK_CA_FILE: "missing.pem" }, /VIGIL_WEBHOOK_CA_FILE missing\.pem/],
+      [{ VIGIL_WEBHOOK_RETRIES: "many" }, /VIGIL_WEBHOOK_RETRIES/],
+      [{ VIGIL_WEBHOOK_TIMEOUT_MS: "5" }, /VIGIL_WEBHOOK_TIMEOUT_MS/]
+    ] as const) {
+      const r = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0", ...env }, ["serve"])
+      assert.strictEqual(r.code, 1, JSON.stringify(env))
+      assert.match(r.stderr, message)
+    }
+  })
 })
