@@ -28,7 +28,14 @@ const make = Effect.sync(() => {
       }),
     enqueue: (batch) =>
       Effect.sync(() => {
-        for (const d of batch) deliveries.set(d.id, d)
+        let stored = 0
+        for (const d of batch) {
+          const w = webhooks.get(d.webhookId)
+          if (w === undefined || w.disabledAt !== undefined) continue
+          deliveries.set(d.id, d)
+          stored++
+        }
+        return stored
       }),
     claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
       Effect.sync(() => {

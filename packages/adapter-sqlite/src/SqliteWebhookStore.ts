@@ -1,6 +1,9 @@
-/** WebhookStore on SQLite: webhooks and their outbox in the same file, every change in one immediate transaction. */
-import { WebhookStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+/**
+ * WebhookStore on SQLite: webhooks and their outbox in the same file, every change in an immediate transaction
+ * (settlements of one event-loop turn share one).
+ */
+import { type StoreError, WebhookStore } from "@vigil/core"
+import { Effect, type Exit, Layer } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 
 interface WebhookRow {
@@ -60,16 +63,22 @@ const make = Effect.gen(function* () {
     get: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE id = ?"),
     remove: db.prepare<[string, string]>("DELETE FROM webhooks WHERE key_id = ? AND id = ?"),
     dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
-    enqueue: db.prepare<[string, string, string, string, string, number, number]>(
+    enqueue: db.prepare<[string, string, string, string, string, number, number, string]>(
       `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`
+       SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
+       WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
     ),
-    due: db.prepare<[number, string, number, number], DeliveryRow>(
+    // The per-key window runs over the oldest due candidates only (not every pending row), so a claim costs
+    // the same with ten deliveries queued or ten thousand.
+    due: db.prepare<[number, string, number, number, number], DeliveryRow>(
       `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error FROM (
          SELECT d.*, row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
-         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.disabled_at IS NULL
-           AND d.key_id NOT IN (SELECT value FROM json_each(?))
+         FROM (
+           SELECT rowid, * FROM webhook_deliveries
+           WHERE status = 'pending' AND next_attempt_at <= ? AND key_id NOT IN (SELECT value FROM json_each(?))
+           ORDER BY next_attempt_at LIMIT ?
+         ) d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE w.disabled_at IS NULL
        ) WHERE rn <= ? ORDER BY next_attempt_at LIMIT ?`
     ),
     lease: db.prepare<[number, string]>(
@@ -96,6 +105,45 @@ const make = Effect.gen(function* () {
     )
   }))
 
+  const settleOne = (id: string, settlement: WebhookStore.Settlement) => {
+    const row = s.delivery.get(id)
+    if (row === undefined) return
+    switch (settlement._tag) {
+      case "Delivered":
+        s.delivered.run(id)
+        s.counted.run(settlement.at, row.webhook_id)
+        return
+      case "Retry":
+        s.retry.run(settlement.at, settlement.error, id)
+        return
+      case "Dead":
+        s.dead.run(settlement.error, id)
+        return
+      case "Gone":
+        s.disable.run(settlement.at, row.webhook_id)
+        s.dead.run(settlement.error, id)
+        s.deadAll.run(settlement.error, row.webhook_id)
+    }
+  }
+
+  // Settlements that arrive in one turn of the event loop are written in one transaction (group commit);
+  // each is acknowledged only after that transaction commits.
+  let settling: Array<{
+    readonly id: string
+    readonly settlement: WebhookStore.Settlement
+    readonly resume: (exit: Exit.Exit<void, StoreError.StoreError>) => void
+  }> = []
+  const flushSettles = () => {
+    const batch = settling
+    settling = []
+    const exit = Effect.runSyncExit(
+      database.transaction("WebhookStore.settle", () => {
+        for (const p of batch) settleOne(p.id, p.settlement)
+      })
+    )
+    for (const p of batch) p.resume(exit)
+  }
+
   return WebhookStore.WebhookStore.of({
     register: (w, max) =>
       database.transaction("WebhookStore.register", () => {
@@ -111,14 +159,18 @@ const make = Effect.gen(function* () {
         return true
       }),
     enqueue: (deliveries) =>
-      database.transaction("WebhookStore.enqueue", () => {
-        for (const d of deliveries) {
-          s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt)
-        }
-      }),
+      database.transaction("WebhookStore.enqueue", () =>
+        deliveries.reduce(
+          (stored, d) =>
+            stored +
+            s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+              .changes,
+          0
+        )
+      ),
     claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
       database.transaction("WebhookStore.claim", () =>
-        s.due.all(now, JSON.stringify(excludeKeys), perKey, limit).map((row) => {
+        s.due.all(now, JSON.stringify(excludeKeys), Math.max(64, limit * perKey), perKey, limit).map((row) => {
           s.lease.run(leaseUntil, row.id)
           return {
             delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
@@ -127,25 +179,9 @@ const make = Effect.gen(function* () {
         })
       ),
     settle: (id, settlement) =>
-      database.transaction("WebhookStore.settle", () => {
-        const row = s.delivery.get(id)
-        if (row === undefined) return
-        switch (settlement._tag) {
-          case "Delivered":
-            s.delivered.run(id)
-            s.counted.run(settlement.at, row.webhook_id)
-            return
-          case "Retry":
-            s.retry.run(settlement.at, settlement.error, id)
-            return
-          case "Dead":
-            s.dead.run(settlement.error, id)
-            return
-          case "Gone":
-            s.disable.run(settlement.at, row.webhook_id)
-            s.dead.run(settlement.error, id)
-            s.deadAll.run(settlement.error, row.webhook_id)
-        }
+      Effect.callback<void, StoreError.StoreError>((resume) => {
+        if (settling.length === 0) setImmediate(flushSettles)
+        settling.push({ id, settlement, resume })
       }),
     stats: (keyId) =>
       database.use("WebhookStore.stats", () =>

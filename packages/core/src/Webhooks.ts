@@ -159,8 +159,9 @@ export class Webhooks extends Context.Service<
             nextAttemptAt: now,
             status: "pending" as const
           }))
-          yield* store.enqueue(deliveries)
-          return deliveries.length
+          const stored = yield* store.enqueue(deliveries)
+          if (stored === 0) return yield* new NoWebhooks()
+          return stored
         })
 
         return Webhooks.of({

@@ -69,8 +69,11 @@ export class WebhookStore extends Context.Service<
     readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError>
     /** Removes the key's webhook (and its undelivered deliveries); `false` when the key has no such webhook. */
     readonly remove: (keyId: string, id: string) => Effect.Effect<boolean, StoreError>
-    /** Stores deliveries, all or none. */
-    readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<void, StoreError>
+    /**
+     * Stores deliveries in one step, skipping those whose webhook is gone or disabled by then; returns how many
+     * were stored.
+     */
+    readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError>
     /**
      * Leases up to `limit` pending deliveries due at `now` (at most `perKey` of any one key, none of the keys in
      * `excludeKeys`, oldest first) until `leaseUntil`, counting the attempt; a delivery whose lease runs out (a

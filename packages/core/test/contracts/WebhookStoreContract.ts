@@ -52,6 +52,22 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
       }))
 
+    test("stores deliveries only for webhooks that still exist and are enabled", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.register(hook("w2"), 5)
+        yield* store.remove("key-a", "w2")
+        assert.strictEqual(yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w2")]), 1)
+        assert.deepStrictEqual(
+          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.id),
+          ["d1"]
+        )
+        assert.deepStrictEqual(
+          (yield* store.stats("key-a")).map((s) => [s.id, s.pending]),
+          [["w1", 1]]
+        )
+      }))
+
     test("removes only the owner's webhook, with its undelivered deliveries", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
