@@ -19,8 +19,15 @@ const knownRoutes = new Set([
   "/api/v3/intel",
   "/api/v3/intel/batch",
   "/api/v2/intel",
-  "/api/v2/status"
+  "/api/v2/status",
+  "/api/v2/webhooks",
+  "/api/v2/webhooks/stats",
+  "/api/v2/intel/webhook"
 ])
+
+/** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
+const routeLabel = (path: string) =>
+  knownRoutes.has(path) ? path : /^\/api\/v2\/webhooks\/[^/]+$/.test(path) ? "/api/v2/webhooks/:webhookId" : "unmatched"
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
@@ -136,12 +143,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
               { content_type: request.headers["content-type"] ?? null }
             )
           }
-          metrics.request(
-            request.method,
-            knownRoutes.has(path) ? path : "unmatched",
-            response.status,
-            (performance.now() - started) / 1000
-          )
+          metrics.request(request.method, routeLabel(path), response.status, (performance.now() - started) / 1000)
           return response
         })
     }),

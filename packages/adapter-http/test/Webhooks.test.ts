@@ -89,6 +89,12 @@ describe("webhook management", () => {
       const s = yield* stats(key)
       decodes(Schemas.WebhookStats, s.json)
       assert.deepStrictEqual([s.json.stats.total, s.json.stats.totalDeliveries], [4, 0])
+      const metrics = (yield* call("GET", "/metrics")).text
+      assert.include(
+        metrics,
+        'vigil_http_requests_total{method="DELETE",route="/api/v2/webhooks/:webhookId",status="404"} 2'
+      )
+      assert.include(metrics, 'vigil_http_requests_total{method="POST",route="/api/v2/webhooks",status="409"} 1')
     })
   )
 
