@@ -37,14 +37,13 @@ const make = Effect.sync(() => {
         }
         return stored
       }),
-    claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
+    claim: (now, limit, perKey, leaseUntil, inFlight = {}) =>
       Effect.sync(() => {
         const due = [...deliveries.values()]
           .filter(
             (d) =>
               d.status === "pending" &&
               d.nextAttemptAt <= now &&
-              !excludeKeys.includes(d.keyId) &&
               webhooks.get(d.webhookId)?.disabledAt === undefined &&
               webhooks.has(d.webhookId)
           )
@@ -53,7 +52,7 @@ const make = Effect.sync(() => {
         const out: Array<{ delivery: Delivery; webhook: Webhook }> = []
         for (const d of due) {
           if (out.length >= limit) break
-          const n = taken.get(d.keyId) ?? 0
+          const n = taken.get(d.keyId) ?? inFlight[d.keyId] ?? 0
           if (n >= perKey) continue
           taken.set(d.keyId, n + 1)
           const leased = { ...d, attempts: d.attempts + 1, nextAttemptAt: leaseUntil }

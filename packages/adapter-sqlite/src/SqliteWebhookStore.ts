@@ -70,16 +70,18 @@ const make = Effect.gen(function* () {
     ),
     // The per-key window runs over the oldest due candidates only (not every pending row), so a claim costs
     // the same with ten deliveries queued or ten thousand.
-    due: db.prepare<[number, string, number, number, number], DeliveryRow>(
+    due: db.prepare<[number, string, number, number, string, number, number], DeliveryRow>(
       `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error FROM (
          SELECT d.*, row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
          FROM (
            SELECT rowid, * FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= ? AND key_id NOT IN (SELECT value FROM json_each(?))
+           WHERE status = 'pending' AND next_attempt_at <= ?
+             AND coalesce((SELECT value FROM json_each(?) WHERE key = key_id), 0) < ?
            ORDER BY next_attempt_at LIMIT ?
          ) d JOIN webhooks w ON w.id = d.webhook_id
          WHERE w.disabled_at IS NULL
-       ) WHERE rn <= ? ORDER BY next_attempt_at LIMIT ?`
+       ) WHERE rn + coalesce((SELECT value FROM json_each(?) WHERE key = key_id), 0) <= ?
+       ORDER BY next_attempt_at LIMIT ?`
     ),
     lease: db.prepare<[number, string]>(
       "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
@@ -168,15 +170,25 @@ const make = Effect.gen(function* () {
           0
         )
       ),
-    claim: (now, limit, perKey, leaseUntil, excludeKeys = []) =>
+    claim: (now, limit, perKey, leaseUntil, inFlight = {}) =>
       database.transaction("WebhookStore.claim", () =>
-        s.due.all(now, JSON.stringify(excludeKeys), Math.max(64, limit * perKey), perKey, limit).map((row) => {
-          s.lease.run(leaseUntil, row.id)
-          return {
-            delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
-            webhook: toWebhook(s.get.get(row.webhook_id)!)
-          }
-        })
+        s.due
+          .all(
+            now,
+            JSON.stringify(inFlight),
+            perKey,
+            Math.max(64, limit * perKey),
+            JSON.stringify(inFlight),
+            perKey,
+            limit
+          )
+          .map((row) => {
+            s.lease.run(leaseUntil, row.id)
+            return {
+              delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
+              webhook: toWebhook(s.get.get(row.webhook_id)!)
+            }
+          })
       ),
     settle: (id, settlement) =>
       Effect.callback<void, StoreError.StoreError>((resume) => {

@@ -90,8 +90,8 @@ export const attempt = Effect.fnUntraced(function* (
 
 /**
  * Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire
- * and they are sent again). It claims again as soon as a slot frees; a key whose receiver already holds
- * `perKey` slots is left out of claims, so it cannot take the slots other keys need.
+ * and they are sent again). It claims again as soon as a slot frees; no key holds more than `perKey` slots,
+ * so a slow receiver cannot take the slots other keys need.
  */
 export const layer = (
   settings: Settings = defaultSettings
@@ -114,9 +114,8 @@ export const layer = (
       const cycle = Effect.gen(function* () {
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
         if (free <= 0) return -1
-        const busy = [...perKey].filter(([, n]) => n >= settings.perKey).map(([k]) => k)
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* store.claim(now, free, settings.perKey, now + lease, busy)
+        const claimed = yield* store.claim(now, free, settings.perKey, now + lease, Object.fromEntries(perKey))
         for (const c of claimed) {
           perKey.set(c.delivery.keyId, (perKey.get(c.delivery.keyId) ?? 0) + 1)
           yield* FiberSet.run(

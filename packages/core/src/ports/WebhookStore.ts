@@ -75,16 +75,16 @@ export class WebhookStore extends Context.Service<
      */
     readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError>
     /**
-     * Leases up to `limit` pending deliveries due at `now` (at most `perKey` of any one key, none of the keys in
-     * `excludeKeys`, oldest first) until `leaseUntil`, counting the attempt; a delivery whose lease runs out (a
-     * crash) is due again.
+     * Leases up to `limit` pending deliveries due at `now`, oldest first, until `leaseUntil`, counting the
+     * attempt; a delivery whose lease runs out (a crash) is due again. A key gets at most `perKey` minus what
+     * `inFlight` says it already has in flight.
      */
     readonly claim: (
       now: number,
       limit: number,
       perKey: number,
       leaseUntil: number,
-      excludeKeys?: ReadonlyArray<string>
+      inFlight?: Readonly<Record<string, number>>
     ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError>

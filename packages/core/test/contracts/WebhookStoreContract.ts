@@ -109,11 +109,15 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         const claimed = yield* store.claim(100, 4, 2, 1_000)
         assert.deepStrictEqual(claimed.map((c) => c.delivery.id).sort(), ["a0", "a1", "b0"])
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 10, 1_000, ["key-a"])).map((c) => c.delivery.id),
+          (yield* store.claim(100, 10, 3, 1_000, { "key-a": 3 })).map((c) => c.delivery.id),
           [],
-          "a key whose receiver is busy is left out"
+          "a key already holding its share is left out"
         )
-        assert.lengthOf(yield* store.claim(100, 10, 10, 1_000, ["key-b"]), 4)
+        assert.deepStrictEqual(
+          (yield* store.claim(100, 10, 3, 1_000, { "key-a": 2 })).map((c) => c.delivery.id),
+          ["a2"],
+          "and a key holding part of it gets only the rest"
+        )
       }))
 
     test("settles: delivered counts on the webhook, retry waits, dead is kept and counted as failed", (store) =>
