@@ -88,7 +88,7 @@ export const services = (
         })
       )
     )
-  )
+  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))
 }
 
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */

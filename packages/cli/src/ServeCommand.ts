@@ -64,17 +64,17 @@ const loadWebhookOptions = Effect.gen(function* () {
       (error) => new CommandFailed({ message: `invalid webhook configuration: ${error.message.replace(/\s+/g, " ")}` })
     )
   )
-  const ca = yield* Option.match(config.caFile, {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (file) =>
-      Effect.try({
-        try: () => readFileSync(file, "utf8"),
-        catch: (cause) =>
-          new CommandFailed({
-            message: `cannot read VIGIL_WEBHOOK_CA_FILE ${file}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
-          })
-      })
-  })
+  const caFile = Option.getOrUndefined(config.caFile)
+  const ca =
+    caFile === undefined
+      ? undefined
+      : yield* Effect.try({
+          try: () => readFileSync(caFile, "utf8"),
+          catch: (cause) =>
+            new CommandFailed({
+              message: `cannot read VIGIL_WEBHOOK_CA_FILE ${caFile}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
+            })
+        })
   return {
     allowHosts: config.allowHosts,
     ...(ca === undefined ? {} : { ca }),

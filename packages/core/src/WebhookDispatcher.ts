@@ -3,11 +3,19 @@
  * receiver holds one slot, never the loop or the API), and settles it: 2xx delivered, 410 disables the
  * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
-import { Clock, DateTime, Effect, FiberSet, Layer, Queue, Random } from "effect"
+import { Clock, Context, DateTime, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./ports/WebhookStore.ts"
 import { type TransportError, WebhookTransport } from "./ports/WebhookTransport.ts"
 import { version } from "./Version.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
+
+/**
+ * Wakes the delivery loop: a finished send, or new deliveries stored in this process, start a claim at once
+ * instead of at the next poll. Deliveries stored by another process wait for the poll.
+ */
+export class Wake extends Context.Service<Wake, Queue.Queue<void>>()("@vigil/core/WebhookDispatcher/Wake") {
+  static readonly layer: Layer.Layer<Wake> = Layer.effect(Wake)(Queue.dropping<void>(1))
+}
 
 /** Knobs of delivery. */
 export interface Settings {
@@ -95,13 +103,12 @@ export const attempt = Effect.fnUntraced(function* (
  */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<never, never, WebhookStore | WebhookTransport> =>
+): Layer.Layer<never, never, WebhookStore | WebhookTransport | Wake> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore
       const inFlight = yield* FiberSet.make<void, never>()
-      // A finished send wakes the loop, so a freed slot is refilled at once rather than at the next poll.
-      const wake = yield* Queue.dropping<void>(1)
+      const wake = yield* Wake
       const perKey = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
       const release = (keyId: string) =>

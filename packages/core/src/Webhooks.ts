@@ -3,12 +3,13 @@
  * asynchronous intelligence result into durable, signed deliveries, one per active webhook of the key.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
-import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Queue, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./ports/HostResolver.ts"
 import type { StoreError } from "./ports/StoreError.ts"
 import { type Webhook, WebhookStore, type WebhookStats } from "./ports/WebhookStore.ts"
 import type * as V2 from "./V2.ts"
+import { Wake } from "./WebhookDispatcher.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
 /** The URL is not an HTTPS URL of a public host. `reason` says which rule it broke. */
@@ -106,6 +107,8 @@ export class Webhooks extends Context.Service<
       Effect.gen(function* () {
         const store = yield* WebhookStore
         const resolver = yield* HostResolver
+        // The delivery loop of this process, when there is one, starts on new deliveries at once.
+        const wake = yield* Effect.serviceOption(Wake)
         const nowIso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
 
         const register = Effect.fn("Webhooks.register")(function* (keyId: string, url: string) {
@@ -161,6 +164,7 @@ export class Webhooks extends Context.Service<
           }))
           const stored = yield* store.enqueue(deliveries)
           if (stored === 0) return yield* new NoWebhooks()
+          if (wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
           return stored
         })
 
