@@ -4,6 +4,7 @@
  * fixed body the size of a real v3 result (no authentication, quota, lookup or scoring).
  */
 import { createServer } from "node:http"
+import { Chain } from "@vigil/core"
 
 const body = JSON.stringify({
   status: "ok",
@@ -35,21 +36,7 @@ const intel = JSON.stringify({
     timestamp: new Date().toISOString(),
     chain: {
       family: "evm",
-      networks: [
-        "ethereum",
-        "avalanche",
-        "polygon",
-        "arbitrum",
-        "optimism",
-        "base",
-        "bsc",
-        "mantle",
-        "linea",
-        "manta",
-        "blast",
-        "flare",
-        "sonic"
-      ],
+      networks: Chain.networksOf.evm,
       normalized: "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
     },
     as_of: "2026-01-01"
