@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { StoreError } from "@vigil/core"
 import Database from "better-sqlite3"
-import { Clock, Context, DateTime, Effect, Layer } from "effect"
+import { Clock, Context, DateTime, Effect, Exit, Layer } from "effect"
 import { classify } from "./SqliteErrors.ts"
 import { type Migration, type MigrationReport, migrate, migrations } from "./SqliteMigrations.ts"
 
@@ -38,6 +38,15 @@ export class SqliteDatabase extends Context.Service<
     readonly use: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
     /** Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. */
     readonly transaction: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
+    /**
+     * Group commit: the calls of the returned function made in one turn of the event loop run `f` in arrival
+     * order inside one immediate transaction; each is answered only after that transaction commits (and all
+     * fail together if it does not).
+     */
+    readonly groupCommit: <I, A>(
+      operation: string,
+      f: (db: SqliteHandle, item: I) => A
+    ) => (item: I) => Effect.Effect<A, StoreError.StoreError>
   }
 >()("@vigil/adapter-sqlite/SqliteDatabase") {}
 
@@ -77,7 +86,29 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     filename: options.filename,
     migration: report,
     use: (operation, f) => attempt(operation, () => f(db)),
-    transaction: (operation, f) => attempt(operation, () => db.transaction(() => f(db)).immediate())
+    transaction: (operation, f) => attempt(operation, () => db.transaction(() => f(db)).immediate()),
+    groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, item: I) => A) => {
+      let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
+      const flush = () => {
+        const batch = queue
+        queue = []
+        let results: Array<A>
+        try {
+          results = db.transaction(() => batch.map((p) => f(db, p.item))).immediate()
+        } catch (cause) {
+          const error = classify(cause, operation)
+          const exit = error === undefined ? Exit.die(cause) : Exit.fail(error)
+          for (const p of batch) p.resume(exit)
+          return
+        }
+        batch.forEach((p, i) => p.resume(Exit.succeed(results[i]!)))
+      }
+      return (item: I) =>
+        Effect.callback<A, StoreError.StoreError>((resume) => {
+          if (queue.length === 0) setImmediate(flush)
+          queue.push({ item, resume })
+        })
+    }
   })
 })
 

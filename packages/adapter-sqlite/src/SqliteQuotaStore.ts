@@ -3,15 +3,9 @@
  * immediate transaction (group commit): each is still decided all-or-nothing, in arrival order, against
  * the counts the earlier ones left, and none is answered before the transaction has committed.
  */
-import { type QuotaStore as Port, QuotaStore, type StoreError } from "@vigil/core"
-import { Effect, Exit, Layer } from "effect"
+import { type QuotaStore as Port, QuotaStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
-
-interface Pending {
-  readonly cost: number
-  readonly windows: ReadonlyArray<Port.QuotaWindow>
-  readonly resume: (outcome: Exit.Exit<Port.QuotaCharge, StoreError.StoreError>) => void
-}
 
 /** Builds the store over the shared database, preparing its statements once. */
 const make = Effect.gen(function* () {
@@ -40,22 +34,14 @@ const make = Effect.gen(function* () {
     return outcome
   }
 
-  let pending: Array<Pending> = []
-  const flush = () => {
-    const batch = pending
-    pending = []
-    const exit = Effect.runSyncExit(
-      database.transaction("QuotaStore.charge", () => batch.map((p) => chargeOne(p.cost, p.windows)))
-    )
-    batch.forEach((p, i) => p.resume(Exit.isSuccess(exit) ? Exit.succeed(exit.value[i]!) : Exit.failCause(exit.cause)))
-  }
+  const charge = database.groupCommit(
+    "QuotaStore.charge",
+    (_, request: { readonly cost: number; readonly windows: ReadonlyArray<Port.QuotaWindow> }) =>
+      chargeOne(request.cost, request.windows)
+  )
 
   return QuotaStore.QuotaStore.of({
-    charge: (cost, windows) =>
-      Effect.callback<Port.QuotaCharge, StoreError.StoreError>((resume) => {
-        if (pending.length === 0) setImmediate(flush)
-        pending.push({ cost, windows, resume })
-      }),
+    charge: (cost, windows) => charge({ cost, windows }),
     usage: (windows) => database.use("QuotaStore.usage", () => QuotaStore.decide(0, windows, current(windows)).windows),
     prune: (before) => database.use("QuotaStore.prune", () => statements.prune.run(before).changes)
   })

@@ -2,8 +2,8 @@
  * WebhookStore on SQLite: webhooks and their outbox in the same file, every change in an immediate transaction
  * (settlements of one event-loop turn share one).
  */
-import { type StoreError, WebhookStore } from "@vigil/core"
-import { Effect, type Exit, Layer } from "effect"
+import { WebhookStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 
 interface WebhookRow {
@@ -128,23 +128,11 @@ const make = Effect.gen(function* () {
     }
   }
 
-  // Settlements that arrive in one turn of the event loop are written in one transaction (group commit);
-  // each is acknowledged only after that transaction commits.
-  let settling: Array<{
-    readonly id: string
-    readonly settlement: WebhookStore.Settlement
-    readonly resume: (exit: Exit.Exit<void, StoreError.StoreError>) => void
-  }> = []
-  const flushSettles = () => {
-    const batch = settling
-    settling = []
-    const exit = Effect.runSyncExit(
-      database.transaction("WebhookStore.settle", () => {
-        for (const p of batch) settleOne(p.id, p.settlement)
-      })
-    )
-    for (const p of batch) p.resume(exit)
-  }
+  // Settlements that arrive in one turn of the event loop share one transaction.
+  const settle = database.groupCommit(
+    "WebhookStore.settle",
+    (_, p: { readonly id: string; readonly settlement: WebhookStore.Settlement }) => settleOne(p.id, p.settlement)
+  )
 
   return WebhookStore.WebhookStore.of({
     register: (w, max) =>
@@ -190,11 +178,7 @@ const make = Effect.gen(function* () {
             }
           })
       ),
-    settle: (id, settlement) =>
-      Effect.callback<void, StoreError.StoreError>((resume) => {
-        if (settling.length === 0) setImmediate(flushSettles)
-        settling.push({ id, settlement, resume })
-      }),
+    settle: (id, settlement) => settle({ id, settlement }),
     stats: (keyId) =>
       database.use("WebhookStore.stats", () =>
         s.stats.all(keyId).map((r) => ({
