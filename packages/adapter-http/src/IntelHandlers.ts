@@ -16,16 +16,13 @@ export const lifetimes = { v3Millis: 10 * 60_000, v3MinScore: 60, v2Millis: 24 *
 export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache | HttpMetrics
 
 /** `req_<base36 ms>_<12 hex>`: unique enough to find a request in logs, sortable by time. */
-const correlationId = (now: number) => `req_${now.toString(36)}_${randomBytes(6).toString("hex")}`
+export const correlationId = (now: number) => `req_${now.toString(36)}_${randomBytes(6).toString("hex")}`
 
-const intelServices = Effect.gen(function* () {
-  const screening = yield* Screening.Screening
+/** Charges a key `cost` addresses, or gives the 429 (counted in the metrics) or 503 to answer instead. */
+export const charging = Effect.gen(function* () {
   const quota = yield* Quota.Quota
-  const cache = yield* ResultCache.ResultCache
   const metrics = yield* HttpMetrics
-
-  /** Charges the key, or answers 429/503 instead. */
-  const charge = (flavour: Responses.Flavour, client: ApiKeyStore.ApiKeyRecord, cost: number) =>
+  return (flavour: Responses.Flavour, client: ApiKeyStore.ApiKeyRecord, cost: number) =>
     quota.charge(client, cost).pipe(
       Effect.map((decision): Quota.Decision | HttpServerResponse.HttpServerResponse => {
         if (decision.granted) return decision
@@ -34,6 +31,12 @@ const intelServices = Effect.gen(function* () {
       }),
       Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable(flavour, e)))
     )
+})
+
+const intelServices = Effect.gen(function* () {
+  const screening = yield* Screening.Screening
+  const cache = yield* ResultCache.ResultCache
+  const charge = yield* charging
 
   /** Screens through the cache; a served-from-cache result gets a fresh timestamp and latency. */
   const screen = (

@@ -1,11 +1,12 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
-import { randomBytes } from "node:crypto"
-import { type ApiKeys, Chain, Quota, Screening, V2, Webhooks } from "@vigil/core"
+import { type ApiKeys, Chain, type Quota, Screening, V2, Webhooks } from "@vigil/core"
 import { Clock, DateTime, Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
-import { HttpMetrics } from "./HttpMetrics.ts"
+import type { HttpMetrics } from "./HttpMetrics.ts"
+import { charging, correlationId } from "./IntelHandlers.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the webhook handlers need. */
@@ -25,9 +26,8 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
   "webhooks",
   Effect.fnUntraced(function* (handlers) {
     const webhooks = yield* Webhooks.Webhooks
-    const quota = yield* Quota.Quota
     const screening = yield* Screening.Screening
-    const metrics = yield* HttpMetrics
+    const charge = yield* charging
     const unavailable = (e: Parameters<typeof Responses.unavailable>[1]) =>
       Effect.succeed(Responses.unavailable("v2", e))
 
@@ -108,21 +108,18 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           if (!detected.valid) return Responses.validation("v2", "address", detected.reason)
           const active = (yield* webhooks.list(client.id)).filter((w) => w.disabledAt === undefined)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
-          const decision = yield* quota.charge(client, 1)
-          if (!decision.granted) {
-            metrics.quotaRejected(decision.window.scope)
-            return Responses.tooManyRequests("v2", decision, 1)
-          }
+          const decision = yield* charge("v2", client, 1)
+          if (HttpServerResponse.isHttpServerResponse(decision)) return decision
           const result = yield* screening.screen(payload.address, { detected })
           const finished = yield* Clock.currentTimeMillis
-          const correlationId = `req_${finished.toString(36)}_${randomBytes(6).toString("hex")}`
-          const count = yield* webhooks.enqueue(client.id, correlationId, V2.project(result), finished - started)
+          const correlation = correlationId(finished)
+          const count = yield* webhooks.enqueue(client.id, correlation, V2.project(result), finished - started)
           return Responses.json(
             202,
             {
               success: true,
               message: `Address intelligence request accepted; the result will be delivered to ${count} webhook${count === 1 ? "" : "s"}`,
-              correlation_id: correlationId,
+              correlation_id: correlation,
               timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished))
             },
             Responses.rateHeaders(decision)
