@@ -29,6 +29,16 @@ interface DeliveryRow {
   readonly last_error: string | null
 }
 
+/** The webhook's columns a claim reads along with each delivery (one query, not one per delivery). */
+interface DueWebhookColumns {
+  readonly w_url: string
+  readonly w_secret: string
+  readonly w_created: string
+  readonly w_delivery_count: number
+  readonly w_last_delivery: string | null
+  readonly w_disabled_at: string | null
+}
+
 const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   id: r.id,
   keyId: r.key_id,
@@ -60,7 +70,6 @@ const make = Effect.gen(function* () {
       "INSERT INTO webhooks (id, key_id, url, secret, created) VALUES (?, ?, ?, ?, ?)"
     ),
     list: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE key_id = ? ORDER BY created, rowid"),
-    get: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE id = ?"),
     remove: db.prepare<[string, string]>("DELETE FROM webhooks WHERE key_id = ? AND id = ?"),
     dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
     enqueue: db.prepare<[string, string, string, string, string, number, number, string]>(
@@ -70,9 +79,12 @@ const make = Effect.gen(function* () {
     ),
     // The per-key window runs over the oldest due candidates only (not every pending row), so a claim costs
     // the same with ten deliveries queued or ten thousand.
-    due: db.prepare<[number, string, number, number, string, number, number], DeliveryRow>(
-      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error FROM (
-         SELECT d.*, row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
+    due: db.prepare<[number, string, number, number, string, number, number], DeliveryRow & DueWebhookColumns>(
+      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error,
+         w_url, w_secret, w_created, w_delivery_count, w_last_delivery, w_disabled_at FROM (
+         SELECT d.*, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
+           w.delivery_count AS w_delivery_count, w.last_delivery AS w_last_delivery, w.disabled_at AS w_disabled_at,
+           row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
          FROM (
            SELECT rowid, * FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= ?
@@ -174,7 +186,16 @@ const make = Effect.gen(function* () {
             s.lease.run(leaseUntil, row.id)
             return {
               delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
-              webhook: toWebhook(s.get.get(row.webhook_id)!)
+              webhook: toWebhook({
+                id: row.webhook_id,
+                key_id: row.key_id,
+                url: row.w_url,
+                secret: row.w_secret,
+                created: row.w_created,
+                delivery_count: row.w_delivery_count,
+                last_delivery: row.w_last_delivery,
+                disabled_at: row.w_disabled_at
+              })
             }
           })
       ),
