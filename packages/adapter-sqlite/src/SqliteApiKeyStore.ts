@@ -1,4 +1,8 @@
-/** ApiKeyStore on SQLite: one row per key, holding its hash and never the key. */
+/**
+ * ApiKeyStore on SQLite: one row per key, holding its hash and never the key. Lookups are served from memory
+ * until the key table may have changed: a write through this store, or a commit by another connection (the
+ * `keys` command of another process, say), which the database's external version reveals.
+ */
 import { ApiKeyStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
@@ -27,6 +31,9 @@ const toRecord = (row: Row): ApiKeyStore.ApiKeyRecord => ({
   ...(row.revoked_at === null ? {} : { revokedAt: row.revoked_at })
 })
 
+/** How many lookups are remembered before the memory starts over (unknown ids included, so it stays bounded). */
+const maxRemembered = 10_000
+
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("ApiKeyStore.prepare", (db) => ({
@@ -38,6 +45,10 @@ const make = Effect.gen(function* () {
     list: db.prepare<[], Row>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
     revoke: db.prepare<[string, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
   }))
+  /** Lookups read at one external version; any entry is dropped when it moves or this store writes. */
+  let found = new Map<string, ApiKeyStore.ApiKeyRecord | undefined>()
+  let foundAt = -1
+  const forget = () => void (found = new Map())
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       database
@@ -54,19 +65,30 @@ const make = Effect.gen(function* () {
             revoked_at: record.revokedAt ?? null
           })
         )
-        .pipe(Effect.asVoid),
+        .pipe(Effect.asVoid, Effect.ensuring(Effect.sync(forget))),
     find: (id) =>
       database.use("ApiKeyStore.find", () => {
+        const version = database.externalVersion()
+        if (version !== foundAt || found.size >= maxRemembered) {
+          forget()
+          foundAt = version
+        } else if (found.has(id)) {
+          return found.get(id)
+        }
         const row = s.find.get(id)
-        return row === undefined ? undefined : toRecord(row)
+        const record = row === undefined ? undefined : toRecord(row)
+        found.set(id, record)
+        return record
       }),
     list: database.use("ApiKeyStore.list", () => s.list.all().map(toRecord)),
     revoke: (id, at) =>
-      database.transaction("ApiKeyStore.revoke", () => {
-        s.revoke.run(at, id)
-        const row = s.find.get(id)
-        return row === undefined ? undefined : toRecord(row)
-      })
+      database
+        .transaction("ApiKeyStore.revoke", () => {
+          s.revoke.run(at, id)
+          const row = s.find.get(id)
+          return row === undefined ? undefined : toRecord(row)
+        })
+        .pipe(Effect.ensuring(Effect.sync(forget)))
   })
 })
 

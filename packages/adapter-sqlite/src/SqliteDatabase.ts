@@ -39,14 +39,21 @@ export class SqliteDatabase extends Context.Service<
     /** Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. */
     readonly transaction: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
     /**
-     * Group commit: the calls of the returned function made in one turn of the event loop run `f` in arrival
-     * order inside one immediate transaction; each is answered only after that transaction commits (and all
-     * fail together if it does not).
+     * Group commit: the calls of the returned function made in one turn of the event loop are handed to `f`
+     * together, in arrival order, inside one immediate transaction; `f` answers each of them (same order), and
+     * each caller gets its answer only after that transaction commits (all fail together if it does not).
      */
     readonly groupCommit: <I, A>(
       operation: string,
-      f: (db: SqliteHandle, item: I) => A
+      f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>
     ) => (item: I) => Effect.Effect<A, StoreError.StoreError>
+    /**
+     * A number that changes when another connection (another process, or another handle on the same file) has
+     * committed since it was last read; this connection's own commits leave it as it is. Cheaper than most
+     * queries (about 2 µs), so adapters can keep what they read for as long as it does not move. Call it
+     * inside `use` or `transaction`: it throws once the handle is closed.
+     */
+    readonly externalVersion: () => number
   }
 >()("@vigil/adapter-sqlite/SqliteDatabase") {}
 
@@ -82,19 +89,27 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const now = DateTime.formatIso(DateTime.makeUnsafe(yield* Clock.currentTimeMillis))
   const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now))
   if (report instanceof StoreError.StoreError) return yield* report
+  const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()
   return SqliteDatabase.of({
     filename: options.filename,
     migration: report,
     use: (operation, f) => attempt(operation, () => f(db)),
     transaction: (operation, f) => attempt(operation, () => db.transaction(() => f(db)).immediate()),
-    groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, item: I) => A) => {
+    groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {
       let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
       const flush = () => {
         const batch = queue
         queue = []
-        let results: Array<A>
+        let results: ReadonlyArray<A>
         try {
-          results = db.transaction(() => batch.map((p) => f(db, p.item))).immediate()
+          results = db
+            .transaction(() =>
+              f(
+                db,
+                batch.map((p) => p.item)
+              )
+            )
+            .immediate()
         } catch (cause) {
           const error = classify(cause, operation)
           const exit = error === undefined ? Exit.die(cause) : Exit.fail(error)
@@ -108,7 +123,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           if (queue.length === 0) setImmediate(flush)
           queue.push({ item, resume })
         })
-    }
+    },
+    externalVersion: () => dataVersion.get()!
   })
 })
 

@@ -106,6 +106,9 @@ const make = Effect.gen(function* () {
     )
   }))
 
+  /** The generation as last read, kept until another connection commits or this index commits a version. */
+  let generationAt: { readonly version: number; readonly generation: number } | undefined
+
   const stagedVersion = (version: number) => {
     const row = s.version.get(version)
     return row?.state === "staged" ? row : undefined
@@ -154,6 +157,7 @@ const make = Effect.gen(function* () {
           return { list: info.list, version, added: plan.added, delisted: plan.delisted, unchanged: plan.unchanged }
         })
         .pipe(
+          Effect.ensuring(Effect.sync(() => (generationAt = undefined))),
           Effect.flatMap((outcome) =>
             outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
           )
@@ -164,7 +168,11 @@ const make = Effect.gen(function* () {
       }),
     lookup: (addresses) =>
       database.use("IntelIndex.lookup", () => addresses.flatMap((a) => s.byAddress.all(a).map(fromRow))),
-    generation: database.use("IntelIndex.generation", () => s.generation.get()?.g ?? 0),
+    generation: database.use("IntelIndex.generation", () => {
+      const version = database.externalVersion()
+      if (generationAt?.version !== version) generationAt = { version, generation: s.generation.get()?.g ?? 0 }
+      return generationAt.generation
+    }),
     lists: database.use("IntelIndex.lists", () =>
       s.lists.all().map((row) => ({
         list: row.list,

@@ -143,7 +143,8 @@ const make = Effect.gen(function* () {
   // Settlements that arrive in one turn of the event loop share one transaction.
   const settle = database.groupCommit(
     "WebhookStore.settle",
-    (_, p: { readonly id: string; readonly settlement: WebhookStore.Settlement }) => settleOne(p.id, p.settlement)
+    (_, batch: ReadonlyArray<{ readonly id: string; readonly settlement: WebhookStore.Settlement }>) =>
+      batch.map((p) => settleOne(p.id, p.settlement))
   )
 
   return WebhookStore.WebhookStore.of({

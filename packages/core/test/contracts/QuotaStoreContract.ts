@@ -2,6 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type ApiKeyStore, Quota, QuotaStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
+import fc from "fast-check"
 import { TestClock } from "effect/testing"
 
 const minute = (key: string, start = 0, limit = Number.POSITIVE_INFINITY): QuotaStore.QuotaWindow => ({
@@ -105,6 +106,60 @@ export const suite = (name: string, layer: Layer.Layer<QuotaStore.QuotaStore, un
         assert.strictEqual(outcomes.filter((o) => o.granted).length, 30)
         assert.strictEqual((yield* store.usage([window]))[0]?.used, 30)
       }))
+
+    it("decides charges arriving together as if they came one by one, in arrival order", () =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              cost: fc.integer({ min: 0, max: 4 }),
+              windows: fc.uniqueArray(
+                fc.record({
+                  key: fc.constantFrom("a", "b", "c"),
+                  start: fc.constantFrom(0, 60_000),
+                  limit: fc.integer({ min: 0, max: 8 }),
+                  cost: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined })
+                }),
+                { minLength: 1, maxLength: 3, selector: (w) => `${w.key}@${w.start}` }
+              )
+            }),
+            { minLength: 1, maxLength: 30 }
+          ),
+          async (charges) => {
+            const requests = charges.map((c) => ({
+              cost: c.cost,
+              windows: c.windows.map(({ cost, ...w }) => ({
+                ...w,
+                millis: 60_000,
+                ...(cost === undefined ? {} : { cost })
+              }))
+            }))
+            const model = new Map<string, number>()
+            const expected = requests.map(({ cost, windows }) => {
+              const outcome = QuotaStore.decide(
+                cost,
+                windows,
+                windows.map((w) => model.get(`${w.key}@${w.start}`) ?? 0)
+              )
+              for (const w of outcome.granted ? windows : []) {
+                model.set(`${w.key}@${w.start}`, (model.get(`${w.key}@${w.start}`) ?? 0) + (w.cost ?? cost))
+              }
+              return outcome
+            })
+            const actual = await Effect.runPromise(
+              Effect.gen(function* () {
+                const store = yield* QuotaStore.QuotaStore
+                return yield* Effect.all(
+                  requests.map((r) => store.charge(r.cost, r.windows)),
+                  { concurrency: "unbounded" }
+                )
+              }).pipe(Effect.provide(layer))
+            )
+            assert.deepStrictEqual(actual, expected)
+          }
+        ),
+        { numRuns: 40 }
+      ))
 
     test("reads zero for a window never charged, without creating it", (store) =>
       Effect.gen(function* () {

@@ -1,0 +1,90 @@
+/**
+ * The SQLite stores keep some reads in memory (key lookups, the index generation). Another connection's
+ * commit must be seen by the very next read, and so must this connection's own writes.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import { ApiKeyStore, IntelIndex } from "@vigil/core"
+import { Context, Effect, Layer } from "effect"
+import { tempPath } from "./TempDatabase.ts"
+
+const record: ApiKeyStore.ApiKeyRecord = {
+  id: "00112233445566aa",
+  name: "Acme",
+  hash: "ab".repeat(32),
+  qps: 10,
+  daily: 100,
+  monthly: 1000,
+  createdAt: "2026-01-01T00:00:00.000Z"
+}
+
+const version = (asOf: string): IntelIndex.VersionInfo => ({
+  list: "ofac",
+  source: "OFAC",
+  kind: "test",
+  mode: "snapshot",
+  asOf,
+  contentHash: `hash-${asOf}`,
+  origin: "test",
+  ingestedAt: `${asOf}T12:00:00.000Z`
+})
+
+/** Two connections on one database file, as two processes would have. */
+const twoConnections = Effect.gen(function* () {
+  const filename = yield* tempPath()
+  const one = yield* Layer.build(SqliteAdapter.layer({ filename }))
+  const other = yield* Layer.build(SqliteAdapter.layer({ filename }))
+  return { one, other }
+})
+
+const publish = (index: IntelIndex.IntelIndex["Service"], asOf: string) =>
+  Effect.gen(function* () {
+    const id = yield* index.stage(version(asOf))
+    yield* index.append(id, [
+      { address: "0x" + "aa".repeat(20), family: "evm", category: "sanctions", reference: asOf }
+    ])
+    yield* index.commit(id, version(asOf))
+  })
+
+describe("reads kept in memory", () => {
+  it.effect("a key created or revoked through another connection is seen by the next lookup", () =>
+    Effect.gen(function* () {
+      const { one, other } = yield* twoConnections
+      const reader = Context.get(one, ApiKeyStore.ApiKeyStore)
+      const writer = Context.get(other, ApiKeyStore.ApiKeyStore)
+      assert.isUndefined(yield* reader.find(record.id))
+      assert.isUndefined(yield* reader.find(record.id), "asked twice while nothing changed")
+      yield* writer.insert(record)
+      assert.deepStrictEqual(yield* reader.find(record.id), record)
+      yield* writer.revoke(record.id, "2026-02-01T00:00:00.000Z")
+      assert.strictEqual((yield* reader.find(record.id))?.revokedAt, "2026-02-01T00:00:00.000Z")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a store's own writes are seen by its next lookup", () =>
+    Effect.gen(function* () {
+      const { one } = yield* twoConnections
+      const store = Context.get(one, ApiKeyStore.ApiKeyStore)
+      assert.isUndefined(yield* store.find(record.id))
+      yield* store.insert(record)
+      assert.deepStrictEqual(yield* store.find(record.id), record)
+      yield* store.revoke(record.id, "2026-02-01T00:00:00.000Z")
+      assert.strictEqual((yield* store.find(record.id))?.revokedAt, "2026-02-01T00:00:00.000Z")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("the index generation moves with commits of either connection", () =>
+    Effect.gen(function* () {
+      const { one, other } = yield* twoConnections
+      const reader = Context.get(one, IntelIndex.IntelIndex)
+      const writer = Context.get(other, IntelIndex.IntelIndex)
+      const start = yield* reader.generation
+      yield* publish(writer, "2026-01-01")
+      const afterOther = yield* reader.generation
+      assert.isAbove(afterOther, start)
+      assert.strictEqual(yield* reader.generation, afterOther, "unchanged while nothing is committed")
+      yield* publish(reader, "2026-01-02")
+      assert.isAbove(yield* reader.generation, afterOther)
+    }).pipe(Effect.scoped)
+  )
+})
