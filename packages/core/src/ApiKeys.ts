@@ -38,6 +38,9 @@ export class InvalidKeyRequest extends Schema.TaggedError<InvalidKeyRequest>()("
 
 const keyPattern = /^vgl_([0-9a-f]{16})_[1-9A-HJ-NP-Za-km-z]{40,50}$/
 
+/** How many verified keys {@link ApiKeys} remembers before it starts over. */
+const maxVerified = 1024
+
 /** Lowercase hex SHA-256 of a key string. */
 export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)))
 
@@ -104,12 +107,24 @@ export class ApiKeys extends Context.Service<
         return { key, record }
       })
 
+      /**
+       * Hashes of keys that matched their record: a key presented again is not hashed again (SHA-256 is most of
+       * the work of authenticating). Only matching keys are remembered, so unknown keys cannot fill it; the
+       * record is still read and checked (revocation, expiry) on every call.
+       */
+      const verified = new Map<string, string>()
       const authenticate = Effect.fnUntraced(function* (presented: string) {
         const id = keyPattern.exec(presented)?.[1]
         if (id === undefined) return { status: "invalid" } as const
         const record = yield* store.find(id)
-        if (record === undefined || !constantTimeEqual(record.hash, hashKey(presented)) || record.revokedAt) {
+        const remembered = verified.get(presented)
+        const hash = remembered ?? hashKey(presented)
+        if (record === undefined || !constantTimeEqual(record.hash, hash) || record.revokedAt) {
           return { status: "invalid" } as const
+        }
+        if (remembered === undefined) {
+          if (verified.size >= maxVerified) verified.clear()
+          verified.set(presented, hash)
         }
         const now = yield* Clock.currentTimeMillis
         if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) {

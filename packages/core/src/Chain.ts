@@ -67,13 +67,35 @@ export interface Invalid {
 /** The outcome of {@link detect}. */
 export type Detection = Valid | Invalid
 
+/** How many recent classifications are remembered; the oldest is forgotten first. */
+const recentLimit = 4096
+
+const recent = new Map<string, ReturnType<typeof AddressFormats.classify>>()
+
+/**
+ * Classifies through a memory of recent inputs: verifying a checksum costs up to about 15 µs (Keccak-256 for
+ * EIP-55), and a busy server sees the same addresses again and again. Classification is a pure function of
+ * the text, so a remembered answer is always the answer.
+ */
+const classify = (address: string) => {
+  let found = recent.get(address)
+  if (found === undefined) {
+    found = AddressFormats.classify(address)
+    if (address.length <= 128) {
+      if (recent.size >= recentLimit) recent.delete(recent.keys().next().value!)
+      recent.set(address, found)
+    }
+  }
+  return found
+}
+
 /**
  * Detects the network(s) of `address` from its format and validates its checksum. With `chain` (a network id,
  * or `auto` for none), the address must be valid on that network, and `networks` is narrowed to it.
  * The input is taken as given: surrounding whitespace makes it invalid rather than being trimmed silently.
  */
 export const detect = (address: string, chain: Network | "auto" = "auto"): Detection => {
-  const found = AddressFormats.classify(address)
+  const found = classify(address)
   if (!found.valid) return { address, valid: false, reason: found.reason }
   const networks = networksOf[found.family]
   const valid: Valid = {
