@@ -52,7 +52,7 @@ const make = Effect.gen(function* () {
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       database
-        .use("ApiKeyStore.insert", () =>
+        .transaction("ApiKeyStore.insert", () =>
           s.insert.run({
             id: record.id,
             name: record.name,

@@ -34,7 +34,7 @@ export class SqliteDatabase extends Context.Service<
     readonly filename: string
     /** What migration did when the layer was built. */
     readonly migration: MigrationReport
-    /** Runs `f` with the handle; `operation` names the port method in errors. */
+    /** Runs `f` with the handle, to read; `operation` names the port method in errors. Writes go through `transaction`. */
     readonly use: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
     /** Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. */
     readonly transaction: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
@@ -49,9 +49,11 @@ export class SqliteDatabase extends Context.Service<
     ) => (item: I) => Effect.Effect<A, StoreError.StoreError>
     /**
      * A number that changes when another connection (another process, or another handle on the same file) has
-     * committed since it was last read; this connection's own commits leave it as it is. Cheaper than most
-     * queries (about 2 µs), so adapters can keep what they read for as long as it does not move. Call it
-     * inside `use` or `transaction`: it throws once the handle is closed.
+     * committed; this handle's own commits leave it as it is, so adapters can keep what they read for as long as
+     * it does not move. It is read from SQLite (`PRAGMA data_version`, about 2 µs) once per turn of the event
+     * loop and again whenever another handle of this process commits: another process's commit is seen by
+     * the next turn, so by every request that arrives after it. Call it inside `use` or `transaction`: it
+     * throws once the handle is closed.
      */
     readonly externalVersion: () => number
   }
@@ -83,6 +85,13 @@ const open = (options: Options) =>
     }
   })
 
+/**
+ * Commits made through every handle of this process. SQLite reports another handle's commit in
+ * `data_version` like another process's; counting them here lets a handle drop its per-turn reading of it
+ * as soon as a sibling handle writes, so sequential code in one process always sees its own writes.
+ */
+let processCommits = 0
+
 /** Opens, configures and migrates the database; the handle closes when the layer's scope ends. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
@@ -90,11 +99,23 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now))
   if (report instanceof StoreError.StoreError) return yield* report
   const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()
+  let ownCommits = 0
+  const committed = () => {
+    ownCommits++
+    processCommits++
+  }
+  /** The external version as read in this turn of the event loop, and the other handles' commit count then. */
+  let seen: { readonly version: number; readonly othersCommits: number } | undefined
   return SqliteDatabase.of({
     filename: options.filename,
     migration: report,
     use: (operation, f) => attempt(operation, () => f(db)),
-    transaction: (operation, f) => attempt(operation, () => db.transaction(() => f(db)).immediate()),
+    transaction: (operation, f) =>
+      attempt(operation, () => {
+        const result = db.transaction(() => f(db)).immediate()
+        committed()
+        return result
+      }),
     groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {
       let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
       const flush = () => {
@@ -116,6 +137,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           for (const p of batch) p.resume(exit)
           return
         }
+        committed()
         batch.forEach((p, i) => p.resume(Exit.succeed(results[i]!)))
       }
       return (item: I) =>
@@ -124,7 +146,14 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           queue.push({ item, resume })
         })
     },
-    externalVersion: () => dataVersion.get()!
+    externalVersion: () => {
+      const othersCommits = processCommits - ownCommits
+      if (seen === undefined || seen.othersCommits !== othersCommits) {
+        if (seen === undefined) setImmediate(() => (seen = undefined))
+        seen = { version: dataVersion.get()!, othersCommits }
+      }
+      return seen.version
+    }
   })
 })
 

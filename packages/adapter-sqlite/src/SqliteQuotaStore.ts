@@ -74,7 +74,7 @@ const make = Effect.gen(function* () {
   return QuotaStore.QuotaStore.of({
     charge: (cost, windows) => charge({ cost, windows }),
     usage: (windows) => database.use("QuotaStore.usage", () => QuotaStore.decide(0, windows, current(windows)).windows),
-    prune: (before) => database.use("QuotaStore.prune", () => statements.prune.run(before).changes)
+    prune: (before) => database.transaction("QuotaStore.prune", () => statements.prune.run(before).changes)
   })
 })
 

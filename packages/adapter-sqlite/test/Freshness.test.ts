@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, IntelIndex } from "@vigil/core"
+import Database from "better-sqlite3"
 import { Context, Effect, Layer } from "effect"
 import { tempPath } from "./TempDatabase.ts"
 
@@ -58,6 +59,21 @@ describe("reads kept in memory", () => {
       assert.deepStrictEqual(yield* reader.find(record.id), record)
       yield* writer.revoke(record.id, "2026-02-01T00:00:00.000Z")
       assert.strictEqual((yield* reader.find(record.id))?.revokedAt, "2026-02-01T00:00:00.000Z")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a commit by another process is seen from the next turn of the event loop", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      const reader = Context.get(yield* Layer.build(SqliteAdapter.layer({ filename })), ApiKeyStore.ApiKeyStore)
+      yield* reader.insert(record)
+      assert.isUndefined((yield* reader.find(record.id))?.revokedAt)
+      // A plain driver connection stands for another process: this process does not count its commits.
+      const outside = new Database(filename)
+      outside.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run("2026-03-01T00:00:00.000Z", record.id)
+      outside.close()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.strictEqual((yield* reader.find(record.id))?.revokedAt, "2026-03-01T00:00:00.000Z")
     }).pipe(Effect.scoped)
   )
 
