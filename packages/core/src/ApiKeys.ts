@@ -113,25 +113,27 @@ export class ApiKeys extends Context.Service<
        * record is still read and checked (revocation, expiry) on every call.
        */
       const verified = new Map<string, string>()
-      const authenticate = Effect.fnUntraced(function* (presented: string) {
+      const invalid = Effect.succeed<Authentication>({ status: "invalid" })
+      // Written as a pipeline rather than a generator: it runs on every request.
+      const authenticate = (presented: string): Effect.Effect<Authentication, StoreError> => {
         const id = keyPattern.exec(presented)?.[1]
-        if (id === undefined) return { status: "invalid" } as const
-        const record = yield* store.find(id)
-        const remembered = verified.get(presented)
-        const hash = remembered ?? hashKey(presented)
-        if (record === undefined || !constantTimeEqual(record.hash, hash) || record.revokedAt) {
-          return { status: "invalid" } as const
-        }
-        if (remembered === undefined) {
-          if (verified.size >= maxVerified) verified.clear()
-          verified.set(presented, hash)
-        }
-        const now = yield* Clock.currentTimeMillis
-        if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) {
-          return { status: "expired", key: record } as const
-        }
-        return { status: "authenticated", key: record } as const
-      })
+        if (id === undefined) return invalid
+        return Effect.flatMap(store.find(id), (record) => {
+          if (record === undefined || record.revokedAt) return invalid
+          const remembered = verified.get(presented)
+          const hash = remembered ?? hashKey(presented)
+          if (!constantTimeEqual(record.hash, hash)) return invalid
+          if (remembered === undefined) {
+            if (verified.size >= maxVerified) verified.clear()
+            verified.set(presented, hash)
+          }
+          const expiresAt = record.expiresAt
+          if (expiresAt === undefined) return Effect.succeed<Authentication>({ status: "authenticated", key: record })
+          return Effect.map(Clock.currentTimeMillis, (now): Authentication =>
+            Date.parse(expiresAt) <= now ? { status: "expired", key: record } : { status: "authenticated", key: record }
+          )
+        })
+      }
 
       return ApiKeys.of({
         issue,

@@ -75,24 +75,26 @@ export class Quota extends Context.Service<
     Effect.gen(function* () {
       const store = yield* QuotaStore
       return Quota.of({
-        charge: Effect.fnUntraced(function* (key: ApiKeyRecord, cost: number) {
-          const now = yield* Clock.currentTimeMillis
-          const ws = windows(key, now, cost)
-          const outcome = yield* store.charge(cost, ws)
-          const described = outcome.windows.map((u, i) => describe(scopes[i]!, u, now))
-          if (outcome.granted) {
-            const [, daily, monthly] = described
-            return { granted: true, window: daily!.remaining <= monthly!.remaining ? daily! : monthly! }
-          }
-          const index = ws.findIndex((w, i) => outcome.windows[i]!.used + (w.cost ?? cost) > w.limit)
-          const refusing = described[index] ?? described[0]!
-          return {
-            granted: false,
-            window: refusing,
-            retryAfterSeconds: refusing.resetSeconds,
-            ...((ws[index]?.cost ?? cost) > refusing.limit ? { exceedsLimit: true } : {})
-          }
-        }),
+        // A pipeline rather than a generator: it runs on every request.
+        charge: (key: ApiKeyRecord, cost: number) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const ws = windows(key, now, cost)
+            return Effect.map(store.charge(cost, ws), (outcome): Decision => {
+              const described = outcome.windows.map((u, i) => describe(scopes[i]!, u, now))
+              if (outcome.granted) {
+                const [, daily, monthly] = described
+                return { granted: true, window: daily!.remaining <= monthly!.remaining ? daily! : monthly! }
+              }
+              const index = ws.findIndex((w, i) => outcome.windows[i]!.used + (w.cost ?? cost) > w.limit)
+              const refusing = described[index] ?? described[0]!
+              return {
+                granted: false,
+                window: refusing,
+                retryAfterSeconds: refusing.resetSeconds,
+                ...((ws[index]?.cost ?? cost) > refusing.limit ? { exceedsLimit: true } : {})
+              }
+            })
+          }),
         usage: Effect.fnUntraced(function* (key: ApiKeyRecord) {
           const now = yield* Clock.currentTimeMillis
           const [second, daily, monthly] = yield* store.usage(windows(key, now, 0))

@@ -70,28 +70,34 @@ export class ResultCache extends Context.Service<
           })
         )
 
-        const through = <A, E, R>(key: string, compute: Effect.Effect<A, E, R>, lifetime: Lifetime<A>) =>
-          Effect.gen(function* () {
-            const usable = yield* fresh
-            const now = yield* Clock.currentTimeMillis
-            const entry = usable ? entries.get(key) : undefined
-            if (entry !== undefined && entry.until > now) {
-              hits++
-              return { value: entry.value as A, hit: true, storedAt: entry.storedAt }
-            }
-            if (entry !== undefined) entries.delete(key)
-            misses++
-            const value = yield* compute
-            const keep = lifetime(value)
-            if (usable && keep > 0) {
-              if (entries.size >= maxEntries) {
-                const oldest = entries.keys().next()
-                if (!oldest.done) entries.delete(oldest.value)
+        // A pipeline rather than a generator: it runs on every request.
+        const through = <A, E, R>(
+          key: string,
+          compute: Effect.Effect<A, E, R>,
+          lifetime: Lifetime<A>
+        ): Effect.Effect<Cached<A>, E, R> =>
+          Effect.flatMap(fresh, (usable) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Cached<A>, E, R> => {
+              const entry = usable ? entries.get(key) : undefined
+              if (entry !== undefined && entry.until > now) {
+                hits++
+                return Effect.succeed({ value: entry.value as A, hit: true, storedAt: entry.storedAt })
               }
-              entries.set(key, { value, storedAt: now, until: now + keep })
-            }
-            return { value, hit: false, storedAt: now }
-          })
+              if (entry !== undefined) entries.delete(key)
+              misses++
+              return Effect.map(compute, (value) => {
+                const keep = lifetime(value)
+                if (usable && keep > 0) {
+                  if (entries.size >= maxEntries) {
+                    const oldest = entries.keys().next()
+                    if (!oldest.done) entries.delete(oldest.value)
+                  }
+                  entries.set(key, { value, storedAt: now, until: now + keep })
+                }
+                return { value, hit: false, storedAt: now }
+              })
+            })
+          )
 
         return ResultCache.of({
           through,

@@ -1,5 +1,5 @@
 /** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
-import { Clock, Context, DateTime, Duration, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as Chain from "./Chain.ts"
 import * as Intel from "./Intel.ts"
 import { IntelIndex } from "./ports/IntelIndex.ts"
@@ -101,6 +101,77 @@ const describe = (a: Scoring.Assessment): string =>
         )
         .join("; ")
 
+/** What the index answered for an address: its records, or that it could not be asked. */
+interface Found {
+  readonly complete: boolean
+  readonly records: ReadonlyArray<Intel.IntelRecord>
+}
+
+const unavailable: Found = { complete: false, records: [] }
+const noSources = Effect.succeed(0)
+
+/** The v3 result of one screening. */
+const result = (
+  address: string,
+  detected: Chain.Valid,
+  asOf: string,
+  found: Found,
+  sources: number,
+  started: number,
+  finished: number,
+  includeDetails: boolean
+): Result => {
+  const complete = found.complete && sources > 0
+  const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
+  const a = Scoring.assess(inForce)
+  return {
+    address,
+    score: a.score,
+    risk_level: a.band,
+    confidence: complete ? a.confidence : 0,
+    flags: a.flags,
+    entity: a.entity,
+    signals: a.signals.map(wireSignal),
+    labels: a.labels,
+    recommendation: complete
+      ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
+      : {
+          action: a.band === "critical" ? "BLOCK" : "REVIEW",
+          summary: "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
+          details: found.complete
+            ? "No intelligence list has been ingested yet, so nothing was checked."
+            : "The intelligence store did not answer, so no list was checked.",
+          ai_enhanced: false
+        },
+    metadata: {
+      version: "v3",
+      latency_ms: finished - started,
+      sources_used: sources,
+      is_complete: complete,
+      timestamp: new Date(finished).toISOString(),
+      chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
+      as_of: asOf
+    },
+    ...(includeDetails
+      ? {
+          details: {
+            records: found.records,
+            breakdown: a.signals
+              .filter((s) => s.polarity === "risk")
+              .map((s) => ({
+                type: s.type,
+                weight: s.weight,
+                contribution: s.contribution,
+                list: s.evidence.list,
+                reference: s.evidence.reference
+              })),
+            formula: `score = w1 + (100 - w1) * (1 - prod(1 - ${Scoring.corroboration} * wi / 100)), weights strongest first`
+          }
+        }
+      : {})
+  }
+}
+
 /** Screens addresses against the IntelIndex. */
 export class Screening extends Context.Service<
   Screening,
@@ -108,80 +179,43 @@ export class Screening extends Context.Service<
     readonly screen: (address: string, options?: Options) => Effect.Effect<Result, InvalidAddress>
   }
 >()("@vigil/core/Screening") {
-  /** The service over an IntelIndex. The count of lists is refreshed at most every 5 seconds. */
+  /** The service over an IntelIndex. */
   static readonly layer: Layer.Layer<Screening, never, IntelIndex> = Layer.effect(Screening)(
     Effect.gen(function* () {
       const index = yield* IntelIndex
-      const listCount = yield* Effect.cachedWithTTL(
-        index.lists.pipe(Effect.map((lists) => lists.length)),
-        Duration.seconds(5)
+      /** How many lists are in force, counted again only when a commit changed the index. */
+      let counted: { readonly generation: number; readonly count: number } | undefined
+      const listCount = Effect.flatMap(index.generation, (generation) =>
+        counted?.generation === generation
+          ? Effect.succeed(counted.count)
+          : Effect.map(index.lists, (lists) => {
+              counted = { generation, count: lists.length }
+              return lists.length
+            })
       )
 
-      const screen = Effect.fnUntraced(function* (address: string, options: Options = {}) {
-        const started = yield* Clock.currentTimeMillis
-        const detected = options.detected ?? Chain.detect(address, options.chain ?? "auto")
-        if (!detected.valid) return yield* new InvalidAddress({ address, message: detected.reason })
-        const asOf = options.asOf ?? DateTime.formatIsoDateUtc(DateTime.makeUnsafe(started))
-        const found = yield* index.lookup([detected.normalized]).pipe(
-          Effect.map((records) => ({ complete: true, records })),
+      const lookup = (normalized: string) =>
+        index.lookup([normalized]).pipe(
+          Effect.map((records): Found => ({ complete: true, records })),
           Effect.catchTag("StoreError", (error) =>
-            Effect.as(Effect.logWarning(`intelligence unavailable: ${error.message}`), { complete: false, records: [] })
+            Effect.as(Effect.logWarning(`intelligence unavailable: ${error.message}`), unavailable)
           )
         )
-        const sources = found.complete ? yield* Effect.orElseSucceed(listCount, () => 0) : 0
-        const complete = found.complete && sources > 0
-        const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
-        const a = Scoring.assess(inForce)
-        const finished = yield* Clock.currentTimeMillis
-        const result: Result = {
-          address,
-          score: a.score,
-          risk_level: a.band,
-          confidence: complete ? a.confidence : 0,
-          flags: a.flags,
-          entity: a.entity,
-          signals: a.signals.map(wireSignal),
-          labels: a.labels,
-          recommendation: complete
-            ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
-            : {
-                action: a.band === "critical" ? "BLOCK" : "REVIEW",
-                summary:
-                  "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
-                details: found.complete
-                  ? "No intelligence list has been ingested yet, so nothing was checked."
-                  : "The intelligence store did not answer, so no list was checked.",
-                ai_enhanced: false
-              },
-          metadata: {
-            version: "v3",
-            latency_ms: finished - started,
-            sources_used: sources,
-            is_complete: complete,
-            timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished)),
-            chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
-            as_of: asOf
-          },
-          ...(options.includeDetails
-            ? {
-                details: {
-                  records: found.records,
-                  breakdown: a.signals
-                    .filter((s) => s.polarity === "risk")
-                    .map((s) => ({
-                      type: s.type,
-                      weight: s.weight,
-                      contribution: s.contribution,
-                      list: s.evidence.list,
-                      reference: s.evidence.reference
-                    })),
-                  formula: `score = w1 + (100 - w1) * (1 - prod(1 - ${Scoring.corroboration} * wi / 100)), weights strongest first`
-                }
-              }
-            : {})
-        }
-        return result
-      })
+
+      // A pipeline rather than a generator: it runs on every request.
+      const screen = (address: string, options: Options = {}): Effect.Effect<Result, InvalidAddress> =>
+        Effect.flatMap(Clock.currentTimeMillis, (started) => {
+          const detected = options.detected ?? Chain.detect(address, options.chain ?? "auto")
+          if (!detected.valid) return Effect.fail(new InvalidAddress({ address, message: detected.reason }))
+          const asOf = options.asOf ?? new Date(started).toISOString().slice(0, 10)
+          return Effect.flatMap(lookup(detected.normalized), (found) =>
+            Effect.flatMap(found.complete ? Effect.orElseSucceed(listCount, () => 0) : noSources, (sources) =>
+              Effect.map(Clock.currentTimeMillis, (finished) =>
+                result(address, detected, asOf, found, sources, started, finished, options.includeDetails === true)
+              )
+            )
+          )
+        })
       return Screening.of({ screen })
     })
   )
