@@ -1,22 +1,43 @@
 /** API-key authentication of the intelligence routes: either header is accepted on every route. */
-import { ApiKeys } from "@vigil/core"
+import { type ApiKeyStore, ApiKeys } from "@vigil/core"
 import { Effect, Layer, Redacted } from "effect"
-import { HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { ApiKeyAuth, BearerAuth, CurrentClient } from "./Api.ts"
 import * as Responses from "./Responses.ts"
 
 const bearerPrefix = /^bearer\s+/i
 
+/** Request headers as Node gives them: lower-case names. */
+export type Headers = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+const header = (headers: Headers, name: string): string | undefined => {
+  const value = headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
 /** The key a request presents: `Authorization: Bearer …` or `x-api-key`, whichever `prefer` names first. */
-export const presentedKey = (request: HttpServerRequest.HttpServerRequest, prefer: "bearer" | "apiKey"): string => {
-  const authorization = request.headers["authorization"]
+export const presentedKey = (headers: Headers, prefer: "bearer" | "apiKey"): string => {
+  const authorization = header(headers, "authorization")
   const bearer =
     authorization !== undefined && bearerPrefix.test(authorization)
       ? authorization.replace(bearerPrefix, "").trim()
       : ""
-  const apiKey = (request.headers["x-api-key"] ?? "").trim()
+  const apiKey = (header(headers, "x-api-key") ?? "").trim()
   return prefer === "bearer" ? bearer || apiKey : apiKey || bearer
 }
+
+/** The key's record, or the response to give instead: 401 (missing, unknown, revoked or expired) or 503. */
+export const authorize = (
+  keys: ApiKeys.ApiKeys["Service"],
+  presented: string,
+  flavour: Responses.Flavour
+): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
+  keys.authenticate(presented).pipe(
+    Effect.map((outcome) =>
+      outcome.status === "authenticated" ? outcome.key : Responses.unauthorized(outcome.status === "expired")
+    ),
+    Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable(flavour, e)))
+  )
 
 const guard =
   (keys: ApiKeys.ApiKeys["Service"], prefer: "bearer" | "apiKey") =>
@@ -25,16 +46,15 @@ const guard =
     options: { readonly credential: Redacted.Redacted<string> }
   ) =>
     Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
       const credential = Redacted.value(options.credential).trim()
-      const key = credential || presentedKey(yield* HttpServerRequest.HttpServerRequest, prefer)
-      const auth = yield* Effect.result(keys.authenticate(key))
-      if (auth._tag === "Failure") {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        return Responses.unavailable(Responses.flavourOf(request.url), auth.failure)
-      }
-      const outcome = auth.success
-      if (outcome.status !== "authenticated") return Responses.unauthorized(outcome.status === "expired")
-      return yield* Effect.provideService(httpEffect, CurrentClient, outcome.key)
+      const client = yield* authorize(
+        keys,
+        credential || presentedKey(request.headers, prefer),
+        Responses.flavourOf(request.url)
+      )
+      if (HttpServerResponse.isHttpServerResponse(client)) return client
+      return yield* Effect.provideService(httpEffect, CurrentClient, client)
     })
 
 /** BearerAuth (v3) over the ApiKeys service. */

@@ -26,7 +26,7 @@ const knownRoutes = new Set([
 ])
 
 /** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
-const routeLabel = (path: string) =>
+export const routeLabel = (path: string) =>
   knownRoutes.has(path) ? path : /^\/api\/v2\/webhooks\/[^/]+$/.test(path) ? "/api/v2/webhooks/:webhookId" : "unmatched"
 
 const pathOf = (url: string) => {
@@ -43,19 +43,24 @@ const fieldOf = (path: ReadonlyArray<unknown> | undefined, kind: string) =>
       : "body"
     : path.map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p))).join(".")
 
-const schemaErrorResponse = (flavour: Responses.Flavour, error: HttpApiError.HttpApiSchemaError) => {
-  const issues = formatter(error.cause.issue).issues
+/** The 400 for a request part (`Payload`, `Query`…) that its schema refused: the first issue, with its field path. */
+export const schemaIssueResponse = (flavour: Responses.Flavour, issue: SchemaIssue.Issue, kind: string) => {
+  const issues = formatter(issue).issues
   const first = issues[0]
   if (first === undefined) return Responses.validation(flavour, "body", "invalid request")
-  const field = fieldOf(first.path, error.kind)
+  const field = fieldOf(first.path, kind)
   const message =
     first.message === "Expected a valid JSON body"
       ? "malformed JSON"
       : first.message === "Missing key"
         ? "required"
         : first.message
-  return Responses.validation(flavour, field, message, { location: error.kind.toLowerCase() })
+  return Responses.validation(flavour, field, message, { location: kind.toLowerCase() })
 }
+
+/** The 500 for a bug (the failure itself goes to the log, not to the client). */
+export const internalError = (flavour: Responses.Flavour) =>
+  Responses.error(flavour, 500, "Internal Server Error", "an unexpected error occurred; it has been logged")
 
 /** The `_tag` of an HttpServerError's `reason` (e.g. `RouteNotFound`, `RequestParseError`), if `u` is one. */
 const reasonOf = (u: unknown): { readonly _tag?: unknown; readonly reason?: unknown } | undefined =>
@@ -97,7 +102,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
         if (defect._tag === "Success") {
           const d = defect.success
           if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
-            return Effect.succeed(schemaErrorResponse(flavour, d))
+            return Effect.succeed(schemaIssueResponse(flavour, d.cause.issue, d.kind))
           }
           if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return Effect.succeed(tooLarge(flavour))
           const reason = reasonOf(d)
@@ -110,10 +115,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
           }
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-        return Effect.as(
-          Effect.logError("unexpected failure while answering a request", cause),
-          Responses.error(flavour, 500, "Internal Server Error", "an unexpected error occurred; it has been logged")
-        )
+        return Effect.as(Effect.logError("unexpected failure while answering a request", cause), internalError(flavour))
       }
 
       // Every failure becomes a response here; the router's marker type says no error is left unhandled.

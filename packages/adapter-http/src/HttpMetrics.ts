@@ -4,7 +4,11 @@ import { Context, Effect, Layer } from "effect"
 
 const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const
 
-interface Histogram {
+/** The counters of one method and route: answers by status, and the latency histogram. */
+interface Series {
+  /** `method="…",route="…"`, escaped once. */
+  readonly labels: string
+  readonly statuses: Map<number, number>
   readonly counts: Array<number>
   sum: number
   count: number
@@ -24,22 +28,26 @@ export class HttpMetrics extends Context.Service<
   static readonly layer: Layer.Layer<HttpMetrics, never, ResultCache.ResultCache> = Layer.effect(HttpMetrics)(
     Effect.gen(function* () {
       const cache = yield* ResultCache.ResultCache
-      const requests = new Map<string, number>()
-      const latency = new Map<string, Histogram>()
+      const series = new Map<string, Series>()
       const rejections = new Map<string, number>()
       return HttpMetrics.of({
         request: (method, route, status, seconds) => {
-          const key = `method="${method}",route="${escape(route)}",status="${status}"`
-          requests.set(key, (requests.get(key) ?? 0) + 1)
-          const hkey = `method="${method}",route="${escape(route)}"`
-          let h = latency.get(hkey)
-          if (h === undefined) {
-            h = { counts: buckets.map(() => 0), sum: 0, count: 0 }
-            latency.set(hkey, h)
+          const id = `${method} ${route}`
+          let s = series.get(id)
+          if (s === undefined) {
+            s = {
+              labels: `method="${escape(method)}",route="${escape(route)}"`,
+              statuses: new Map(),
+              counts: buckets.map(() => 0),
+              sum: 0,
+              count: 0
+            }
+            series.set(id, s)
           }
-          for (let i = 0; i < buckets.length; i++) if (seconds <= buckets[i]!) h.counts[i]!++
-          h.sum += seconds
-          h.count++
+          s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1)
+          for (let i = 0; i < buckets.length; i++) if (seconds <= buckets[i]!) s.counts[i]!++
+          s.sum += seconds
+          s.count++
         },
         quotaRejected: (scope) => void rejections.set(scope, (rejections.get(scope) ?? 0) + 1),
         render: Effect.map(cache.stats, (stats) => {
@@ -50,12 +58,15 @@ export class HttpMetrics extends Context.Service<
             "# HELP vigil_http_requests_total HTTP requests answered, by method, route and status.",
             "# TYPE vigil_http_requests_total counter"
           ]
-          for (const [labels, n] of requests) lines.push(`vigil_http_requests_total{${labels}} ${n}`)
+          for (const { labels, statuses } of series.values()) {
+            for (const [status, n] of statuses)
+              lines.push(`vigil_http_requests_total{${labels},status="${status}"} ${n}`)
+          }
           lines.push(
             "# HELP vigil_http_request_duration_seconds Time from request to response, by method and route.",
             "# TYPE vigil_http_request_duration_seconds histogram"
           )
-          for (const [labels, h] of latency) {
+          for (const { labels, ...h } of series.values()) {
             buckets.forEach((le, i) =>
               lines.push(`vigil_http_request_duration_seconds_bucket{${labels},le="${le}"} ${h.counts[i]}`)
             )

@@ -8,6 +8,7 @@ import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as Responses from "./Responses.ts"
+import type * as Schemas from "./Schemas.ts"
 
 /** How long results are kept: v3 results scoring 60 or more for 10 minutes (spec §4.2), v2 results for 24 hours (§4.3). */
 export const lifetimes = { v3Millis: 10 * 60_000, v3MinScore: 60, v2Millis: 24 * 3_600_000 } as const
@@ -33,53 +34,176 @@ export const charging = Effect.gen(function* () {
     )
 })
 
+/** The UTC date (`YYYY-MM-DD`) of an epoch-ms instant; the day's text is kept until the day ends. */
+const isoDay = (() => {
+  let start = 0
+  let end = 0
+  let text = ""
+  return (ms: number) => {
+    if (ms < start || ms >= end) {
+      start = Math.floor(ms / 86_400_000) * 86_400_000
+      end = start + 86_400_000
+      text = new Date(start).toISOString().slice(0, 10)
+    }
+    return text
+  }
+})()
+
+const latencyHole = '"latency_ms":-0.5'
+const timestampHole = '"timestamp":"\\u0000"'
+
+/**
+ * A cached result serialised once, around the two fields each answer refreshes (`latency_ms` and `timestamp`),
+ * or null when the holes cannot be found (then the result is serialised whole every time).
+ */
+const templates = new WeakMap<Screening.Result, readonly [string, string, string] | null>()
+
+const templateOf = (result: Screening.Result) => {
+  let template = templates.get(result)
+  if (template === undefined) {
+    const json = JSON.stringify({ ...result, metadata: { ...result.metadata, latency_ms: -0.5, timestamp: "\u0000" } })
+    const latency = json.indexOf(latencyHole)
+    const timestamp = json.indexOf(timestampHole)
+    template =
+      latency === -1 || timestamp < latency || json.indexOf(latencyHole, latency + 1) !== -1
+        ? null
+        : [
+            json.slice(0, latency + latencyHole.length - 4),
+            json.slice(latency + latencyHole.length, timestamp + timestampHole.length - 8),
+            json.slice(timestamp + timestampHole.length)
+          ]
+    templates.set(result, template)
+  }
+  return template
+}
+
+/** The v3 JSON of a result with a fresh latency and timestamp: `JSON.stringify` of it, without redoing the rest. */
+const stampedJson = (result: Screening.Result, latency: number, timestamp: string) => {
+  const template = templateOf(result)
+  return template === null
+    ? JSON.stringify({ ...result, metadata: { ...result.metadata, latency_ms: latency, timestamp } })
+    : `${template[0]}${latency}${template[1]}${JSON.stringify(timestamp)}${template[2]}`
+}
+
+/** The v2 `data` JSON of a result (it holds no time), kept as long as the result is. */
+const v2Data = new WeakMap<Screening.Result, string>()
+const v2DataJson = (result: Screening.Result) => {
+  let json = v2Data.get(result)
+  if (json === undefined) {
+    json = JSON.stringify(V2.project(result))
+    v2Data.set(result, json)
+  }
+  return json
+}
+
+/** A screening served through the cache: the result, and when the request started and was answered. */
+interface Screened extends ResultCache.Cached<Screening.Result> {
+  readonly started: number
+  readonly answeredAt: number
+}
+
+/** The result with its latency and timestamp as answered (a cached one is answered anew). */
+const restamped = (s: Screened): Screening.Result =>
+  s.hit
+    ? {
+        ...s.value,
+        metadata: {
+          ...s.value.metadata,
+          latency_ms: s.answeredAt - s.started,
+          timestamp: new Date(s.answeredAt).toISOString()
+        }
+      }
+    : s.value
+
 const intelServices = Effect.gen(function* () {
   const screening = yield* Screening.Screening
   const cache = yield* ResultCache.ResultCache
   const charge = yield* charging
 
-  /** Screens through the cache; a served-from-cache result gets a fresh timestamp and latency. */
+  /** Screens through the cache; a result from the cache is answered with its own latency and timestamp. */
   const screen = (
     flavour: Responses.Flavour,
     address: string,
     chain: Chain.Network | "auto",
     detected: Chain.Valid,
     includeDetails: boolean
-  ) =>
-    Effect.gen(function* () {
-      const started = yield* Clock.currentTimeMillis
-      const today = DateTime.formatIsoDateUtc(DateTime.makeUnsafe(started))
-      const cached = yield* cache.through(
-        `${flavour}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${today}`,
-        screening.screen(address, { chain, detected, includeDetails, asOf: today }),
-        (r) =>
-          !r.metadata.is_complete
-            ? 0
-            : flavour === "v2"
-              ? lifetimes.v2Millis
-              : r.score >= lifetimes.v3MinScore
-                ? lifetimes.v3Millis
-                : 0
-      )
-      if (!cached.hit) return cached
-      const now = yield* Clock.currentTimeMillis
-      const value: Screening.Result = {
-        ...cached.value,
-        metadata: {
-          ...cached.value.metadata,
-          latency_ms: now - started,
-          timestamp: DateTime.formatIso(DateTime.makeUnsafe(now))
-        }
-      }
-      return { ...cached, value }
+  ): Effect.Effect<Screened, Screening.InvalidAddress> =>
+    Effect.flatMap(Clock.currentTimeMillis, (started) => {
+      const today = isoDay(started)
+      return cache
+        .through(
+          `${flavour}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${today}`,
+          screening.screen(address, { chain, detected, includeDetails, asOf: today }),
+          (r) =>
+            !r.metadata.is_complete
+              ? 0
+              : flavour === "v2"
+                ? lifetimes.v2Millis
+                : r.score >= lifetimes.v3MinScore
+                  ? lifetimes.v3Millis
+                  : 0
+        )
+        .pipe(
+          Effect.flatMap((cached) =>
+            Effect.map(Clock.currentTimeMillis, (answeredAt): Screened => ({
+              value: cached.value,
+              hit: cached.hit,
+              storedAt: cached.storedAt,
+              started,
+              answeredAt
+            }))
+          )
+        )
     })
 
-  const cacheHeaders = (cached: ResultCache.Cached<unknown>, now: number): Record<string, string> => ({
-    "x-cache": cached.hit ? "HIT" : "MISS",
-    ...(cached.hit ? { age: String(Math.floor((now - cached.storedAt) / 1000)) } : {})
-  })
+  const cacheHeaders = (screened: Screened, headers: Record<string, string>): Record<string, string> => {
+    headers["x-cache"] = screened.hit ? "HIT" : "MISS"
+    if (screened.hit) headers["age"] = String(Math.floor((screened.answeredAt - screened.storedAt) / 1000))
+    return headers
+  }
 
   return { charge, screen, cacheHeaders }
+})
+
+/** The v3 single and v2 routes after authentication and decoding: shared by the HttpApi handlers and the hot lane. */
+export const operations = Effect.gen(function* () {
+  const { charge, screen, cacheHeaders } = yield* intelServices
+
+  // The two routes are pipelines rather than generators: they run on every request.
+  type Answer = Responses.Reply | HttpServerResponse.HttpServerResponse
+
+  const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord): Effect.Effect<Answer> => {
+    const chain = payload.options?.chain ?? "auto"
+    const detected = Chain.detect(payload.address, chain)
+    if (!detected.valid) return Effect.succeed(Responses.validation("v3", "address", detected.reason))
+    return Effect.flatMap(charge("v3", client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
+      if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
+      return Effect.map(
+        screen("v3", payload.address, chain, detected, payload.options?.include_details === true),
+        (s): Responses.Reply => {
+          const body = s.hit
+            ? stampedJson(s.value, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
+            : JSON.stringify(s.value)
+          return Responses.replyJson(200, body, cacheHeaders(s, Responses.rateHeaders(decision)))
+        }
+      )
+    }).pipe(Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v3", "address", e.message))))
+  }
+
+  const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord): Effect.Effect<Answer> => {
+    const detected = Chain.detect(address)
+    if (!detected.valid) return Effect.succeed(Responses.validation("v2", "address", detected.reason))
+    return Effect.flatMap(charge("v2", client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
+      if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
+      return Effect.map(screen("v2", address, "auto", detected, false), (s): Responses.Reply => {
+        // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
+        const body = `{"success":true,"data":${v2DataJson(s.value)},"message":"Address intelligence processed successfully","timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
+        return Responses.replyJson(200, body, cacheHeaders(s, Responses.rateHeaders(decision)))
+      })
+    }).pipe(Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v2", "address", e.message))))
+  }
+
+  return { v3Intel, v2Intel }
 })
 
 /** The v3 group (bearer). */
@@ -87,29 +211,12 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, screen, cacheHeaders } = yield* intelServices
+    const { charge, screen } = yield* intelServices
+    const { v3Intel } = yield* operations
     return handlers
       .handle("intel", ({ payload }) =>
-        Effect.gen(function* () {
-          const client = yield* CurrentClient
-          const chain = payload.options?.chain ?? "auto"
-          const detected = Chain.detect(payload.address, chain)
-          if (!detected.valid) return Responses.validation("v3", "address", detected.reason)
-          const decision = yield* charge("v3", client, 1)
-          if (HttpServerResponse.isHttpServerResponse(decision)) return decision
-          const cached = yield* screen(
-            "v3",
-            payload.address,
-            chain,
-            detected,
-            payload.options?.include_details === true
-          )
-          return Responses.json(200, cached.value, {
-            ...Responses.rateHeaders(decision),
-            ...cacheHeaders(cached, yield* Clock.currentTimeMillis)
-          })
-        }).pipe(
-          Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v3", "address", e.message)))
+        Effect.flatMap(Effect.service(CurrentClient), (client) =>
+          Effect.map(v3Intel(payload, client), Responses.toResponse)
         )
       )
       .handle("batch", ({ payload }) =>
@@ -131,7 +238,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
                 })
               }
               return screen("v3", address, chain, detected, includeDetails).pipe(
-                Effect.map((c) => c.value),
+                Effect.map(restamped),
                 Effect.catchTag("InvalidAddress", (e) =>
                   Effect.succeed({ address, error: { code: "invalid_address" as const, message: e.message } })
                 )
@@ -181,29 +288,10 @@ export const v2Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v2">, never, Re
   VigilApi,
   "v2",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, screen, cacheHeaders } = yield* intelServices
+    const { v2Intel } = yield* operations
     return handlers.handle("intel", ({ query }) =>
-      Effect.gen(function* () {
-        const client = yield* CurrentClient
-        const detected = Chain.detect(query.address)
-        if (!detected.valid) return Responses.validation("v2", "address", detected.reason)
-        const decision = yield* charge("v2", client, 1)
-        if (HttpServerResponse.isHttpServerResponse(decision)) return decision
-        const cached = yield* screen("v2", query.address, "auto", detected, false)
-        const now = yield* Clock.currentTimeMillis
-        return Responses.json(
-          200,
-          {
-            success: true,
-            data: V2.project(cached.value),
-            message: "Address intelligence processed successfully",
-            timestamp: DateTime.formatIso(DateTime.makeUnsafe(now)),
-            client: client.name
-          },
-          { ...Responses.rateHeaders(decision), ...cacheHeaders(cached, now) }
-        )
-      }).pipe(
-        Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v2", "address", e.message)))
+      Effect.flatMap(Effect.service(CurrentClient), (client) =>
+        Effect.map(v2Intel(query.address, client), Responses.toResponse)
       )
     )
   })
@@ -223,7 +311,7 @@ export const statusLayer: Layer.Layer<
     return handlers.handle("status", () =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const auth = yield* keys.authenticate(Auth.presentedKey(request, "apiKey"))
+        const auth = yield* keys.authenticate(Auth.presentedKey(request.headers, "apiKey"))
         const timestamp = DateTime.formatIso(DateTime.makeUnsafe(yield* Clock.currentTimeMillis))
         if (auth.status === "invalid") {
           return Responses.json(200, {

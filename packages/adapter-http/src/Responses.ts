@@ -12,6 +12,32 @@ export const json = (
 ): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(JSON.stringify(body), { status, contentType: jsonType, ...(headers ? { headers } : {}) })
 
+/**
+ * A JSON answer not yet turned into an HttpServerResponse: what the hot routes' successes are built as, since
+ * the lane writes it to Node directly and only the router needs the response object ({@link toResponse}).
+ */
+export interface Reply {
+  readonly _tag: "Reply"
+  readonly status: number
+  readonly body: string
+  /** Lower-case names; `content-type` included. */
+  readonly headers: Record<string, string>
+}
+
+/** A {@link Reply} of JSON text (`headers` is taken over, not copied). */
+export const replyJson = (status: number, json: string, headers: Record<string, string>): Reply => {
+  headers["content-type"] = jsonType
+  return { _tag: "Reply", status, body: json, headers }
+}
+
+/** The router's form of a reply (responses pass through). */
+export const toResponse = (
+  answer: Reply | HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.isHttpServerResponse(answer)
+    ? answer
+    : HttpServerResponse.text(answer.body, { status: answer.status, contentType: jsonType, headers: answer.headers })
+
 /** Where an error happened: v2 bodies add `success:false` and `timestamp` (spec §7's webhook shape, superset). */
 export type Flavour = "v2" | "v3"
 

@@ -23,6 +23,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
 import * as Edge from "./Edge.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
+import * as HotRoutes from "./HotRoutes.ts"
 import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import * as NodeHostResolver from "./NodeHostResolver.ts"
@@ -40,6 +41,11 @@ export interface Options {
   readonly detail?: string
   /** Requests with a larger body are answered 413; default {@link defaultMaxBodyBytes}. */
   readonly maxBodyBytes?: number
+  /**
+   * Serve v3 single and v2 intel straight from Node's request event (see `HotRoutes`); default true. With false
+   * every request goes through the HttpApi router, which answers the same.
+   */
+  readonly hotRoutes?: boolean
 }
 
 /** The services the server's handlers need (see {@link services} to build them from storage ports). */
@@ -94,10 +100,9 @@ export const services = (
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>
 
-/** Every route of the API, plus `/openapi.json` and `/docs`, on a router (for a listener or a web handler). */
-export const routes = (
+const routesOver = (
   options: { readonly maxBodyBytes?: number } = {}
-): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
+): Layer.Layer<never, never, Requirements | HttpMetrics | HttpRouter.HttpRouter | PlatformServices> =>
   Layer.mergeAll(
     HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(
       Layer.provide([
@@ -110,7 +115,24 @@ export const routes = (
     ),
     HttpApiScalar.layer(VigilApi, { path: "/docs" }),
     Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)
-  ).pipe(Layer.provide(HttpMetrics.layer))
+  )
+
+/** Every route of the API, plus `/openapi.json` and `/docs`, on a router (for a listener or a web handler). */
+export const routes = (
+  options: { readonly maxBodyBytes?: number } = {}
+): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
+  routesOver(options).pipe(Layer.provide(HttpMetrics.layer))
+
+/** The Node listener, with the hot routes in front of the router unless they are turned off. */
+const listener = (options: Options) =>
+  Layer.effect(HttpServer.HttpServer)(
+    Effect.gen(function* () {
+      const listen = { host: options.host, port: options.port }
+      if (options.hotRoutes === false) return yield* NodeHttpServer.make(createServer, listen)
+      const lane = yield* HotRoutes.make(options.maxBodyBytes ?? defaultMaxBodyBytes)
+      return yield* NodeHttpServer.make(() => new HotRoutes.LaneServer(lane), listen)
+    })
+  )
 
 /**
  * Serves the API on `host:port`. The listening line is logged only after the request handler is attached,
@@ -123,7 +145,8 @@ export const layer = (options: Options): Layer.Layer<HttpServer.HttpServer, Serv
       Effect.logInfo(`Vigil ${Version.version} listening on ${url}${options.detail ? ` (${options.detail})` : ""}`)
     )
   ).pipe(
-    Layer.provideMerge(HttpRouter.serve(routes(options), { disableLogger: true, disableListenLog: true })),
-    Layer.provideMerge(NodeHttpServer.layerServer(createServer, { host: options.host, port: options.port })),
-    Layer.provide(NodeHttpServer.layerHttpServices)
+    Layer.provideMerge(HttpRouter.serve(routesOver(options), { disableLogger: true, disableListenLog: true })),
+    Layer.provideMerge(listener(options)),
+    Layer.provide(NodeHttpServer.layerHttpServices),
+    Layer.provide(HttpMetrics.layer)
   )
