@@ -82,14 +82,21 @@ const loadWebhookOptions = Effect.gen(function* () {
   } satisfies VigilServer.WebhookOptions
 })
 
+/** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
+const loadHotRoutes = Config.schema(Schema.Literals(["on", "off"]), "VIGIL_HOT_ROUTES").pipe(
+  Config.withDefault("on"),
+  Effect.map((value) => value === "on"),
+  Effect.mapError(() => new CommandFailed({ message: "invalid VIGIL_HOT_ROUTES: expected on or off" }))
+)
+
 /** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
 export const command = Command.make(
   "serve",
   { db: databaseFlag, host, port, maxBodyBytes },
   ({ db, host, port, maxBodyBytes }) =>
-    Effect.flatMap(loadWebhookOptions, (webhooks) =>
+    Effect.flatMap(Effect.all([loadWebhookOptions, loadHotRoutes]), ([webhooks, hotRoutes]) =>
       Layer.launch(
-        VigilServer.layer({ host, port, maxBodyBytes, detail: `storage: sqlite ${db}` }).pipe(
+        VigilServer.layer({ host, port, maxBodyBytes, hotRoutes, detail: `storage: sqlite ${db}` }).pipe(
           Layer.provide(VigilServer.services({ webhooks })),
           Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
         )

@@ -83,4 +83,21 @@ describe("vigil serve", () => {
     assert.match(env.stdout + env.stderr, /VIGIL_PORT/)
     assert.isFalse(existsSync(join(cwd, ".vigil")), "nothing is created when the configuration is invalid")
   })
+
+  it("takes VIGIL_HOT_ROUTES=off (every request through the router) and refuses other values in one line", async () => {
+    const cwd = tempDir()
+    const running = await serve(cwd, { VIGIL_DB: "v.db", VIGIL_HOT_ROUTES: "off" })
+    const response = await fetch(`${running.url}/api/v3/intel`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" })
+    })
+    assert.strictEqual(response.status, 401)
+    assert.deepStrictEqual(await response.json(), { error: "Unauthorized", message: "Invalid or missing API key" })
+    running.child.kill("SIGTERM")
+    assert.strictEqual(await running.exited, 0)
+    const bad = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0", VIGIL_HOT_ROUTES: "maybe" }, ["serve"])
+    assert.strictEqual(bad.code, 1)
+    assert.strictEqual(bad.stderr.trim(), "vigil: invalid VIGIL_HOT_ROUTES: expected on or off")
+  })
 })
