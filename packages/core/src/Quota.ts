@@ -13,16 +13,29 @@ export type Scope = "qps" | "daily" | "monthly"
 /** The windows a charge of `cost` addresses at `now` touches: one request in the second, `cost` in the day and month. */
 export const windows = (key: ApiKeyRecord, now: number, cost: number): ReadonlyArray<QuotaWindow> => {
   const second = Math.floor(now / 1000) * 1000
-  const date = new Date(now)
-  const day = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
-  const month = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
-  const nextMonth = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)
+  const { day, month, nextMonth } = calendarOf(now)
   return [
     { key: `${key.id}:qps`, start: second, millis: 1000, limit: key.qps, cost: cost === 0 ? 0 : 1 },
     { key: `${key.id}:daily`, start: day, millis: 86_400_000, limit: key.daily, cost },
     { key: `${key.id}:monthly`, start: month, millis: nextMonth - month, limit: key.monthly, cost }
   ]
 }
+
+/** The UTC day and month around an instant; the last answer is kept until its day ends (this runs per request). */
+const calendarOf = (() => {
+  let last = { day: 0, month: 0, nextMonth: 0 }
+  return (now: number) => {
+    if (now < last.day || now >= last.day + 86_400_000) {
+      const date = new Date(now)
+      last = {
+        day: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()),
+        month: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
+        nextMonth: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)
+      }
+    }
+    return last
+  }
+})()
 
 const scopes: ReadonlyArray<Scope> = ["qps", "daily", "monthly"]
 

@@ -194,6 +194,8 @@ export class Screening extends Context.Service<
             })
       )
 
+      const sourcesUsed = Effect.orElseSucceed(listCount, () => 0)
+
       const lookup = (normalized: string) =>
         index.lookup([normalized]).pipe(
           Effect.map((records): Found => ({ complete: true, records })),
@@ -209,7 +211,7 @@ export class Screening extends Context.Service<
           if (!detected.valid) return Effect.fail(new InvalidAddress({ address, message: detected.reason }))
           const asOf = options.asOf ?? new Date(started).toISOString().slice(0, 10)
           return Effect.flatMap(lookup(detected.normalized), (found) =>
-            Effect.flatMap(found.complete ? Effect.orElseSucceed(listCount, () => 0) : noSources, (sources) =>
+            Effect.flatMap(found.complete ? sourcesUsed : noSources, (sources) =>
               Effect.map(Clock.currentTimeMillis, (finished) =>
                 result(address, detected, asOf, found, sources, started, finished, options.includeDetails === true)
               )
