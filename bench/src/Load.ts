@@ -10,6 +10,8 @@ export interface Request {
   readonly path: string
   readonly headers?: Readonly<Record<string, string>>
   readonly body?: string
+  /** Bodies sent in turn instead of `body`, one per request, starting over when all are sent. */
+  readonly bodies?: ReadonlyArray<string>
 }
 
 /** Figures of one load run. */
@@ -88,11 +90,22 @@ export const load = async (
   request: Request,
   options: { readonly connections: number; readonly durationSeconds: number }
 ): Promise<LoadFigures> => {
+  const bodies = request.bodies
+  let next = 0
   const result = await autocannon({
     url: `${url}${request.path}`,
     method: request.method ?? "GET",
     headers: request.headers ?? {},
     ...(request.body === undefined ? {} : { body: request.body }),
+    ...(bodies === undefined
+      ? {}
+      : {
+          requests: [
+            {
+              setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[next++ % bodies.length] })
+            }
+          ]
+        }),
     connections: options.connections,
     duration: options.durationSeconds
   })

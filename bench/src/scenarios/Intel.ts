@@ -1,9 +1,12 @@
 /** The intelligence routes of `vigil serve` under load (auth, quota charge, lookup, scoring) beside a bare node:http server. */
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { ratiosTo, type Scenario } from "../Harness.ts"
 import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
 
@@ -13,6 +16,15 @@ const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
 /** OFAC-listed (Lazarus Group). */
 const SANCTIONED = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+
+/** `count` distinct EVM addresses in their EIP-55 (checksummed) form, none of them listed. */
+const distinctAddresses = (count: number) =>
+  Array.from({ length: count }, (_, i) => {
+    const lower = createHash("sha256").update(`clean-${i}`).digest("hex").slice(0, 40)
+    const hash = bytesToHex(keccak_256(utf8ToBytes(lower)))
+    const mixed = [...lower].map((c, j) => (parseInt(hash[j]!, 16) >= 8 ? c.toUpperCase() : c)).join("")
+    return `0x${mixed}`
+  })
 
 /** 25 distinct addresses: 5 listed, 20 not. */
 const batch = Array.from(
@@ -30,7 +42,7 @@ const vigil = (args: ReadonlyArray<string>, db: string) =>
 export const scenario: Scenario = {
   name: "http-intel",
   description:
-    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request, and a clean one, screened every time), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
+    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request; a clean one, screened every time; 20,000 distinct checksummed clean addresses in turn, so no memory of recent addresses helps), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. v3 single and v2 GET take the hot-routes lane; `router only` is a second server on the same database with VIGIL_HOT_ROUTES=off, every request through the HttpApi router. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
   run: async ({ connections, durationSeconds, rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-"))
     const db = join(dir, "vigil.db")
@@ -54,7 +66,9 @@ export const scenario: Scenario = {
         db
       )
     ).key as string
-    const server = await startServer([vigilBin, "serve"], { VIGIL_DB: db, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" })
+    const env = { VIGIL_DB: db, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" }
+    const server = await startServer([vigilBin, "serve"], env)
+    const routerOnly = await startServer([vigilBin, "serve"], { ...env, VIGIL_HOT_ROUTES: "off" })
     const bare = await startServer([bareServer])
     const post = (body: unknown): Request => ({
       method: "POST",
@@ -66,6 +80,12 @@ export const scenario: Scenario = {
       ["node:http (bare)", bare.url, post({ address: CLEAN })],
       ["v3 single, sanctioned", server.url, post({ address: SANCTIONED })],
       ["v3 single, clean", server.url, post({ address: CLEAN })],
+      [
+        "v3 single, 20,000 distinct clean",
+        server.url,
+        { ...post({}), bodies: distinctAddresses(20_000).map((address) => JSON.stringify({ address })) }
+      ],
+      ["v3 single, sanctioned, router only", routerOnly.url, post({ address: SANCTIONED })],
       ["v2 GET", server.url, { path: `/api/v2/intel?address=${CLEAN}`, headers: { "x-api-key": key } }],
       [
         "v3 batch of 25",
@@ -92,7 +112,7 @@ export const scenario: Scenario = {
         notes: [`v3 batch of 25: ${batchFigures["req/s"]! * 25} addresses/s`]
       }
     } finally {
-      await Promise.all([server.stop(), bare.stop()])
+      await Promise.all([server.stop(), routerOnly.stop(), bare.stop()])
       rmSync(dir, { recursive: true, force: true })
     }
   }
