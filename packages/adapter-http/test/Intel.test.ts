@@ -432,6 +432,36 @@ describe("caching", () => {
     })
   )
 
+  live("answers from the cache with the same bytes as a fresh answer, but its own latency and timestamp", () =>
+    Effect.gen(function* () {
+      yield* withLists
+      const key = yield* issue({ name: "Acme" })
+      for (const details of [false, true]) {
+        const body = { address: LAZARUS, options: { include_details: details } }
+        const miss = yield* v3(key, body)
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+        const hit = yield* v3(key, body)
+        assert.strictEqual(hit.headers.get("x-cache"), "HIT")
+        // The cached answer is exactly JSON.stringify of the result with its two fields refreshed.
+        const expected = JSON.stringify({
+          ...miss.json,
+          metadata: {
+            ...miss.json.metadata,
+            latency_ms: hit.json.metadata.latency_ms,
+            timestamp: hit.json.metadata.timestamp
+          }
+        })
+        assert.strictEqual(hit.text, expected)
+        assert.isAbove(Date.parse(hit.json.metadata.timestamp), Date.parse(miss.json.metadata.timestamp))
+        assert.isAtLeast(hit.json.metadata.latency_ms, 0)
+      }
+      const v2Miss = yield* v2(key, LAZARUS)
+      const v2Hit = yield* v2(key, LAZARUS)
+      assert.strictEqual(v2Hit.headers.get("x-cache"), "HIT")
+      assert.strictEqual(v2Hit.text, JSON.stringify({ ...v2Miss.json, timestamp: v2Hit.json.timestamp }))
+    })
+  )
+
   live("caches v2 results for a day, yet a newly listed address is never answered from the cache", () =>
     Effect.gen(function* () {
       yield* withLists
