@@ -7,6 +7,7 @@ import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, IntelIndex } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer } from "effect"
+import { info } from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import { tempPath } from "./TempDatabase.ts"
 
 const record: ApiKeyStore.ApiKeyRecord = {
@@ -19,17 +20,6 @@ const record: ApiKeyStore.ApiKeyRecord = {
   createdAt: "2026-01-01T00:00:00.000Z"
 }
 
-const version = (asOf: string): IntelIndex.VersionInfo => ({
-  list: "ofac",
-  source: "OFAC",
-  kind: "test",
-  mode: "snapshot",
-  asOf,
-  contentHash: `hash-${asOf}`,
-  origin: "test",
-  ingestedAt: `${asOf}T12:00:00.000Z`
-})
-
 /** Two connections on one database file, as two processes would have. */
 const twoConnections = Effect.gen(function* () {
   const filename = yield* tempPath()
@@ -40,11 +30,11 @@ const twoConnections = Effect.gen(function* () {
 
 const publish = (index: IntelIndex.IntelIndex["Service"], asOf: string) =>
   Effect.gen(function* () {
-    const id = yield* index.stage(version(asOf))
+    const id = yield* index.stage(info("ofac", asOf))
     yield* index.append(id, [
       { address: "0x" + "aa".repeat(20), family: "evm", category: "sanctions", reference: asOf }
     ])
-    yield* index.commit(id, version(asOf))
+    yield* index.commit(id, info("ofac", asOf))
   })
 
 describe("reads kept in memory", () => {

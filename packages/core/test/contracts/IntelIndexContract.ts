@@ -3,7 +3,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Intel, IntelIndex } from "@vigil/core"
 import { Effect, type Layer } from "effect"
 
-const info = (list: string, asOf: string, overrides: Partial<IntelIndex.VersionInfo> = {}): IntelIndex.VersionInfo => ({
+/** A version of `list` as of `asOf`, as an ingest would describe it. */
+export const info = (
+  list: string,
+  asOf: string,
+  overrides: Partial<IntelIndex.VersionInfo> = {}
+): IntelIndex.VersionInfo => ({
   list,
   source: "OFAC",
   kind: "test",
