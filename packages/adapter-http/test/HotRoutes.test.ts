@@ -5,6 +5,7 @@
  * time, the latency, what is left of the quota they share, the body length that follows from those).
  */
 import { request as httpRequest } from "node:http"
+import { connect } from "node:net"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -265,6 +266,21 @@ describe("hot routes", () => {
         assert.strictEqual(taken.length > before, expected, JSON.stringify(sent))
         assert.strictEqual(answer.status === 299, !expected, JSON.stringify(sent))
       }
+      // A client that goes away in the middle of a body it announced leaves the server answering the next one.
+      yield* Effect.promise(
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = connect(port, "127.0.0.1", () => {
+              socket.write(
+                `POST /api/v3/intel HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"addr`
+              )
+              setTimeout(() => socket.destroy(), 50)
+            })
+            socket.on("close", () => resolve())
+          })
+      )
+      const after = yield* send(base, cases[0]![0])
+      assert.strictEqual(after.status, 401, "the next request is answered (no key: 401)")
     }).pipe(Effect.scoped)
   )
 
