@@ -26,7 +26,7 @@ const knownRoutes = new Set([
 ])
 
 /** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
-export const routeLabel = (path: string) =>
+const routeLabel = (path: string) =>
   knownRoutes.has(path) ? path : /^\/api\/v2\/webhooks\/[^/]+$/.test(path) ? "/api/v2/webhooks/:webhookId" : "unmatched"
 
 const pathOf = (url: string) => {
