@@ -63,6 +63,9 @@ const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
 const notStaged = (operation: string, version: number) =>
   new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
 
+/** How many addresses' records are remembered before the memory starts over. */
+const maxRemembered = 20_000
+
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("IntelIndex.prepare", (db) => ({
@@ -108,6 +111,16 @@ const make = Effect.gen(function* () {
 
   /** The generation as last read, kept until another connection commits or this index commits a version. */
   let generationAt: { readonly version: number; readonly generation: number } | undefined
+  /**
+   * Records of recently looked-up addresses (most have none), kept on the same terms: committed records change
+   * only when a version is committed, here or by another connection. Bounded; it starts over when full.
+   */
+  let found = new Map<string, ReadonlyArray<Intel.IntelRecord>>()
+  let foundAt = -1
+  const forget = () => {
+    generationAt = undefined
+    found = new Map()
+  }
 
   const stagedVersion = (version: number) => {
     const row = s.version.get(version)
@@ -157,7 +170,7 @@ const make = Effect.gen(function* () {
           return { list: info.list, version, added: plan.added, delisted: plan.delisted, unchanged: plan.unchanged }
         })
         .pipe(
-          Effect.ensuring(Effect.sync(() => (generationAt = undefined))),
+          Effect.ensuring(Effect.sync(forget)),
           Effect.flatMap((outcome) =>
             outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
           )
@@ -167,7 +180,21 @@ const make = Effect.gen(function* () {
         s.discard.run(version)
       }),
     lookup: (addresses) =>
-      database.use("IntelIndex.lookup", () => addresses.flatMap((a) => s.byAddress.all(a).map(fromRow))),
+      database.use("IntelIndex.lookup", () => {
+        const version = database.externalVersion()
+        if (version !== foundAt || found.size >= maxRemembered) {
+          found = new Map()
+          foundAt = version
+        }
+        return addresses.flatMap((a) => {
+          let records = found.get(a)
+          if (records === undefined) {
+            records = s.byAddress.all(a).map(fromRow)
+            found.set(a, records)
+          }
+          return records
+        })
+      }),
     generation: database.use("IntelIndex.generation", () => {
       const version = database.externalVersion()
       if (generationAt?.version !== version) generationAt = { version, generation: s.generation.get()?.g ?? 0 }

@@ -28,6 +28,8 @@ const twoConnections = Effect.gen(function* () {
   return { one, other }
 })
 
+const listed = "0x" + "aa".repeat(20)
+
 const publish = (index: IntelIndex.IntelIndex["Service"], asOf: string) =>
   Effect.gen(function* () {
     const id = yield* index.stage(info("ofac", asOf))
@@ -79,18 +81,29 @@ describe("reads kept in memory", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("the index generation moves with commits of either connection", () =>
+  it.effect("the index generation and its lookups move with commits of either connection", () =>
     Effect.gen(function* () {
       const { one, other } = yield* twoConnections
       const reader = Context.get(one, IntelIndex.IntelIndex)
       const writer = Context.get(other, IntelIndex.IntelIndex)
       const start = yield* reader.generation
+      assert.deepStrictEqual(yield* reader.lookup([listed]), [], "nothing listed yet (and remembered so)")
       yield* publish(writer, "2026-01-01")
       const afterOther = yield* reader.generation
       assert.isAbove(afterOther, start)
       assert.strictEqual(yield* reader.generation, afterOther, "unchanged while nothing is committed")
+      assert.deepStrictEqual(
+        (yield* reader.lookup([listed])).map((r) => r.reference),
+        ["2026-01-01"],
+        "the other connection's listing is seen"
+      )
       yield* publish(reader, "2026-01-02")
       assert.isAbove(yield* reader.generation, afterOther)
+      assert.deepStrictEqual(
+        (yield* reader.lookup([listed])).filter((r) => r.delistedAt === undefined).map((r) => r.reference),
+        ["2026-01-02"],
+        "this connection's own commit is seen: the newer snapshot's record is the one in force"
+      )
     }).pipe(Effect.scoped)
   )
 })
