@@ -165,45 +165,63 @@ const intelServices = Effect.gen(function* () {
   return { charge, screen, cacheHeaders }
 })
 
-/** The v3 single and v2 routes after authentication and decoding: shared by the HttpApi handlers and the hot lane. */
+/**
+ * The intelligence routes after authentication and decoding (v3 single, v2, and the batch's parts): shared by
+ * the HttpApi handlers and the hot lane.
+ */
 export const operations = Effect.gen(function* () {
   const { charge, screen, cacheHeaders } = yield* intelServices
 
-  // The two routes are pipelines rather than generators: they run on every request.
+  // Pipelines rather than generators: they run on every request.
   type Answer = Responses.Reply | HttpServerResponse.HttpServerResponse
 
-  const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord): Effect.Effect<Answer> => {
-    const chain = payload.options?.chain ?? "auto"
-    const detected = Chain.detect(payload.address, chain)
-    if (!detected.valid) return Effect.succeed(Responses.validation("v3", "address", detected.reason))
-    return Effect.flatMap(charge("v3", client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
+  /** Checks the address, charges one unit, screens through the cache and answers `body` of the screening. */
+  const single = (
+    flavour: Responses.Flavour,
+    client: ApiKeyStore.ApiKeyRecord,
+    address: string,
+    chain: Chain.Network | "auto",
+    includeDetails: boolean,
+    body: (s: Screened) => string
+  ): Effect.Effect<Answer> => {
+    const detected = Chain.detect(address, chain)
+    if (!detected.valid) return Effect.succeed(Responses.validation(flavour, "address", detected.reason))
+    return Effect.flatMap(charge(flavour, client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
       if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
-      return Effect.map(
-        screen("v3", payload.address, chain, detected, payload.options?.include_details === true),
-        (s): Responses.Reply => {
-          const body = s.hit
-            ? stampedJson(s.value, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
-            : JSON.stringify(s.value)
-          return Responses.replyJson(200, body, cacheHeaders(s, Responses.rateHeaders(decision)))
-        }
+      return Effect.map(screen(flavour, address, chain, detected, includeDetails), (s) =>
+        Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
       )
-    }).pipe(Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v3", "address", e.message))))
+    }).pipe(
+      Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation(flavour, "address", e.message)))
+    )
   }
 
-  const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord): Effect.Effect<Answer> => {
-    const detected = Chain.detect(address)
-    if (!detected.valid) return Effect.succeed(Responses.validation("v2", "address", detected.reason))
-    return Effect.flatMap(charge("v2", client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
-      if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
-      return Effect.map(screen("v2", address, "auto", detected, false), (s): Responses.Reply => {
-        // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
-        const body = `{"success":true,"data":${v2DataJson(s.value)},"message":"Address intelligence processed successfully","timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
-        return Responses.replyJson(200, body, cacheHeaders(s, Responses.rateHeaders(decision)))
-      })
-    }).pipe(Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation("v2", "address", e.message))))
-  }
+  const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
+    single(
+      "v3",
+      client,
+      payload.address,
+      payload.options?.chain ?? "auto",
+      payload.options?.include_details === true,
+      (s) =>
+        s.hit
+          ? stampedJson(s.value, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
+          : JSON.stringify(s.value)
+    )
 
-  return { v3Intel, v2Intel }
+  const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
+    single(
+      "v2",
+      client,
+      address,
+      "auto",
+      false,
+      // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
+      (s) =>
+        `{"success":true,"data":${v2DataJson(s.value)},"message":"Address intelligence processed successfully","timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
+    )
+
+  return { charge, screen, v3Intel, v2Intel }
 })
 
 /** The v3 group (bearer). */
@@ -211,8 +229,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, screen } = yield* intelServices
-    const { v3Intel } = yield* operations
+    const { charge, screen, v3Intel } = yield* operations
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>

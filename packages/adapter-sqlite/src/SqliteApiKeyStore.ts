@@ -5,7 +5,7 @@
  */
 import { ApiKeyStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
-import { SqliteDatabase } from "./SqliteDatabase.ts"
+import * as SqliteDatabase from "./SqliteDatabase.ts"
 
 interface Row {
   readonly id: string
@@ -35,7 +35,7 @@ const toRecord = (row: Row): ApiKeyStore.ApiKeyRecord => ({
 const maxRemembered = 10_000
 
 const make = Effect.gen(function* () {
-  const database = yield* SqliteDatabase
+  const database = yield* SqliteDatabase.SqliteDatabase
   const s = yield* database.use("ApiKeyStore.prepare", (db) => ({
     insert: db.prepare<[Row]>(
       `INSERT INTO api_keys (id, name, hash, qps, daily, monthly, created_at, expires_at, revoked_at)
@@ -45,10 +45,9 @@ const make = Effect.gen(function* () {
     list: db.prepare<[], Row>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
     revoke: db.prepare<[string, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
   }))
-  /** Lookups read at one external version; any entry is dropped when it moves or this store writes. */
-  let found = new Map<string, ApiKeyStore.ApiKeyRecord | undefined>()
-  let foundAt = -1
-  const forget = () => void (found = new Map())
+  /** Lookups by id, unknown ids included (so it stays bounded); forgotten when this store writes. */
+  const found = SqliteDatabase.memory<string, ApiKeyStore.ApiKeyRecord | undefined>(database, maxRemembered)
+  const forget = Effect.sync(found.forget)
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       database
@@ -65,21 +64,14 @@ const make = Effect.gen(function* () {
             revoked_at: record.revokedAt ?? null
           })
         )
-        .pipe(Effect.asVoid, Effect.ensuring(Effect.sync(forget))),
+        .pipe(Effect.asVoid, Effect.ensuring(forget)),
     find: (id) =>
-      database.use("ApiKeyStore.find", () => {
-        const version = database.externalVersion()
-        if (version !== foundAt || found.size >= maxRemembered) {
-          forget()
-          foundAt = version
-        } else if (found.has(id)) {
-          return found.get(id)
-        }
-        const row = s.find.get(id)
-        const record = row === undefined ? undefined : toRecord(row)
-        found.set(id, record)
-        return record
-      }),
+      database.use("ApiKeyStore.find", () =>
+        found.through(id, () => {
+          const row = s.find.get(id)
+          return row === undefined ? undefined : toRecord(row)
+        })
+      ),
     list: database.use("ApiKeyStore.list", () => s.list.all().map(toRecord)),
     revoke: (id, at) =>
       database
@@ -88,11 +80,11 @@ const make = Effect.gen(function* () {
           const row = s.find.get(id)
           return row === undefined ? undefined : toRecord(row)
         })
-        .pipe(Effect.ensuring(Effect.sync(forget)))
+        .pipe(Effect.ensuring(forget))
   })
 })
 
 /** A layer providing ApiKeyStore over the SqliteDatabase in context. */
-export const layer: Layer.Layer<ApiKeyStore.ApiKeyStore, never, SqliteDatabase> = Layer.effect(ApiKeyStore.ApiKeyStore)(
-  make.pipe(Effect.orDie)
-)
+export const layer: Layer.Layer<ApiKeyStore.ApiKeyStore, never, SqliteDatabase.SqliteDatabase> = Layer.effect(
+  ApiKeyStore.ApiKeyStore
+)(make.pipe(Effect.orDie))

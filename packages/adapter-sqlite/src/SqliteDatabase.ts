@@ -157,6 +157,39 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   })
 })
 
+/**
+ * Values read from the database, kept until another connection commits (the external version moves), the
+ * owner forgets them after a write of its own, or `max` are held (then it starts over).
+ */
+export interface Memory<K, V> {
+  /** The kept value of `key`, or `read()`'s, kept. Call it inside `use` or `transaction`. */
+  readonly through: (key: K, read: () => V) => V
+  /** Drops everything kept (after the owner's own write). */
+  readonly forget: () => void
+}
+
+/** A {@link Memory} over `database`, holding at most `max` values. */
+export const memory = <K, V>(database: SqliteDatabase["Service"], max: number): Memory<K, V> => {
+  let kept = new Map<K, V>()
+  let keptAt = -1
+  return {
+    through: (key, read) => {
+      const version = database.externalVersion()
+      if (version !== keptAt) {
+        kept = new Map()
+        keptAt = version
+      } else if (kept.has(key)) {
+        return kept.get(key)!
+      }
+      const value = read()
+      if (kept.size >= max) kept = new Map()
+      kept.set(key, value)
+      return value
+    },
+    forget: () => void (kept = new Map())
+  }
+}
+
 /** A layer holding the opened database. */
 export const layer = (options: Options): Layer.Layer<SqliteDatabase, StoreError.StoreError> =>
   Layer.effect(SqliteDatabase)(make(options))

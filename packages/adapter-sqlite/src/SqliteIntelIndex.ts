@@ -1,7 +1,7 @@
 /** IntelIndex on SQLite: staged rows in their own table, each commit applied in one immediate transaction. */
 import { type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
-import { SqliteDatabase } from "./SqliteDatabase.ts"
+import * as SqliteDatabase from "./SqliteDatabase.ts"
 
 interface RecordRow {
   readonly id: number
@@ -67,7 +67,7 @@ const notStaged = (operation: string, version: number) =>
 const maxRemembered = 20_000
 
 const make = Effect.gen(function* () {
-  const database = yield* SqliteDatabase
+  const database = yield* SqliteDatabase.SqliteDatabase
   const s = yield* database.use("IntelIndex.prepare", (db) => ({
     dropStaged: db.prepare<[string]>("DELETE FROM intel_versions WHERE list = ? AND state = 'staged'"),
     insertVersion: db.prepare<[string, string, string, string, string, string]>(
@@ -109,18 +109,16 @@ const make = Effect.gen(function* () {
     )
   }))
 
-  /** The generation as last read, kept until another connection commits or this index commits a version. */
-  let generationAt: { readonly version: number; readonly generation: number } | undefined
   /**
-   * Records of recently looked-up addresses (most have none), kept on the same terms: committed records change
-   * only when a version is committed, here or by another connection. Bounded; it starts over when full.
+   * The generation and the records of recently looked-up addresses (most have none): committed records change
+   * only when a version is committed, here (then both are forgotten) or by another connection.
    */
-  let found = new Map<string, ReadonlyArray<Intel.IntelRecord>>()
-  let foundAt = -1
-  const forget = () => {
-    generationAt = undefined
-    found = new Map()
-  }
+  const generation = SqliteDatabase.memory<"generation", number>(database, 1)
+  const found = SqliteDatabase.memory<string, ReadonlyArray<Intel.IntelRecord>>(database, maxRemembered)
+  const forget = Effect.sync(() => {
+    generation.forget()
+    found.forget()
+  })
 
   const stagedVersion = (version: number) => {
     const row = s.version.get(version)
@@ -170,7 +168,7 @@ const make = Effect.gen(function* () {
           return { list: info.list, version, added: plan.added, delisted: plan.delisted, unchanged: plan.unchanged }
         })
         .pipe(
-          Effect.ensuring(Effect.sync(forget)),
+          Effect.ensuring(forget),
           Effect.flatMap((outcome) =>
             outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
           )
@@ -180,26 +178,12 @@ const make = Effect.gen(function* () {
         s.discard.run(version)
       }),
     lookup: (addresses) =>
-      database.use("IntelIndex.lookup", () => {
-        const version = database.externalVersion()
-        if (version !== foundAt || found.size >= maxRemembered) {
-          found = new Map()
-          foundAt = version
-        }
-        return addresses.flatMap((a) => {
-          let records = found.get(a)
-          if (records === undefined) {
-            records = s.byAddress.all(a).map(fromRow)
-            found.set(a, records)
-          }
-          return records
-        })
-      }),
-    generation: database.use("IntelIndex.generation", () => {
-      const version = database.externalVersion()
-      if (generationAt?.version !== version) generationAt = { version, generation: s.generation.get()?.g ?? 0 }
-      return generationAt.generation
-    }),
+      database.use("IntelIndex.lookup", () =>
+        addresses.flatMap((a) => found.through(a, () => s.byAddress.all(a).map(fromRow)))
+      ),
+    generation: database.use("IntelIndex.generation", () =>
+      generation.through("generation", () => s.generation.get()?.g ?? 0)
+    ),
     lists: database.use("IntelIndex.lists", () =>
       s.lists.all().map((row) => ({
         list: row.list,
@@ -218,6 +202,6 @@ const make = Effect.gen(function* () {
 })
 
 /** A layer providing IntelIndex over the SqliteDatabase in context. */
-export const layer: Layer.Layer<IntelIndex.IntelIndex, never, SqliteDatabase> = Layer.effect(IntelIndex.IntelIndex)(
-  make.pipe(Effect.orDie)
-)
+export const layer: Layer.Layer<IntelIndex.IntelIndex, never, SqliteDatabase.SqliteDatabase> = Layer.effect(
+  IntelIndex.IntelIndex
+)(make.pipe(Effect.orDie))

@@ -26,8 +26,8 @@ const make = Effect.gen(function* () {
     ),
     prune: db.prepare<[number]>("DELETE FROM quota_windows WHERE window_end <= ?")
   }))
-  const current = (windows: ReadonlyArray<Port.QuotaWindow>) =>
-    windows.map((w) => statements.read.get(w.key, w.start)?.used ?? 0)
+  const used = (w: Port.QuotaWindow) => statements.read.get(w.key, w.start)?.used ?? 0
+  const current = (windows: ReadonlyArray<Port.QuotaWindow>) => windows.map(used)
 
   /**
    * Decides a batch of charges in arrival order against counts kept in memory for the batch (each window read
@@ -40,7 +40,7 @@ const make = Effect.gen(function* () {
       const id = `${w.start}\u0000${w.key}`
       let c = counts.get(id)
       if (c === undefined) {
-        c = { window: w, used: statements.read.get(w.key, w.start)?.used ?? 0, added: 0 }
+        c = { window: w, used: used(w), added: 0 }
         counts.set(id, c)
       }
       return c
