@@ -1,13 +1,29 @@
 // Enforces the dependency rule: core imports only `effect` and a short list of small pure libraries;
-// adapters import core, never each other; no relative import leaves its own package.
+// adapters import core, never each other; no relative import leaves its own package. Inside core, the bounded
+// contexts depend one way (kernel <- access, screening, delivery <- monitoring), a context reaches another only
+// through its index.ts, and no module imports itself through a cycle.
 // Imports are read with TypeScript's own scanner (static, re-export and dynamic imports alike).
-import { readdirSync, readFileSync, statSync } from "node:fs"
+// Usage: node scripts/check-boundaries.mjs [ROOT]   (ROOT defaults to the repository; tests pass a fixture tree)
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
+const root = process.argv[2] ? resolve(process.argv[2]) + sep : fileURLToPath(new URL("..", import.meta.url))
+
+/**
+ * The contexts of core and the contexts each may import (through their index.ts). Files directly under
+ * packages/core/src (the package index, the composition) may import every context's index.
+ */
+const contexts = {
+  kernel: [],
+  access: ["kernel"],
+  screening: ["kernel"],
+  delivery: ["kernel"],
+  monitoring: ["kernel", "access", "screening", "delivery"]
+}
+const coreSrc = join(root, "packages/core/src")
 
 /** Pure, audited libraries core may use besides `effect` (no I/O, no Node APIs). */
 const corePureLibraries = ["@noble/hashes", "@scure/base", "crc", "papaparse", "saxes", "yaml"]
@@ -56,8 +72,33 @@ const packageRoots = [
 const ownPackage = (file) => packageRoots.find((p) => file.startsWith(join(root, p) + sep))
 
 const problems = []
+/** Core's module graph (file -> files it imports), for the cycle check. */
+const coreGraph = new Map()
+
+const contextOf = (file) => {
+  const rel = relative(coreSrc, file)
+  if (rel.startsWith("..")) return undefined
+  const first = rel.split(sep)[0]
+  return rel.includes(sep) ? first : "" // "" = a file at the top of core/src
+}
+
+const resolveTs = (target) => (target.endsWith(".ts") ? target : `${target}.ts`)
+
+/** A complaint about a relative import inside core, or undefined. */
+const checkCoreImport = (file, target) => {
+  const from = contextOf(file)
+  const to = contextOf(target)
+  if (from === undefined || to === undefined || to === from) return undefined
+  if (to === "") return `a context must not import the top of core (${relative(coreSrc, target)})`
+  if (!(to in contexts)) return `unknown context ${to}`
+  if (target !== join(coreSrc, to, "index.ts")) return `reaches into ${to}/ past its index.ts`
+  if (from !== "" && !(contexts[from] ?? []).includes(to)) return `${from} must not depend on ${to}`
+  return undefined
+}
+
 for (const packageRoot of packageRoots) {
   const base = join(root, packageRoot)
+  if (!existsSync(base)) continue
   for (const file of walk(base).filter(
     (f) => !f.includes(`${sep}dist${sep}`) && !f.includes(`${sep}node_modules${sep}`)
   )) {
@@ -68,6 +109,11 @@ for (const packageRoot of packageRoots) {
       if (specifier.startsWith(".")) {
         const target = resolve(dirname(file), specifier)
         if (ownPackage(target) !== packageRoot) problems.push(`${where}: "${specifier}" reaches into another package`)
+        if (file.startsWith(coreSrc + sep) && !file.endsWith(".d.ts")) {
+          const complaint = checkCoreImport(file, resolveTs(target))
+          if (complaint) problems.push(`${where}: "${specifier}": ${complaint}`)
+          coreGraph.set(file, [...(coreGraph.get(file) ?? []), resolveTs(target)])
+        }
         continue
       }
       const complaint = rule?.check(specifier)
@@ -76,7 +122,24 @@ for (const packageRoot of packageRoots) {
   }
 }
 
-const coreManifest = JSON.parse(readFileSync(join(root, "packages/core/package.json"), "utf8"))
+// Cycles among core's modules (depth-first search), each reported from its first module in name order.
+const state = new Map()
+const visit = (file, path) => {
+  state.set(file, "open")
+  for (const next of coreGraph.get(file) ?? []) {
+    if (state.get(next) === "open") {
+      const ring = path.slice(path.indexOf(next)).map((f) => relative(coreSrc, f))
+      const start = ring.indexOf([...ring].sort()[0])
+      const cycle = [...ring.slice(start), ...ring.slice(0, start), ring[start]]
+      problems.push(`packages/core/src: import cycle ${cycle.join(" -> ")}`)
+    } else if (!state.has(next)) visit(next, [...path, next])
+  }
+  state.set(file, "done")
+}
+for (const file of coreGraph.keys()) if (!state.has(file)) visit(file, [file])
+
+const manifest = join(root, "packages/core/package.json")
+const coreManifest = !existsSync(manifest) ? { dependencies: {} } : JSON.parse(readFileSync(manifest, "utf8"))
 for (const dep of Object.keys({ ...coreManifest.dependencies, ...coreManifest.peerDependencies })) {
   if (dep !== "effect" && !corePureLibraries.includes(dep))
     problems.push(`packages/core/package.json: dependency ${dep} is not allowed in core`)
@@ -86,4 +149,6 @@ if (problems.length > 0) {
   console.error(`Dependency rule broken (${problems.length}):\n${problems.map((p) => `  ${p}`).join("\n")}`)
   process.exit(1)
 }
-console.log("Dependency rule holds: core is pure, adapters import only core.")
+console.log(
+  "Dependency rule holds: core is pure, its contexts depend one way without cycles, adapters import only core."
+)

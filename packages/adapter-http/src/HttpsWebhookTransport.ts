@@ -1,6 +1,8 @@
 /**
  * WebhookTransport on node:https. The SSRF guard runs inside the socket's own name lookup, so the address
  * checked is the address connected to (no window for DNS to change in between); redirects are not followed.
+ * Statuses are classified by `WebhookTransport.classifyStatus`; a timeout, a network or TLS failure and an
+ * address the guard refuses are all worth a retry (DNS and certificates change), with the reason in the detail.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { Agent, request } from "node:https"
@@ -70,9 +72,9 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
         const lookup = guardedLookup(options.allowHosts)
         return WebhookTransport.WebhookTransport.of({
           send: (outbound) =>
-            Effect.callback<{ readonly status: number }, WebhookTransport.TransportError>((resume) => {
-              const fail = (reason: WebhookTransport.TransportError["reason"], message: string) =>
-                resume(Effect.fail(new WebhookTransport.TransportError({ reason, message })))
+            Effect.callback<WebhookTransport.Outcome>((resume) => {
+              const fail = (reason: "Timeout" | "Blocked" | "Network" | "Tls", message: string) =>
+                resume(Effect.succeed({ _tag: "Retry", detail: `${reason}: ${message}` }))
               const checked = NetworkGuard.checkUrl(outbound.url)
               if ("reason" in checked) return void fail("Blocked", checked.reason)
               if (isIP(checked.host) !== 0 && !NetworkGuard.allowed(options.allowHosts, checked.host)) {
@@ -97,7 +99,7 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
                   if (settled) return
                   settled = true
                   clearTimeout(timer)
-                  resume(Effect.succeed({ status: res.statusCode ?? 0 }))
+                  resume(Effect.succeed(WebhookTransport.classifyStatus(res.statusCode ?? 0)))
                 })
                 res.on("error", () => undefined)
               })

@@ -1,6 +1,9 @@
-/** Handlers of the intelligence routes: v3 single and batch, v2 intel and v2 status. */
-import { randomBytes } from "node:crypto"
-import { ApiKeys, type ApiKeyStore, Chain, Quota, ResultCache, Screening, V2 } from "@vigil/core"
+/**
+ * Handlers of the intelligence routes: v3 single and batch, v2 intel and v2 status. The screening policy (cache
+ * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
+ * serialisation.
+ */
+import { ApiKeys, type ApiKeyStore, Chain, Intelligence, Quota, type Screening, Status, V2 } from "@vigil/core"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -10,14 +13,8 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 import * as Responses from "./Responses.ts"
 import type * as Schemas from "./Schemas.ts"
 
-/** How long results are kept: v3 results scoring 60 or more for 10 minutes (spec §4.2), v2 results for 24 hours (§4.3). */
-export const lifetimes = { v3Millis: 10 * 60_000, v3MinScore: 60, v2Millis: 24 * 3_600_000 } as const
-
 /** What the intelligence handlers need. */
-export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache | HttpMetrics
-
-/** `req_<base36 ms>_<12 hex>`: unique enough to find a request in logs, sortable by time. */
-export const correlationId = (now: number) => `req_${now.toString(36)}_${randomBytes(6).toString("hex")}`
+export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Intelligence.Intelligence | HttpMetrics
 
 /** Charges a key `cost` addresses, or gives the 429 (counted in the metrics) or 503 to answer instead. */
 export const charging = Effect.gen(function* () {
@@ -34,21 +31,6 @@ export const charging = Effect.gen(function* () {
     )
 })
 
-/** The UTC date (`YYYY-MM-DD`) of an epoch-ms instant; the day's text is kept until the day ends. */
-const isoDay = (() => {
-  let start = 0
-  let end = 0
-  let text = ""
-  return (ms: number) => {
-    if (ms < start || ms >= end) {
-      start = Math.floor(ms / 86_400_000) * 86_400_000
-      end = start + 86_400_000
-      text = new Date(start).toISOString().slice(0, 10)
-    }
-    return text
-  }
-})()
-
 const latencyHole = '"latency_ms":-0.5'
 const timestampHole = '"timestamp":"\\u0000"'
 
@@ -56,9 +38,9 @@ const timestampHole = '"timestamp":"\\u0000"'
  * A cached result serialised once, around the two fields each answer refreshes (`latency_ms` and `timestamp`),
  * or null when the holes cannot be found (then the result is serialised whole every time).
  */
-const templates = new WeakMap<Screening.Result, readonly [string, string, string] | null>()
+const templates = new WeakMap<Intelligence.Screened["result"], readonly [string, string, string] | null>()
 
-const templateOf = (result: Screening.Result) => {
+const templateOf = (result: Intelligence.Screened["result"]) => {
   let template = templates.get(result)
   if (template === undefined) {
     const json = JSON.stringify({ ...result, metadata: { ...result.metadata, latency_ms: -0.5, timestamp: "\u0000" } })
@@ -78,7 +60,7 @@ const templateOf = (result: Screening.Result) => {
 }
 
 /** The v3 JSON of a result with a fresh latency and timestamp: `JSON.stringify` of it, without redoing the rest. */
-const stampedJson = (result: Screening.Result, latency: number, timestamp: string) => {
+const stampedJson = (result: Intelligence.Screened["result"], latency: number, timestamp: string) => {
   const template = templateOf(result)
   return template === null
     ? JSON.stringify({ ...result, metadata: { ...result.metadata, latency_ms: latency, timestamp } })
@@ -86,8 +68,8 @@ const stampedJson = (result: Screening.Result, latency: number, timestamp: strin
 }
 
 /** The v2 `data` JSON of a result (it holds no time), kept as long as the result is. */
-const v2Data = new WeakMap<Screening.Result, string>()
-const v2DataJson = (result: Screening.Result) => {
+const v2Data = new WeakMap<Intelligence.Screened["result"], string>()
+const v2DataJson = (result: Intelligence.Screened["result"]) => {
   let json = v2Data.get(result)
   if (json === undefined) {
     json = JSON.stringify(V2.project(result))
@@ -96,73 +78,17 @@ const v2DataJson = (result: Screening.Result) => {
   return json
 }
 
-/** A screening served through the cache: the result, and when the request started and was answered. */
-interface Screened extends ResultCache.Cached<Screening.Result> {
-  readonly started: number
-  readonly answeredAt: number
-}
-
-/** The result with its latency and timestamp as answered (a cached one is answered anew). */
-const restamped = (s: Screened): Screening.Result =>
-  s.hit
-    ? {
-        ...s.value,
-        metadata: {
-          ...s.value.metadata,
-          latency_ms: s.answeredAt - s.started,
-          timestamp: new Date(s.answeredAt).toISOString()
-        }
-      }
-    : s.value
-
 const intelServices = Effect.gen(function* () {
-  const screening = yield* Screening.Screening
-  const cache = yield* ResultCache.ResultCache
+  const intelligence = yield* Intelligence.Intelligence
   const charge = yield* charging
 
-  /** Screens through the cache; a result from the cache is answered with its own latency and timestamp. */
-  const screen = (
-    flavour: Responses.Flavour,
-    address: string,
-    chain: Chain.Network | "auto",
-    detected: Chain.Valid,
-    includeDetails: boolean
-  ): Effect.Effect<Screened, Screening.InvalidAddress> =>
-    Effect.flatMap(Clock.currentTimeMillis, (started) => {
-      const today = isoDay(started)
-      return cache
-        .through(
-          `${flavour}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${today}`,
-          screening.screen(address, { chain, detected, includeDetails, asOf: today }),
-          (r) =>
-            !r.metadata.is_complete
-              ? 0
-              : flavour === "v2"
-                ? lifetimes.v2Millis
-                : r.score >= lifetimes.v3MinScore
-                  ? lifetimes.v3Millis
-                  : 0
-        )
-        .pipe(
-          Effect.flatMap((cached) =>
-            Effect.map(Clock.currentTimeMillis, (answeredAt): Screened => ({
-              value: cached.value,
-              hit: cached.hit,
-              storedAt: cached.storedAt,
-              started,
-              answeredAt
-            }))
-          )
-        )
-    })
-
-  const cacheHeaders = (screened: Screened, headers: Record<string, string>): Record<string, string> => {
+  const cacheHeaders = (screened: Intelligence.Screened, headers: Record<string, string>): Record<string, string> => {
     headers["x-cache"] = screened.hit ? "HIT" : "MISS"
     if (screened.hit) headers["age"] = String(Math.floor((screened.answeredAt - screened.storedAt) / 1000))
     return headers
   }
 
-  return { charge, screen, cacheHeaders }
+  return { charge, intelligence, cacheHeaders }
 })
 
 /**
@@ -170,7 +96,7 @@ const intelServices = Effect.gen(function* () {
  * the HttpApi handlers and the hot lane.
  */
 export const operations = Effect.gen(function* () {
-  const { charge, screen, cacheHeaders } = yield* intelServices
+  const { charge, intelligence, cacheHeaders } = yield* intelServices
 
   // Pipelines rather than generators: they run on every request.
   type Answer = Responses.Reply | HttpServerResponse.HttpServerResponse
@@ -182,13 +108,13 @@ export const operations = Effect.gen(function* () {
     address: string,
     chain: Chain.Network | "auto",
     includeDetails: boolean,
-    body: (s: Screened) => string
+    body: (s: Intelligence.Screened) => string
   ): Effect.Effect<Answer> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.succeed(Responses.validation(flavour, "address", detected.reason))
     return Effect.flatMap(charge(flavour, client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
       if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
-      return Effect.map(screen(flavour, address, chain, detected, includeDetails), (s) =>
+      return Effect.map(intelligence.single(address, { policy: flavour, chain, detected, includeDetails }), (s) =>
         Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
       )
     }).pipe(
@@ -205,8 +131,8 @@ export const operations = Effect.gen(function* () {
       payload.options?.include_details === true,
       (s) =>
         s.hit
-          ? stampedJson(s.value, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
-          : JSON.stringify(s.value)
+          ? stampedJson(s.result, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
+          : JSON.stringify(s.result)
     )
 
   const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
@@ -218,10 +144,10 @@ export const operations = Effect.gen(function* () {
       false,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
       (s) =>
-        `{"success":true,"data":${v2DataJson(s.value)},"message":"Address intelligence processed successfully","timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
+        `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
     )
 
-  return { charge, screen, v3Intel, v2Intel }
+  return { charge, intelligence, v3Intel, v2Intel }
 })
 
 /** The v3 group (bearer). */
@@ -229,7 +155,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, screen, v3Intel } = yield* operations
+    const { charge, intelligence, v3Intel } = yield* operations
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>
@@ -239,62 +165,15 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
       .handle("batch", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          const started = yield* Clock.currentTimeMillis
-          const chain = payload.options?.chain ?? "auto"
-          const includeDetails = payload.options?.include_details === true
           const decision = yield* charge("v3", client, payload.addresses.length)
           if (HttpServerResponse.isHttpServerResponse(decision)) return decision
-          const results = yield* Effect.forEach(
-            payload.addresses,
-            (address) => {
-              const detected = Chain.detect(address, chain)
-              if (!detected.valid) {
-                return Effect.succeed({
-                  address,
-                  error: { code: "invalid_address" as const, message: detected.reason }
-                })
-              }
-              return screen("v3", address, chain, detected, includeDetails).pipe(
-                Effect.map(restamped),
-                Effect.catchTag("InvalidAddress", (e) =>
-                  Effect.succeed({ address, error: { code: "invalid_address" as const, message: e.message } })
-                )
-              )
-            },
-            { concurrency: payload.options?.batch_size ?? 3 }
-          )
-          const summary = {
-            total: results.length,
-            successful: 0,
-            failed: 0,
-            critical: 0,
-            high: 0,
-            medium: 0,
-            low: 0,
-            minimal: 0
-          }
-          for (const r of results) {
-            if ("error" in r) summary.failed++
-            else {
-              summary.successful++
-              summary[r.risk_level]++
-            }
-          }
-          const finished = yield* Clock.currentTimeMillis
-          return Responses.json(
-            200,
-            {
-              results,
-              summary,
-              metadata: {
-                version: "v3",
-                latency_ms: finished - started,
-                correlation_id: correlationId(finished),
-                timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished))
-              }
-            },
-            Responses.rateHeaders(decision)
-          )
+          const options = payload.options
+          const result = yield* intelligence.batch(payload.addresses, {
+            ...(options?.chain === undefined ? {} : { chain: options.chain }),
+            includeDetails: options?.include_details === true,
+            ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
+          })
+          return Responses.json(200, result, Responses.rateHeaders(decision))
         })
       )
   })
@@ -329,23 +208,9 @@ export const statusLayer: Layer.Layer<
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const auth = yield* keys.authenticate(Auth.presentedKey(request.headers, "apiKey"))
+        const usage = auth.status === "invalid" ? undefined : yield* quota.usage(auth.key)
         const timestamp = DateTime.formatIso(DateTime.makeUnsafe(yield* Clock.currentTimeMillis))
-        if (auth.status === "invalid") {
-          return Responses.json(200, {
-            status: "invalid",
-            client: { name: "unknown", qps: 0, dailyLimit: 0, monthlyLimit: 0 },
-            usage: { dailyUsed: 0, monthlyUsed: 0, recentRequests: 0, dailyRemaining: 0, monthlyRemaining: 0 },
-            timestamp
-          })
-        }
-        const key = auth.key
-        const usage = yield* quota.usage(key)
-        return Responses.json(200, {
-          status: auth.status,
-          client: { name: key.name, qps: key.qps, dailyLimit: key.daily, monthlyLimit: key.monthly },
-          usage,
-          timestamp
-        })
+        return Responses.json(200, Status.report(auth, usage, timestamp))
       }).pipe(Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable("v2", e))))
     )
   })

@@ -2,20 +2,7 @@
 
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import {
-  ApiKeys,
-  type ApiKeyStore,
-  type IntelIndex,
-  Quota,
-  type QuotaStore,
-  ResultCache,
-  Screening,
-  type StorageProbe,
-  Version,
-  WebhookDispatcher,
-  Webhooks,
-  type WebhookStore
-} from "@vigil/core"
+import { type Engine, type StorageProbe, Version } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
@@ -24,9 +11,7 @@ import { VigilApi } from "./Api.ts"
 import * as Edge from "./Edge.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
-import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
-import * as NodeHostResolver from "./NodeHostResolver.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
 
@@ -48,54 +33,8 @@ export interface Options {
   readonly hotRoutes?: boolean
 }
 
-/** The services the server's handlers need (see {@link services} to build them from storage ports). */
-export type Requirements =
-  | StorageProbe.StorageProbe
-  | ApiKeys.ApiKeys
-  | Quota.Quota
-  | Screening.Screening
-  | ResultCache.ResultCache
-  | Webhooks.Webhooks
-
-/** How webhooks are registered and delivered. */
-export interface WebhookOptions {
-  /** Hosts exempt from the public-address rule (HTTPS stays required). Default none. */
-  readonly allowHosts?: ReadonlyArray<string>
-  /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
-  readonly ca?: string
-  /** Delivery knobs (timeout, retries, backoff…); defaults in `WebhookDispatcher.defaultSettings`. */
-  readonly delivery?: Partial<WebhookDispatcher.Settings>
-}
-
-/**
- * The core services over a storage adapter's ports, with the background work of a server: ended quota
- * windows are pruned every minute, and the webhook outbox is delivered for as long as the layer lives.
- */
-export const services = (
-  options: { readonly webhooks?: WebhookOptions } = {}
-): Layer.Layer<
-  ApiKeys.ApiKeys | Quota.Quota | Screening.Screening | ResultCache.ResultCache | Webhooks.Webhooks,
-  never,
-  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex | WebhookStore.WebhookStore
-> => {
-  const allowHosts = options.webhooks?.allowHosts ?? []
-  return Layer.mergeAll(
-    ApiKeys.ApiKeys.layer,
-    Quota.Quota.layer,
-    Quota.pruning,
-    Screening.Screening.layer,
-    ResultCache.ResultCache.layer(),
-    Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts }).pipe(Layer.provide(NodeHostResolver.layer)),
-    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...options.webhooks?.delivery }).pipe(
-      Layer.provide(
-        HttpsWebhookTransport.layer({
-          allowHosts,
-          ...(options.webhooks?.ca === undefined ? {} : { ca: options.webhooks.ca })
-        })
-      )
-    )
-  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))
-}
+/** The services the server's handlers need: core's (`Engine.layer`) and a storage probe. */
+export type Requirements = StorageProbe.StorageProbe | Engine.Services
 
 /** What serving files and documents needs from the platform (provided by the Node listener or `HttpServer.layerServices`). */
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>

@@ -1,12 +1,12 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
-import { type ApiKeys, Chain, type Quota, Screening, V2, Webhooks } from "@vigil/core"
+import { type ApiKeys, Chain, Intelligence, type Quota, Screening, V2, WebhookResponses, Webhooks } from "@vigil/core"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import type { HttpMetrics } from "./HttpMetrics.ts"
-import { charging, correlationId } from "./IntelHandlers.ts"
+import { charging } from "./IntelHandlers.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the webhook handlers need. */
@@ -36,12 +36,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const registered = yield* webhooks.register(client.id, payload.url)
-          return Responses.json(201, {
-            success: true,
-            webhook: registered,
-            message: "Webhook registered successfully",
-            timestamp: yield* isoNow
-          })
+          return Responses.json(201, WebhookResponses.registered(registered, yield* isoNow))
         }).pipe(
           Effect.catchTags({
             InvalidWebhookUrl: (e) => failure(400, e.message, { reason: e.reason }),
@@ -54,45 +49,21 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* webhooks.list(client.id)
-          return Responses.json(200, {
-            success: true,
-            webhooks: list.map((w) => ({
-              id: w.id,
-              url: w.url,
-              created: w.created,
-              deliveryCount: w.deliveryCount,
-              lastDelivery: w.lastDelivery ?? null,
-              disabled: w.disabledAt !== undefined
-            })),
-            count: list.length,
-            timestamp: yield* isoNow
-          })
+          return Responses.json(200, WebhookResponses.list(list, yield* isoNow))
         }).pipe(Effect.catchTag("StoreError", unavailable))
       )
       .handle("stats", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const stats = yield* webhooks.stats(client.id)
-          return Responses.json(200, {
-            success: true,
-            stats: {
-              total: stats.length,
-              totalDeliveries: stats.reduce((n, s) => n + s.deliveryCount, 0),
-              webhooks: stats.map((s) => ({ ...s, lastDelivery: s.lastDelivery ?? null }))
-            },
-            timestamp: yield* isoNow
-          })
+          return Responses.json(200, WebhookResponses.stats(stats, yield* isoNow))
         }).pipe(Effect.catchTag("StoreError", unavailable))
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* webhooks.remove(client.id, params.webhookId)
-          return Responses.json(200, {
-            success: true,
-            message: "Webhook deleted successfully",
-            timestamp: yield* isoNow
-          })
+          return Responses.json(200, WebhookResponses.deleted(yield* isoNow))
         }).pipe(
           Effect.catchTags({
             WebhookNotFound: (e) => failure(404, e.message),
@@ -112,8 +83,16 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           if (HttpServerResponse.isHttpServerResponse(decision)) return decision
           const result = yield* screening.screen(payload.address, { detected })
           const finished = yield* Clock.currentTimeMillis
-          const correlation = correlationId(finished)
-          const count = yield* webhooks.enqueue(client.id, correlation, V2.project(result), finished - started)
+          const correlation = Intelligence.correlationId(finished)
+          const data: V2.Delivered = {
+            success: true,
+            data: V2.project(result),
+            message: V2.processedMessage,
+            timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished)),
+            processing_time_ms: finished - started,
+            webhook_delivery: true
+          }
+          const count = yield* webhooks.enqueue(client.id, { correlationId: correlation, data })
           return Responses.json(
             202,
             {

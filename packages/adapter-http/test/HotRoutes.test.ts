@@ -11,9 +11,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { fc } from "@fast-check/vitest"
-import { HotRoutes, HttpMetrics, VigilServer } from "@vigil/adapter-http"
+import { HotRoutes, HttpMetrics, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeys, ApiKeyStore } from "@vigil/core"
+import { ApiKeys, ApiKeyStore, Engine } from "@vigil/core"
 import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import * as TestServer from "./TestServer.ts"
@@ -226,7 +226,7 @@ describe("hot routes", () => {
     Effect.gen(function* () {
       const context = yield* Layer.build(
         HttpMetrics.HttpMetrics.layer.pipe(
-          Layer.provideMerge(VigilServer.services()),
+          Layer.provideMerge(Engine.layer().pipe(Layer.provide(Outbound.layer()))),
           Layer.provideMerge(SqliteAdapter.layer({ filename: ":memory:" }))
         )
       )
@@ -296,7 +296,7 @@ describe("hot routes", () => {
         const server = (hotRoutes: boolean) =>
           Layer.build(
             VigilServer.layer({ host: "127.0.0.1", port: 0, hotRoutes }).pipe(
-              Layer.provideMerge(VigilServer.services()),
+              Layer.provideMerge(Engine.layer().pipe(Layer.provide(Outbound.layer()))),
               Layer.provideMerge(SqliteAdapter.layer({ filename }))
             )
           )

@@ -309,7 +309,7 @@ describe("GET /api/v2/intel and /api/v2/status", () => {
       assert.isString(d.risk_tags)
       const clean = yield* v2(key, CLEAN)
       assert.deepStrictEqual(clean.json.data.risk_assessment, { risk_score: 0, risk_level: "clean" })
-      assert.deepStrictEqual([clean.json.data.entity, clean.json.data.labels], [{ type: "individual", name: null }, []])
+      assert.deepStrictEqual([clean.json.data.entity, clean.json.data.labels], [{ type: "unknown", name: null }, []])
     })
   )
 

@@ -2,15 +2,19 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { VigilServer } from "@vigil/adapter-http"
+import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeys, type Intel, Ingestion } from "@vigil/core"
+import { ApiKeys, Engine, type Intel, Ingestion } from "@vigil/core"
 import { Effect, Layer, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
 /** The server, the core services and the SQLite adapter on a fresh database file, all gone with the scope. */
 export const layer = (
-  options: { readonly maxBodyBytes?: number; readonly webhooks?: VigilServer.WebhookOptions } = {}
+  options: {
+    readonly maxBodyBytes?: number
+    readonly webhooks?: Engine.WebhookSettings
+    readonly outbound?: Outbound.Options
+  } = {}
 ) =>
   Layer.unwrap(
     Effect.acquireRelease(
@@ -24,7 +28,9 @@ export const layer = (
           ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
         }).pipe(
           Layer.provideMerge(
-            VigilServer.services(options.webhooks === undefined ? {} : { webhooks: options.webhooks })
+            Engine.layer(options.webhooks === undefined ? {} : { webhooks: options.webhooks }).pipe(
+              Layer.provide(Outbound.layer(options.outbound))
+            )
           ),
           Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
         )

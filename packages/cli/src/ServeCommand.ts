@@ -1,6 +1,7 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { VigilServer } from "@vigil/adapter-http"
+import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -75,11 +76,12 @@ const loadWebhookOptions = Effect.gen(function* () {
               message: `cannot read VIGIL_WEBHOOK_CA_FILE ${caFile}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
             })
         })
-  return {
+  const outbound: Outbound.Options = { allowHosts: config.allowHosts, ...(ca === undefined ? {} : { ca }) }
+  const webhooks: Engine.WebhookSettings = {
     allowHosts: config.allowHosts,
-    ...(ca === undefined ? {} : { ca }),
     delivery: { timeoutMillis: config.timeoutMillis, retries: config.retries, backoffMillis: config.backoffMillis }
-  } satisfies VigilServer.WebhookOptions
+  }
+  return { outbound, webhooks }
 })
 
 /** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
@@ -94,10 +96,10 @@ export const command = Command.make(
   "serve",
   { db: databaseFlag, host, port, maxBodyBytes },
   ({ db, host, port, maxBodyBytes }) =>
-    Effect.flatMap(Effect.all([loadWebhookOptions, loadHotRoutes]), ([webhooks, hotRoutes]) =>
+    Effect.flatMap(Effect.all([loadWebhookOptions, loadHotRoutes]), ([{ outbound, webhooks }, hotRoutes]) =>
       Layer.launch(
         VigilServer.layer({ host, port, maxBodyBytes, hotRoutes, detail: `storage: sqlite ${db}` }).pipe(
-          Layer.provide(VigilServer.services({ webhooks })),
+          Layer.provide(Engine.layer({ webhooks }).pipe(Layer.provide(Outbound.layer(outbound)))),
           Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
         )
       )

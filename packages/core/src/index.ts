@@ -1,23 +1,9 @@
-/** Vigil's pure core: domain modules and the ports that adapters implement. */
-export * as ApiKeys from "./ApiKeys.ts"
-export * as ApiKeyStore from "./ports/ApiKeyStore.ts"
-export * as Chain from "./Chain.ts"
-export * as HostResolver from "./ports/HostResolver.ts"
-export * as Ingestion from "./ingest/index.ts"
-export * as Intel from "./Intel.ts"
-export * as NetworkGuard from "./NetworkGuard.ts"
-export * as IntelIndex from "./ports/IntelIndex.ts"
-export * as Quota from "./Quota.ts"
-export * as QuotaStore from "./ports/QuotaStore.ts"
-export * as ResultCache from "./ResultCache.ts"
-export * as Scoring from "./Scoring.ts"
-export * as Screening from "./Screening.ts"
-export * as StorageProbe from "./ports/StorageProbe.ts"
-export * as StoreError from "./ports/StoreError.ts"
-export * as V2 from "./V2.ts"
-export * as Version from "./Version.ts"
-export * as WebhookDispatcher from "./WebhookDispatcher.ts"
-export * as Webhooks from "./Webhooks.ts"
-export * as WebhookSigning from "./WebhookSigning.ts"
-export * as WebhookStore from "./ports/WebhookStore.ts"
-export * as WebhookTransport from "./ports/WebhookTransport.ts"
+/**
+ * Vigil's pure core, by bounded context: the kernel, access, screening and delivery (monitoring builds on all
+ * three). Each context's modules are re-exported here under their own names.
+ */
+export * from "./access/index.ts"
+export * from "./delivery/index.ts"
+export * from "./kernel/index.ts"
+export * from "./screening/index.ts"
+export * as Engine from "./Engine.ts"

@@ -77,7 +77,7 @@ describe("V2 projection", () => {
     })
   })
 
-  it("projects a clean address as the spec's clean example does", () => {
+  it("projects a clean address as the spec's clean example does, with entity type unknown when no list names it", () => {
     const data = V2.project(result([]))
     assert.deepStrictEqual(
       {
@@ -90,7 +90,7 @@ describe("V2 projection", () => {
         labels: data.labels
       },
       {
-        entity: { type: "individual", name: null },
+        entity: { type: "unknown", name: null },
         level: { risk_score: 0, risk_level: "clean" },
         recommendation: "APPROVED: Clean risk profile - standard operations authorized",
         classification: "Clean Entity",

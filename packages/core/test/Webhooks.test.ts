@@ -1,6 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { fc, test } from "@fast-check/vitest"
-import { NetworkGuard, WebhookDispatcher, Webhooks, WebhookSigning, type WebhookStore } from "@vigil/core"
+import {
+  NetworkGuard,
+  WebhookDispatcher,
+  Webhooks,
+  WebhookSigning,
+  type WebhookStore,
+  WebhookTransport
+} from "@vigil/core"
 
 describe("WebhookSigning", () => {
   it("matches the Standard Webhooks reference vector", () => {
@@ -100,15 +107,23 @@ describe("WebhookDispatcher policy", () => {
   })
 
   it("delivers on 2xx, disables on 410, retries with growing delays, then dead-letters", () => {
-    expect(WebhookDispatcher.settlement(settings, delivery(1), { status: 204 }, 0, 0.5)._tag).toBe("Delivered")
-    expect(WebhookDispatcher.settlement(settings, delivery(1), { status: 410 }, 0, 0.5)._tag).toBe("Gone")
+    expect(WebhookDispatcher.settlement(settings, delivery(1), WebhookTransport.classifyStatus(204), 0, 0.5)._tag).toBe(
+      "Delivered"
+    )
+    expect(WebhookDispatcher.settlement(settings, delivery(1), WebhookTransport.classifyStatus(410), 0, 0.5)._tag).toBe(
+      "Gone"
+    )
     const delays = [1, 2, 3].map((n) => {
-      const s = WebhookDispatcher.settlement(settings, delivery(n), { status: 503 }, 0, 0)
+      const s = WebhookDispatcher.settlement(settings, delivery(n), WebhookTransport.classifyStatus(503), 0, 0)
       return s._tag === "Retry" ? s.at : -1
     })
     expect(delays).toEqual([500, 1000, 2000])
-    expect(WebhookDispatcher.settlement(settings, delivery(4), { status: 503 }, 0, 0)._tag).toBe("Dead")
-    expect(WebhookDispatcher.settlement(settings, delivery(1), { status: 301 }, 0, 0)._tag).toBe("Retry")
+    expect(WebhookDispatcher.settlement(settings, delivery(4), WebhookTransport.classifyStatus(503), 0, 0)._tag).toBe(
+      "Dead"
+    )
+    expect(WebhookDispatcher.settlement(settings, delivery(1), WebhookTransport.classifyStatus(301), 0, 0)._tag).toBe(
+      "Retry"
+    )
   })
 
   test.prop([fc.integer({ min: 1, max: 40 }), fc.double({ min: 0, max: 0.999_999, noNaN: true })])(

@@ -5,7 +5,7 @@
  * the sanctions entries (which follow the parties) have been read.
  */
 import { SaxesParser } from "saxes"
-import type * as Chain from "../Chain.ts"
+import type { Chain } from "../../kernel/index.ts"
 import type { ParsedRecord } from "../Intel.ts"
 import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 

@@ -1,28 +1,61 @@
-/** The v2 projection of a screening result (spec §2.5): v2 bands, `clean`, priority, classification, tags. */
+/**
+ * The v2 projection of a screening result (spec §2.5): v2 bands, `clean`, priority, classification, tags; and
+ * the v2 wire shapes (the intelligence answer and the asynchronous delivery's data, §6), declared once here.
+ */
+import { Schema } from "effect"
 import type { Result } from "./Screening.ts"
 
+const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC instant" })
+
 /** v2 risk levels: `clean` when no risk signal is in force, else bands at 80, 60 and 30. */
-export type Level = "critical" | "high" | "medium" | "low" | "clean"
+export const Level = Schema.Literals(["critical", "high", "medium", "low", "clean"])
+export type Level = typeof Level.Type
 
 /** v2 priorities, one per level. */
-export type Priority = "URGENT" | "HIGH" | "MEDIUM" | "LOW" | "ROUTINE"
+export const Priority = Schema.Literals(["URGENT", "HIGH", "MEDIUM", "LOW", "ROUTINE"])
+export type Priority = typeof Priority.Type
 
-/** v2 entity types. */
-export type EntityType = "malicious" | "sanctioned" | "suspicious" | "service" | "individual" | "unknown"
+/** v2 entity types; `unknown` when no list names the address. */
+export const EntityType = Schema.Literals(["malicious", "sanctioned", "suspicious", "service", "individual", "unknown"])
+export type EntityType = typeof EntityType.Type
 
 /** The `data` object of a v2 intelligence response. */
-export interface Data {
-  readonly address: string
-  readonly entity: { readonly type: EntityType; readonly name: string | null }
-  readonly risk_assessment: { readonly risk_score: number; readonly risk_level: Level }
-  readonly recommendation: string
-  readonly classification: string
-  /** Consolidated tags joined with "; ". */
-  readonly risk_tags: string
-  readonly priority: Priority
-  readonly labels: ReadonlyArray<string>
-  readonly chains_with_activity: ReadonlyArray<string>
-}
+export const Data = Schema.Struct({
+  address: Schema.String,
+  entity: Schema.Struct({ type: EntityType, name: Schema.NullOr(Schema.String) }),
+  risk_assessment: Schema.Struct({ risk_score: Schema.Finite, risk_level: Level }),
+  recommendation: Schema.String,
+  classification: Schema.String,
+  risk_tags: Schema.String.annotate({ description: 'Tags joined with "; ".' }),
+  priority: Priority,
+  labels: Schema.Array(Schema.String),
+  chains_with_activity: Schema.Array(Schema.String)
+})
+export type Data = typeof Data.Type
+
+/** The text every successful v2 intelligence answer carries. */
+export const processedMessage = "Address intelligence processed successfully"
+
+/** The v2 intelligence answer: `data` in the v2 envelope, with the key's client name. */
+export const IntelResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  data: Data,
+  message: Schema.Literal(processedMessage),
+  timestamp: Timestamp,
+  client: Schema.String
+})
+export type IntelResponse = typeof IntelResponse.Type
+
+/** What an asynchronous screening delivers as the event's `data` (spec §6). */
+export const Delivered = Schema.Struct({
+  success: Schema.Literal(true),
+  data: Data,
+  message: Schema.Literal(processedMessage),
+  timestamp: Timestamp,
+  processing_time_ms: Schema.Finite,
+  webhook_delivery: Schema.Literal(true)
+})
+export type Delivered = typeof Delivered.Type
 
 /** v2 level of a score when some risk signal is in force. */
 export const level = (score: number, hasRisk: boolean): Level =>
@@ -84,7 +117,9 @@ export const project = (result: Result): Data => {
         ? "suspicious"
         : result.signals.some((s) => s.type === "known_exchange" || s.type === "known_service")
           ? "service"
-          : "individual"
+          : result.signals.length > 0
+            ? "individual"
+            : "unknown"
   const tags = [...new Set(result.signals.map((s) => tagOf[s.type] ?? s.type))]
   const named = result.entity.name === "Unknown Entity" ? null : result.entity.name
   return {

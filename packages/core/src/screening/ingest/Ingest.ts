@@ -3,8 +3,8 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, DateTime, Effect, Exit, Schema, Stream } from "effect"
 import type { ParsedRecord } from "../Intel.ts"
-import { IntelIndex, type VersionMode } from "../ports/IntelIndex.ts"
-import type { StoreError } from "../ports/StoreError.ts"
+import { IntelIndex, type VersionMode } from "../IntelIndex.ts"
+import type { StoreError } from "../../kernel/index.ts"
 import { ParseFailure, type Parser, type Skipped } from "./Parser.ts"
 
 /** What to ingest the input as. */
@@ -52,7 +52,7 @@ export const run = Effect.fnUntraced(function* <E>(
   parser: Parser,
   input: Stream.Stream<Uint8Array, E>,
   onProgress: (bytes: number, records: number) => void = () => {}
-): Effect.fn.Return<Outcome, IngestFailed | StoreError | E, IntelIndex> {
+): Effect.fn.Return<Outcome, IngestFailed | StoreError.StoreError | E, IntelIndex> {
   const index = yield* IntelIndex
   const now = yield* Clock.currentTimeMillis
   const ingestedAt = DateTime.formatIso(DateTime.makeUnsafe(now))

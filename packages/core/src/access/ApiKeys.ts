@@ -3,8 +3,8 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { base58 } from "@scure/base"
 import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
-import { type ApiKeyRecord, ApiKeyStore } from "./ports/ApiKeyStore.ts"
-import type { StoreError } from "./ports/StoreError.ts"
+import { type ApiKeyRecord, ApiKeyStore } from "./ApiKeyStore.ts"
+import { BoundedMemo, ConstantTime, type StoreError } from "../kernel/index.ts"
 
 /** Limits a key is issued with when none are given. */
 export const defaultLimits = { qps: 10, daily: 10_000, monthly: 300_000 } as const
@@ -38,19 +38,11 @@ export class InvalidKeyRequest extends Schema.TaggedError<InvalidKeyRequest>()("
 
 const keyPattern = /^vgl_([0-9a-f]{16})_[1-9A-HJ-NP-Za-km-z]{40,50}$/
 
-/** How many verified keys {@link ApiKeys} remembers before it starts over. */
+/** How many verified keys {@link ApiKeys} remembers (the oldest is forgotten first). */
 const maxVerified = 1024
 
 /** Lowercase hex SHA-256 of a key string. */
 export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)))
-
-/** Compares two strings in time that depends only on their length. */
-export const constantTimeEqual = (a: string, b: string): boolean => {
-  if (a.length !== b.length) return false
-  let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
-  return diff === 0
-}
 
 const positiveInt = (name: string, value: number | undefined, fallback: number) =>
   value === undefined
@@ -63,11 +55,11 @@ const positiveInt = (name: string, value: number | undefined, fallback: number) 
 export class ApiKeys extends Context.Service<
   ApiKeys,
   {
-    readonly issue: (request: IssueRequest) => Effect.Effect<Issued, InvalidKeyRequest | StoreError>
+    readonly issue: (request: IssueRequest) => Effect.Effect<Issued, InvalidKeyRequest | StoreError.StoreError>
     /** The state of a presented key; never fails for a malformed or unknown key (that is `invalid`). */
-    readonly authenticate: (presented: string) => Effect.Effect<Authentication, StoreError>
-    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreError>
-    readonly revoke: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError>
+    readonly authenticate: (presented: string) => Effect.Effect<Authentication, StoreError.StoreError>
+    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreError.StoreError>
+    readonly revoke: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError.StoreError>
   }
 >()("@vigil/core/ApiKeys") {
   static readonly layer: Layer.Layer<ApiKeys, never, ApiKeyStore> = Layer.effect(ApiKeys)(
@@ -112,21 +104,18 @@ export class ApiKeys extends Context.Service<
        * the work of authenticating). Only matching keys are remembered, so unknown keys cannot fill it; the
        * record is still read and checked (revocation, expiry) on every call.
        */
-      const verified = new Map<string, string>()
+      const verified = BoundedMemo.make<string, string>(maxVerified)
       const invalid = Effect.succeed<Authentication>({ status: "invalid" })
       // Written as a pipeline rather than a generator: it runs on every request.
-      const authenticate = (presented: string): Effect.Effect<Authentication, StoreError> => {
+      const authenticate = (presented: string): Effect.Effect<Authentication, StoreError.StoreError> => {
         const id = keyPattern.exec(presented)?.[1]
         if (id === undefined) return invalid
         return Effect.flatMap(store.find(id), (record) => {
           if (record === undefined || record.revokedAt) return invalid
           const remembered = verified.get(presented)
           const hash = remembered ?? hashKey(presented)
-          if (!constantTimeEqual(record.hash, hash)) return invalid
-          if (remembered === undefined) {
-            if (verified.size >= maxVerified) verified.clear()
-            verified.set(presented, hash)
-          }
+          if (!ConstantTime.equal(record.hash, hash)) return invalid
+          if (remembered === undefined) verified.set(presented, hash)
           const expiresAt = record.expiresAt
           if (expiresAt === undefined) return Effect.succeed<Authentication>({ status: "authenticated", key: record })
           return Effect.map(Clock.currentTimeMillis, (now): Authentication =>

@@ -1,6 +1,7 @@
 /** The 18 supported networks and detection of an address's network from its format, with full checksum validation. */
 import { Schema } from "effect"
-import * as AddressFormats from "./internal/addressFormats.ts"
+import * as AddressFormats from "./AddressFormats.ts"
+import * as BoundedMemo from "./BoundedMemo.ts"
 
 /** The EVM networks (Avalanche means its C-Chain): one address format, valid on all of them. */
 const evmNetworks = [
@@ -67,27 +68,17 @@ export interface Invalid {
 /** The outcome of {@link detect}. */
 export type Detection = Valid | Invalid
 
-/** How many recent classifications are remembered; the oldest is forgotten first. */
-const recentLimit = 4096
-
-const recent = new Map<string, ReturnType<typeof AddressFormats.classify>>()
-
 /**
- * Classifies through a memory of recent inputs: verifying a checksum costs up to about 15 µs (Keccak-256 for
- * EIP-55), and a busy server sees the same addresses again and again. Classification is a pure function of
- * the text, so a remembered answer is always the answer.
+ * Classifications of recent inputs: verifying a checksum costs up to about 15 µs (Keccak-256 for EIP-55), and a
+ * busy server sees the same addresses again and again. Classification is a pure function of the text, so a
+ * remembered answer is always the answer. Inputs longer than any address are not remembered.
  */
-const classify = (address: string) => {
-  let found = recent.get(address)
-  if (found === undefined) {
-    found = AddressFormats.classify(address)
-    if (address.length <= 128) {
-      if (recent.size >= recentLimit) recent.delete(recent.keys().next().value!)
-      recent.set(address, found)
-    }
-  }
-  return found
-}
+const recent = BoundedMemo.make<string, AddressFormats.Classified>(4096)
+
+const classify = (address: string) =>
+  address.length <= 128
+    ? recent.through(address, () => AddressFormats.classify(address))
+    : AddressFormats.classify(address)
 
 /**
  * Detects the network(s) of `address` from its format and validates its checksum. With `chain` (a network id,

@@ -1,5 +1,5 @@
 /** The shape every list parser has: fed text chunk by chunk, it hands back records as it completes them. */
-import * as Chain from "../Chain.ts"
+import { Chain } from "../../kernel/index.ts"
 import type { Category, ParsedRecord } from "../Intel.ts"
 
 /** A push parser over text input. Pure and synchronous; it keeps only what its format requires. */

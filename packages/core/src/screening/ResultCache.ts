@@ -4,7 +4,8 @@
  * (from this process or another) changed the lists, so a listing or de-listing is never hidden by it.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { IntelIndex } from "./ports/IntelIndex.ts"
+import { BoundedMemo } from "../kernel/index.ts"
+import { IntelIndex } from "./IntelIndex.ts"
 
 /** Counters since the cache was built. */
 export interface Stats {
@@ -44,10 +45,10 @@ export class ResultCache extends Context.Service<
     Layer.effect(ResultCache)(
       Effect.gen(function* () {
         const index = yield* IntelIndex
-        const entries = new Map<
+        const entries = BoundedMemo.make<
           string,
           { readonly value: unknown; readonly storedAt: number; readonly until: number }
-        >()
+        >(maxEntries)
         let generation: number | undefined
         let hits = 0
         let misses = 0
@@ -57,7 +58,7 @@ export class ResultCache extends Context.Service<
         const fresh = index.generation.pipe(
           Effect.map((current) => {
             if (current !== generation) {
-              if (entries.size > 0) invalidations++
+              if (entries.size() > 0) invalidations++
               entries.clear()
               generation = current
             }
@@ -87,13 +88,7 @@ export class ResultCache extends Context.Service<
               misses++
               return Effect.map(compute, (value) => {
                 const keep = lifetime(value)
-                if (usable && keep > 0) {
-                  if (entries.size >= maxEntries) {
-                    const oldest = entries.keys().next()
-                    if (!oldest.done) entries.delete(oldest.value)
-                  }
-                  entries.set(key, { value, storedAt: now, until: now + keep })
-                }
+                if (usable && keep > 0) entries.set(key, { value, storedAt: now, until: now + keep })
                 return { value, hit: false, storedAt: now }
               })
             })
@@ -101,7 +96,7 @@ export class ResultCache extends Context.Service<
 
         return ResultCache.of({
           through,
-          stats: Effect.sync(() => ({ hits, misses, size: entries.size, invalidations }))
+          stats: Effect.sync(() => ({ hits, misses, size: entries.size(), invalidations }))
         })
       })
     )

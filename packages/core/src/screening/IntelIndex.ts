@@ -1,7 +1,7 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
 import { Context, type Effect } from "effect"
-import type { IntelRecord, ParsedRecord } from "../Intel.ts"
-import type { StoreError } from "./StoreError.ts"
+import type { IntelRecord, ParsedRecord } from "./Intel.ts"
+import type { StoreError } from "../kernel/index.ts"
 
 /**
  * How a version relates to the previous one.
@@ -68,22 +68,27 @@ export class IntelIndex extends Context.Service<
   IntelIndex,
   {
     /** Opens a new staged version of `info.list`; any earlier staged, uncommitted version of it is dropped. */
-    readonly stage: (info: StageInfo) => Effect.Effect<number, StoreError>
+    readonly stage: (info: StageInfo) => Effect.Effect<number, StoreError.StoreError>
     /** Adds records to a staged version. */
-    readonly append: (version: number, records: ReadonlyArray<ParsedRecord>) => Effect.Effect<void, StoreError>
+    readonly append: (
+      version: number,
+      records: ReadonlyArray<ParsedRecord>
+    ) => Effect.Effect<void, StoreError.StoreError>
     /** Applies a staged version, completed with its date and hash, to its list atomically and makes it current. */
-    readonly commit: (version: number, completion: Completion) => Effect.Effect<CommitOutcome, StoreError>
+    readonly commit: (version: number, completion: Completion) => Effect.Effect<CommitOutcome, StoreError.StoreError>
     /** Drops a staged version. */
-    readonly discard: (version: number) => Effect.Effect<void, StoreError>
+    readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
     /** Every record ever ingested for these normalized addresses, de-listed ones included. */
-    readonly lookup: (addresses: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError>
+    readonly lookup: (
+      addresses: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
     /** The committed lists. */
-    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError>
+    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
     /**
      * A number that changes whenever a commit changes what `lookup` can return (0 before any commit), also when
      * another process committed; caches of screening results compare it to know they are stale.
      */
-    readonly generation: Effect.Effect<number, StoreError>
+    readonly generation: Effect.Effect<number, StoreError.StoreError>
   }
 >()("@vigil/core/IntelIndex") {}
 

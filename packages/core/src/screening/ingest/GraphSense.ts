@@ -4,7 +4,7 @@
  * public pack is about 4 MB). `abuse` decides the risk category; without it, `category` names a service.
  */
 import { parse } from "yaml"
-import type * as Chain from "../Chain.ts"
+import type { Chain } from "../../kernel/index.ts"
 import type { Category, ParsedRecord } from "../Intel.ts"
 import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 

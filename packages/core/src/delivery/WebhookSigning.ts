@@ -7,7 +7,7 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import { base64 } from "@scure/base"
-import { constantTimeEqual } from "./ApiKeys.ts"
+import { ConstantTime } from "../kernel/index.ts"
 
 /** A new secret: `whsec_` and 24 random bytes in base64. */
 export const newSecret = (): string => `whsec_${base64.encode(randomBytes(24))}`
@@ -39,5 +39,5 @@ export const verify = (
   const timestamp = Number(received.timestamp)
   if (!Number.isSafeInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false
   const expected = sign(secret, received.id, timestamp, body)
-  return received.signature.split(" ").some((candidate) => constantTimeEqual(candidate, expected))
+  return received.signature.split(" ").some((candidate) => ConstantTime.equal(candidate, expected))
 }

@@ -4,9 +4,9 @@
  * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
 import { Clock, Context, DateTime, Effect, FiberSet, Layer, Queue, Random } from "effect"
-import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./ports/WebhookStore.ts"
-import { type TransportError, WebhookTransport } from "./ports/WebhookTransport.ts"
-import { version } from "./Version.ts"
+import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
+import { type Outcome, WebhookTransport } from "./WebhookTransport.ts"
+import { Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
 /**
@@ -51,20 +51,22 @@ export const backoff = (settings: Settings, attempt: number, random01: number): 
 export const settlement = (
   settings: Settings,
   delivery: Delivery,
-  outcome: { readonly status: number } | TransportError,
+  outcome: Outcome,
   now: number,
   random01: number
 ): Settlement => {
-  if ("status" in outcome && outcome.status >= 200 && outcome.status < 300) {
-    return { _tag: "Delivered", at: DateTime.formatIso(DateTime.makeUnsafe(now)) }
+  switch (outcome._tag) {
+    case "Delivered":
+      return { _tag: "Delivered", at: DateTime.formatIso(DateTime.makeUnsafe(now)) }
+    case "Gone":
+      return { _tag: "Gone", at: DateTime.formatIso(DateTime.makeUnsafe(now)), error: outcome.detail }
+    case "Permanent":
+      return { _tag: "Dead", error: `${outcome.detail} (not retried)` }
+    case "Retry":
+      return delivery.attempts > settings.retries
+        ? { _tag: "Dead", error: `${outcome.detail} (after ${delivery.attempts} attempts)` }
+        : { _tag: "Retry", at: now + backoff(settings, delivery.attempts, random01), error: outcome.detail }
   }
-  const error = "status" in outcome ? `HTTP ${outcome.status}` : `${outcome.reason}: ${outcome.message}`
-  if ("status" in outcome && outcome.status === 410) {
-    return { _tag: "Gone", at: DateTime.formatIso(DateTime.makeUnsafe(now)), error }
-  }
-  if (delivery.attempts > settings.retries)
-    return { _tag: "Dead", error: `${error} (after ${delivery.attempts} attempts)` }
-  return { _tag: "Retry", at: now + backoff(settings, delivery.attempts, random01), error }
 }
 
 /** Signs and sends one leased delivery, then settles it. */
@@ -76,18 +78,16 @@ export const attempt = Effect.fnUntraced(function* (
   const transport = yield* WebhookTransport
   const { delivery, webhook } = claimed
   const sentAt = yield* Clock.currentTimeMillis
-  const outcome = yield* transport
-    .send({
-      url: webhook.url,
-      headers: {
-        "content-type": "application/json",
-        "user-agent": `Vigil-Webhooks/${version}`,
-        ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
-      },
-      body: delivery.body,
-      timeoutMillis: settings.timeoutMillis
-    })
-    .pipe(Effect.catchTag("TransportError", Effect.succeed))
+  const outcome = yield* transport.send({
+    url: webhook.url,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": `Vigil-Webhooks/${Version.version}`,
+      ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
+    },
+    body: delivery.body,
+    timeoutMillis: settings.timeoutMillis
+  })
   const now = yield* Clock.currentTimeMillis
   const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
   yield* store.settle(delivery.id, settled)

@@ -1,6 +1,6 @@
 /** Port: where API keys live. Only hashes are stored; the key itself is shown once, when it is issued. */
 import { Context, type Effect } from "effect"
-import type { StoreError } from "./StoreError.ts"
+import type { StoreError } from "../kernel/index.ts"
 
 /** One API key as stored: its public id, its client, its limits and the SHA-256 of the full key. */
 export interface ApiKeyRecord {
@@ -29,12 +29,12 @@ export class ApiKeyStore extends Context.Service<
   ApiKeyStore,
   {
     /** Stores a new key; fails with `Conflict` when the id is taken. */
-    readonly insert: (record: ApiKeyRecord) => Effect.Effect<void, StoreError>
+    readonly insert: (record: ApiKeyRecord) => Effect.Effect<void, StoreError.StoreError>
     /** The key with this id, if any (revoked ones included). */
-    readonly find: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError>
+    readonly find: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError.StoreError>
     /** Every key, oldest first. */
-    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreError>
+    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreError.StoreError>
     /** Marks the key revoked at `at`; the stored record, or undefined when no key has this id. Revoking twice keeps the first date. */
-    readonly revoke: (id: string, at: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError>
+    readonly revoke: (id: string, at: string) => Effect.Effect<ApiKeyRecord | undefined, StoreError.StoreError>
   }
 >()("@vigil/core/ApiKeyStore") {}

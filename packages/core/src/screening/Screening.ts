@@ -1,8 +1,9 @@
 /** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import * as Chain from "./Chain.ts"
+import { Chain } from "../kernel/index.ts"
 import * as Intel from "./Intel.ts"
-import { IntelIndex } from "./ports/IntelIndex.ts"
+import type * as IntelResult from "./IntelResult.ts"
+import { IntelIndex } from "./IntelIndex.ts"
 import * as Scoring from "./Scoring.ts"
 
 /** The address given is not a valid address (of the requested network, when one was named). */
@@ -23,59 +24,11 @@ export interface Options {
   readonly detected?: Chain.Valid
 }
 
-/** A signal on the wire: `type`, `weight`, `source`, plus its evidence. */
-export interface WireSignal {
-  readonly type: Scoring.SignalType
-  readonly weight: number
-  readonly source: string
-  readonly polarity: "risk" | "positive"
-  readonly evidence: Scoring.Signal["evidence"]
-}
-
-/** The v3 result (spec §2.1), with `details` when asked for. */
-export interface Result {
-  readonly address: string
-  readonly score: number
-  readonly risk_level: Scoring.Band
-  readonly confidence: number
-  readonly flags: Scoring.Assessment["flags"]
-  readonly entity: Scoring.Assessment["entity"]
-  readonly signals: ReadonlyArray<WireSignal>
-  readonly labels: ReadonlyArray<string>
-  readonly recommendation: {
-    readonly action: Scoring.Action
-    readonly summary: string
-    readonly details: string
-    readonly ai_enhanced: boolean
-  }
-  readonly metadata: {
-    readonly version: "v3"
-    readonly latency_ms: number
-    readonly sources_used: number
-    readonly is_complete: boolean
-    readonly timestamp: string
-    readonly chain: {
-      readonly family: Chain.Family
-      readonly networks: ReadonlyArray<Chain.Network>
-      readonly normalized: string
-    }
-    readonly as_of: string
-  }
-  readonly details?: {
-    readonly records: ReadonlyArray<Intel.IntelRecord>
-    readonly breakdown: ReadonlyArray<{
-      readonly type: string
-      readonly weight: number
-      readonly contribution: number
-      readonly list: string
-      readonly reference: string
-    }>
-    readonly formula: string
-  }
-}
+/** The v3 result (spec §2.1), with `details` when asked for; its Schema is {@link IntelResult.IntelResult}. */
+export type Result = IntelResult.IntelResult
 
 /** A scored signal as the wire shows it. */
-export const wireSignal = (s: Scoring.Signal): WireSignal => ({
+export const wireSignal = (s: Scoring.Signal): IntelResult.Signal => ({
   type: s.type,
   weight: s.weight,
   source: s.source,

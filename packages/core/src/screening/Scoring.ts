@@ -2,23 +2,26 @@
  * The published scoring model: records in force → signals → a 0–100 score, band, action, confidence, flags,
  * entity and labels, with a breakdown an auditor can recompute by hand. Pure and deterministic.
  */
+import { Schema } from "effect"
 import type { Category, IntelRecord } from "./Intel.ts"
 
 /** Signal types, one per kind of finding. */
-export type SignalType =
-  | "sanctions_match"
-  | "stablecoin_blacklist"
-  | "threat_actor"
-  | "phishing"
-  | "scam"
-  | "ransomware"
-  | "darknet"
-  | "mixer"
-  | "fraud"
-  | "gambling"
-  | "known_exchange"
-  | "known_service"
-  | "smart_money"
+export const SignalType = Schema.Literals([
+  "sanctions_match",
+  "stablecoin_blacklist",
+  "threat_actor",
+  "phishing",
+  "scam",
+  "ransomware",
+  "darknet",
+  "mixer",
+  "fraud",
+  "gambling",
+  "known_exchange",
+  "known_service",
+  "smart_money"
+])
+export type SignalType = typeof SignalType.Type
 
 /** How each category becomes a signal: its type, weight (0–100; 0 for positive signals) and tier. */
 export const weights: {
@@ -65,9 +68,11 @@ export interface Signal {
   readonly contribution: number
 }
 
-/** Bands of the v3 score (spec §2.2) and the action each calls for. */
-export type Band = "critical" | "high" | "medium" | "low" | "minimal"
-export type Action = "BLOCK" | "REVIEW" | "MONITOR" | "ALLOW_CAUTIOUS" | "ALLOW"
+/** Bands of the v3 score (spec §2.2) and the actions they call for (§2.3). */
+export const Band = Schema.Literals(["critical", "high", "medium", "low", "minimal"])
+export type Band = typeof Band.Type
+export const Action = Schema.Literals(["ALLOW", "ALLOW_CAUTIOUS", "MONITOR", "REVIEW", "BLOCK"])
+export type Action = typeof Action.Type
 
 /** v3 band of a score: 85+ critical, 60+ high, 35+ medium, 15+ low, else minimal. */
 export const band = (score: number): Band =>

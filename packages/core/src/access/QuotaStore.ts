@@ -1,6 +1,6 @@
 /** Port: atomic usage counters over fixed time windows, the storage beneath API-key quotas. */
 import { Context, type Effect } from "effect"
-import type { StoreError } from "./StoreError.ts"
+import type { StoreError } from "../kernel/index.ts"
 
 /** One fixed window to charge: the counter `key` for the window that began at `start` (epoch ms) and lasts `millis`. */
 export interface QuotaWindow {
@@ -39,11 +39,16 @@ export class QuotaStore extends Context.Service<
   QuotaStore,
   {
     /** Adds each window's cost (default `cost`) to it when each would stay within its limit; otherwise changes nothing. */
-    readonly charge: (cost: number, windows: ReadonlyArray<QuotaWindow>) => Effect.Effect<QuotaCharge, StoreError>
+    readonly charge: (
+      cost: number,
+      windows: ReadonlyArray<QuotaWindow>
+    ) => Effect.Effect<QuotaCharge, StoreError.StoreError>
     /** The current counts of these windows, without charging. */
-    readonly usage: (windows: ReadonlyArray<QuotaWindow>) => Effect.Effect<ReadonlyArray<QuotaWindowUsage>, StoreError>
+    readonly usage: (
+      windows: ReadonlyArray<QuotaWindow>
+    ) => Effect.Effect<ReadonlyArray<QuotaWindowUsage>, StoreError.StoreError>
     /** Forgets every window that ended at or before `before` (epoch ms); returns how many were removed. */
-    readonly prune: (before: number) => Effect.Effect<number, StoreError>
+    readonly prune: (before: number) => Effect.Effect<number, StoreError.StoreError>
   }
 >()("@vigil/core/QuotaStore") {}
 

@@ -1,6 +1,6 @@
 /** Intelligence records: what a list says about an address, with the provenance an auditor needs. */
 import { Schema } from "effect"
-import { Family } from "./Chain.ts"
+import { Chain } from "../kernel/index.ts"
 
 /**
  * What a record says an address is. Risk categories raise the score; `exchange`, `service` and `smart_money`
@@ -36,7 +36,7 @@ export const IntelRecord = Schema.Struct({
   source: Schema.String,
   /** The normalized address (see Chain.detect). */
   address: Schema.String,
-  family: Family,
+  family: Chain.Family,
   category: Category,
   /** Where in the source the record is: an SDN uid, a transaction hash, a tag pack and line. */
   reference: Schema.String,
@@ -58,7 +58,7 @@ export type IntelRecord = typeof IntelRecord.Type
 /** A record as a parser produces it, before the index dates and stamps it. */
 export interface ParsedRecord {
   readonly address: string
-  readonly family: Family
+  readonly family: Chain.Family
   readonly category: Category
   readonly reference: string
   readonly jurisdiction?: string

@@ -2,10 +2,10 @@
  * Quota policy for API keys over the QuotaStore port: a per-second request rate plus daily and monthly
  * address volumes (UTC day and calendar month), charged in one atomic step so a refusal is never counted.
  */
-import { Clock, Context, Effect, Layer } from "effect"
-import type { ApiKeyRecord } from "./ports/ApiKeyStore.ts"
-import { type QuotaWindow, type QuotaWindowUsage, QuotaStore } from "./ports/QuotaStore.ts"
-import type { StoreError } from "./ports/StoreError.ts"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { ApiKeyRecord } from "./ApiKeyStore.ts"
+import { type QuotaWindow, type QuotaWindowUsage, QuotaStore } from "./QuotaStore.ts"
+import type { StoreError } from "../kernel/index.ts"
 
 /** Which limit a window enforces. */
 export type Scope = "qps" | "daily" | "monthly"
@@ -59,13 +59,14 @@ export interface Decision {
 }
 
 /** Current usage of a key (spec §2.6 `usage`). */
-export interface Usage {
-  readonly dailyUsed: number
-  readonly monthlyUsed: number
-  readonly recentRequests: number
-  readonly dailyRemaining: number
-  readonly monthlyRemaining: number
-}
+export const Usage = Schema.Struct({
+  dailyUsed: Schema.Int,
+  monthlyUsed: Schema.Int,
+  recentRequests: Schema.Int,
+  dailyRemaining: Schema.Int,
+  monthlyRemaining: Schema.Int
+})
+export type Usage = typeof Usage.Type
 
 const describe = (scope: Scope, usage: QuotaWindowUsage, now: number): Window => ({
   scope,
@@ -79,9 +80,9 @@ export class Quota extends Context.Service<
   Quota,
   {
     /** Charges one request of `cost` addresses to the key; all windows or none. */
-    readonly charge: (key: ApiKeyRecord, cost: number) => Effect.Effect<Decision, StoreError>
+    readonly charge: (key: ApiKeyRecord, cost: number) => Effect.Effect<Decision, StoreError.StoreError>
     /** The key's usage now, without charging. */
-    readonly usage: (key: ApiKeyRecord) => Effect.Effect<Usage, StoreError>
+    readonly usage: (key: ApiKeyRecord) => Effect.Effect<Usage, StoreError.StoreError>
   }
 >()("@vigil/core/Quota") {
   static readonly layer: Layer.Layer<Quota, never, QuotaStore> = Layer.effect(Quota)(

@@ -3,7 +3,7 @@
  * and storing its deliveries is one atomic step.
  */
 import { Context, type Effect } from "effect"
-import type { StoreError } from "./StoreError.ts"
+import type { StoreError } from "../kernel/index.ts"
 
 /** A registered webhook. */
 export interface Webhook {
@@ -64,16 +64,16 @@ export class WebhookStore extends Context.Service<
   WebhookStore,
   {
     /** Stores a webhook unless its key already has `max`; `false` when at the limit (nothing stored). */
-    readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError>
+    readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError.StoreError>
     /** The key's webhooks, oldest first. */
-    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError>
+    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
     /** Removes the key's webhook (and its undelivered deliveries); `false` when the key has no such webhook. */
-    readonly remove: (keyId: string, id: string) => Effect.Effect<boolean, StoreError>
+    readonly remove: (keyId: string, id: string) => Effect.Effect<boolean, StoreError.StoreError>
     /**
      * Stores deliveries in one step, skipping those whose webhook is gone or disabled by then; returns how many
      * were stored.
      */
-    readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError>
+    readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError.StoreError>
     /**
      * Leases up to `limit` pending deliveries due at `now`, oldest first, until `leaseUntil`, counting the
      * attempt; a delivery whose lease runs out (a crash) is due again. A key gets at most `perKey` minus what
@@ -85,10 +85,10 @@ export class WebhookStore extends Context.Service<
       perKey: number,
       leaseUntil: number,
       inFlight?: Readonly<Record<string, number>>
-    ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError>
+    ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError.StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
-    readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError>
+    readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
     /** Delivery counts of the key's webhooks. */
-    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError>
+    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
   }
 >()("@vigil/core/WebhookStore") {}

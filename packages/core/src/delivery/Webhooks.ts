@@ -1,14 +1,14 @@
 /**
- * Webhook registration (at most 5 per key, HTTPS only, public addresses only) and the fan-out of one
- * asynchronous intelligence result into durable, signed deliveries, one per active webhook of the key.
+ * Webhook registration (at most 5 per key, HTTPS only, public addresses only) and the fan-out of one event
+ * into durable, signed deliveries, one per active webhook of the key. What an event says is its sender's
+ * business: delivery wraps it in the envelope of spec §6 and never looks inside.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, DateTime, Effect, Layer, Queue, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
-import { HostResolver } from "./ports/HostResolver.ts"
-import type { StoreError } from "./ports/StoreError.ts"
-import { type Webhook, WebhookStore, type WebhookStats } from "./ports/WebhookStore.ts"
-import type * as V2 from "./V2.ts"
+import { HostResolver } from "./HostResolver.ts"
+import type { StoreError } from "../kernel/index.ts"
+import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
 import { Wake } from "./WebhookDispatcher.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
@@ -74,6 +74,23 @@ export const guardHost = Effect.fnUntraced(function* (allowHosts: ReadonlyArray<
   }
 })
 
+/** An event to deliver, opaque to delivery: `data` is sent as the envelope's `data`. */
+export interface Event {
+  /** Ties the deliveries of one event to the request that caused it; receivers deduplicate by it. */
+  readonly correlationId: string
+  /** Any JSON value. */
+  readonly data: unknown
+}
+
+/** The body of every delivery (spec §6), whatever the event: `data` is the event's own. */
+export const Envelope = <Data extends Schema.Top>(data: Data) =>
+  Schema.Struct({
+    timestamp: Schema.String,
+    correlation_id: Schema.String,
+    webhook_id: Schema.String,
+    data
+  })
+
 /** A webhook as registration returns it: the only time its secret is shown. */
 export type Registered = Pick<Webhook, "id" | "url" | "created" | "secret">
 
@@ -84,20 +101,15 @@ export class Webhooks extends Context.Service<
     readonly register: (
       keyId: string,
       url: string
-    ) => Effect.Effect<Registered, InvalidWebhookUrl | WebhookLimitReached | StoreError>
-    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError>
-    readonly remove: (keyId: string, id: string) => Effect.Effect<void, WebhookNotFound | StoreError>
-    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError>
+    ) => Effect.Effect<Registered, InvalidWebhookUrl | WebhookLimitReached | StoreError.StoreError>
+    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
+    readonly remove: (keyId: string, id: string) => Effect.Effect<void, WebhookNotFound | StoreError.StoreError>
+    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
     /**
-     * Stores one signed-on-send delivery of `data` (the v2 result) per active webhook of the key, all or none,
-     * and returns how many; the request may be acknowledged once this succeeds.
+     * Stores one signed-on-send delivery of `event` per active webhook of the key, all or none, and returns how
+     * many; the request may be acknowledged once this succeeds.
      */
-    readonly enqueue: (
-      keyId: string,
-      correlationId: string,
-      data: V2.Data,
-      processingMillis: number
-    ) => Effect.Effect<number, NoWebhooks | StoreError>
+    readonly enqueue: (keyId: string, event: Event) => Effect.Effect<number, NoWebhooks | StoreError.StoreError>
   }
 >()("@vigil/core/Webhooks") {
   static readonly layer = (
@@ -130,12 +142,7 @@ export class Webhooks extends Context.Service<
           return { id: webhook.id, url: webhook.url, created: webhook.created, secret: webhook.secret }
         })
 
-        const enqueue = Effect.fn("Webhooks.enqueue")(function* (
-          keyId: string,
-          correlationId: string,
-          data: V2.Data,
-          processingMillis: number
-        ) {
+        const enqueue = Effect.fn("Webhooks.enqueue")(function* (keyId: string, event: Event) {
           const active = (yield* store.list(keyId)).filter((w) => w.disabledAt === undefined)
           if (active.length === 0) return yield* new NoWebhooks()
           const now = yield* Clock.currentTimeMillis
@@ -144,19 +151,12 @@ export class Webhooks extends Context.Service<
             id: `msg_${now.toString(36)}${randomSuffix(16)}`,
             webhookId: w.id,
             keyId,
-            correlationId,
+            correlationId: event.correlationId,
             body: JSON.stringify({
               timestamp,
-              correlation_id: correlationId,
+              correlation_id: event.correlationId,
               webhook_id: w.id,
-              data: {
-                success: true,
-                data,
-                message: "Address intelligence processed successfully",
-                timestamp,
-                processing_time_ms: processingMillis,
-                webhook_delivery: true
-              }
+              data: event.data
             }),
             attempts: 0,
             nextAttemptAt: now,

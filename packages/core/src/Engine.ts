@@ -1,0 +1,61 @@
+/**
+ * The composition of the core services over the ports, in one place, so that every host builds the same
+ * product: the HTTP server, the `vigil` command and an embedding application. A host adds the adapters: a
+ * storage (memory, SQLite) and, for webhooks, a host resolver and a transport.
+ */
+import { Layer } from "effect"
+import { ApiKeys, type ApiKeyStore, Quota, type QuotaStore } from "./access/index.ts"
+import {
+  type HostResolver,
+  WebhookDispatcher,
+  Webhooks,
+  type WebhookStore,
+  type WebhookTransport
+} from "./delivery/index.ts"
+import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
+
+/** How webhooks are registered and delivered; every field has a default. */
+export interface WebhookSettings {
+  /** Hosts exempt from the public-address rule (HTTPS stays required). Default none. */
+  readonly allowHosts?: ReadonlyArray<string>
+  /** Delivery knobs (timeout, retries, backoff…); defaults in `WebhookDispatcher.defaultSettings`. */
+  readonly delivery?: Partial<WebhookDispatcher.Settings>
+}
+
+/** The services a screening host answers with. */
+export type Services =
+  | ApiKeys.ApiKeys
+  | Quota.Quota
+  | Screening.Screening
+  | ResultCache.ResultCache
+  | Intelligence.Intelligence
+  | Webhooks.Webhooks
+
+/** The storage ports the services read and write. */
+export type Storage =
+  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex | WebhookStore.WebhookStore
+
+/** Screening alone over an intelligence index: what a host that only screens needs. */
+export const screening: Layer.Layer<
+  Screening.Screening | ResultCache.ResultCache | Intelligence.Intelligence,
+  never,
+  IntelIndex.IntelIndex
+> = Intelligence.Intelligence.layer.pipe(
+  Layer.provideMerge(Layer.merge(Screening.Screening.layer, ResultCache.ResultCache.layer()))
+)
+
+/**
+ * Every service, plus the background work of a long-running host: ended quota windows are pruned every minute
+ * and the webhook outbox is delivered for as long as the layer lives.
+ */
+export const layer = (
+  settings: { readonly webhooks?: WebhookSettings } = {}
+): Layer.Layer<Services, never, Storage | HostResolver.HostResolver | WebhookTransport.WebhookTransport> =>
+  Layer.mergeAll(
+    ApiKeys.ApiKeys.layer,
+    Quota.Quota.layer,
+    Quota.pruning,
+    screening,
+    Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
+    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery })
+  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))

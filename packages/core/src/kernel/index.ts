@@ -1,0 +1,7 @@
+/** The shared kernel: networks and address formats, store errors and probe, constant-time compare, bounded memo. */
+export * as BoundedMemo from "./BoundedMemo.ts"
+export * as Chain from "./Chain.ts"
+export * as ConstantTime from "./ConstantTime.ts"
+export * as StorageProbe from "./StorageProbe.ts"
+export * as StoreError from "./StoreError.ts"
+export * as Version from "./Version.ts"

@@ -1,0 +1,140 @@
+/**
+ * The wire shapes of screening, each declared once as a Schema: the v3 result of one address (spec §2.1, plus
+ * `metadata.chain`, `metadata.as_of` and, on request, `details`), a failed batch item and the batch result
+ * (§2.4). Types derive from them; the HTTP adapter only annotates them for its document.
+ */
+import { Schema } from "effect"
+import { Chain } from "../kernel/index.ts"
+import * as Intel from "./Intel.ts"
+import * as Scoring from "./Scoring.ts"
+
+const Timestamp = Schema.String.annotate({
+  description: "ISO 8601 UTC instant",
+  examples: ["2026-11-22T10:00:01.000Z"]
+})
+
+/** A signal on the wire: what was found, its weight and publisher, and the record that raised it. */
+export const Signal = Schema.Struct({
+  type: Scoring.SignalType,
+  weight: Schema.Finite,
+  source: Schema.String,
+  polarity: Schema.Literals(["risk", "positive"]),
+  evidence: Schema.Struct({
+    list: Schema.String,
+    reference: Schema.String,
+    category: Intel.Category,
+    listedAt: Schema.String,
+    delistedAt: Schema.optionalKey(Schema.String),
+    label: Schema.optionalKey(Schema.String),
+    entityName: Schema.optionalKey(Schema.String)
+  })
+})
+export type Signal = typeof Signal.Type
+
+/** The raw records and the score breakdown, when `include_details` asks for them. */
+export const Details = Schema.Struct({
+  records: Schema.Array(Intel.IntelRecord),
+  breakdown: Schema.Array(
+    Schema.Struct({
+      type: Schema.String,
+      weight: Schema.Finite,
+      contribution: Schema.Finite,
+      list: Schema.String,
+      reference: Schema.String
+    })
+  ),
+  formula: Schema.String
+})
+
+/** The v3 result of one address. */
+export const IntelResult = Schema.Struct({
+  address: Schema.String,
+  score: Schema.Finite,
+  risk_level: Scoring.Band,
+  confidence: Schema.Finite,
+  flags: Schema.Struct({
+    sanctioned: Schema.Boolean,
+    blacklisted: Schema.Boolean,
+    threat_actor: Schema.Boolean,
+    smart_money: Schema.Boolean
+  }),
+  entity: Schema.Struct({ name: Schema.String, type: Schema.String, category: Schema.String }),
+  signals: Schema.Array(Signal),
+  labels: Schema.Array(Schema.String),
+  recommendation: Schema.Struct({
+    action: Scoring.Action,
+    summary: Schema.String,
+    details: Schema.String,
+    ai_enhanced: Schema.Boolean
+  }),
+  metadata: Schema.Struct({
+    version: Schema.Literal("v3"),
+    latency_ms: Schema.Finite,
+    sources_used: Schema.Int,
+    is_complete: Schema.Boolean,
+    timestamp: Timestamp,
+    chain: Schema.Struct({
+      family: Chain.Family,
+      networks: Schema.Array(Chain.Network),
+      normalized: Schema.String
+    }),
+    as_of: Schema.String
+  }),
+  details: Schema.optionalKey(Details)
+})
+export type IntelResult = typeof IntelResult.Type
+
+/** A batch item that could not be screened: spec §2.4 leaves its form open; this is ours. */
+export const BatchFailure = Schema.Struct({
+  address: Schema.String,
+  error: Schema.Struct({ code: Schema.Literal("invalid_address"), message: Schema.String })
+})
+export type BatchFailure = typeof BatchFailure.Type
+
+/** Counts of a batch: items, successes, failures, and successes per band. */
+export const BatchSummary = Schema.Struct({
+  total: Schema.Int,
+  successful: Schema.Int,
+  failed: Schema.Int,
+  critical: Schema.Int,
+  high: Schema.Int,
+  medium: Schema.Int,
+  low: Schema.Int,
+  minimal: Schema.Int
+})
+export type BatchSummary = typeof BatchSummary.Type
+
+/** The v3 batch result: one item per address, in input order. */
+export const BatchResult = Schema.Struct({
+  results: Schema.Array(Schema.Union([IntelResult, BatchFailure])),
+  summary: BatchSummary,
+  metadata: Schema.Struct({
+    version: Schema.Literal("v3"),
+    latency_ms: Schema.Finite,
+    correlation_id: Schema.String.annotate({ examples: ["req_m3k2x1_9f8e7d6c5b4a"] }),
+    timestamp: Timestamp
+  })
+})
+export type BatchResult = typeof BatchResult.Type
+
+/** The summary of batch items. */
+export const summarize = (results: ReadonlyArray<IntelResult | BatchFailure>): BatchSummary => {
+  const summary = {
+    total: results.length,
+    successful: 0,
+    failed: 0,
+    critical: 0,
+    high: 0,
+    medium: 0,
+    low: 0,
+    minimal: 0
+  }
+  for (const r of results) {
+    if ("error" in r) summary.failed++
+    else {
+      summary.successful++
+      summary[r.risk_level]++
+    }
+  }
+  return summary
+}

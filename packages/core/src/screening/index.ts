@@ -1,0 +1,10 @@
+/** Screening: intelligence records, scoring, the screening service and its policy, the v2 projection, ingest. */
+export * as Ingestion from "./ingest/index.ts"
+export * as Intel from "./Intel.ts"
+export * as IntelIndex from "./IntelIndex.ts"
+export * as Intelligence from "./Intelligence.ts"
+export * as IntelResult from "./IntelResult.ts"
+export * as ResultCache from "./ResultCache.ts"
+export * as Scoring from "./Scoring.ts"
+export * as Screening from "./Screening.ts"
+export * as V2 from "./V2.ts"
