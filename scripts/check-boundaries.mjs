@@ -65,6 +65,7 @@ const packageRoots = [
   "packages/adapter-memory",
   "packages/adapter-sqlite",
   "packages/adapter-http",
+  "packages/engine",
   "packages/cli",
   "examples",
   "bench"

@@ -9,6 +9,7 @@ const projects = [
   "packages/adapter-sqlite",
   "packages/adapter-http",
   "packages/cli",
+  "packages/engine",
   "examples",
   "bench",
   "tsconfig.test.json"

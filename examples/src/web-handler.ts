@@ -5,13 +5,15 @@
  */
 import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { MemoryAdapter } from "@vigil/adapter-memory"
-import { Engine } from "@vigil/core"
+import { Engine, type StorageProbe, type StoreError } from "@vigil/core"
 import { Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** Vigil's routes as `(Request) => Promise<Response>`, over in-memory storage (or the storage layer given). */
-export const makeVigilHandler = (storage = MemoryAdapter.layer) =>
+export const makeVigilHandler = (
+  storage: Layer.Layer<Engine.Storage | StorageProbe.StorageProbe, StoreError.StoreError> = MemoryAdapter.layer
+) =>
   HttpRouter.toWebHandler(
     VigilServer.routes().pipe(
       Layer.provide(Engine.layer().pipe(Layer.provide(Outbound.layer()))),

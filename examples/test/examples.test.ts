@@ -1,15 +1,22 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, assert, describe, it } from "vitest"
+import { afterAll, assert, describe, expect, it } from "vitest"
 import { createQuota } from "../src/quota-facade.ts"
 import { createVigil } from "../src/create-vigil.ts"
-import { makeHostServer } from "../src/web-handler.ts"
+import { makeHostServer, makeVigilHandler } from "../src/web-handler.ts"
 import { verifyWebhook } from "../src/verify-webhook.ts"
 import { WebhookSigning } from "@vigil/core"
 
 const dir = mkdtempSync(join(tmpdir(), "vigil-examples-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** A one-address list file (the address of a sanctioned Tornado Cash contract). */
+const listFile = () => {
+  const file = join(dir, "ours.txt")
+  writeFileSync(file, "0x8589427373D6D84E98730D7795D8f6f8731FDA16\n")
+  return file
+}
 
 describe("examples", () => {
   it("quota facade allows the limit per minute, refuses the rest, and remembers across reopening", async () => {
@@ -30,6 +37,40 @@ describe("examples", () => {
     assert.deepStrictEqual(await again.take("other", now), { allowed: true, remaining: 2 })
     assert.deepStrictEqual(await again.take("acme", now + 60_000), { allowed: true, remaining: 2 })
     await again.close()
+  })
+
+  it("web handler screens an address posted through the host, method, headers and body forwarded", async () => {
+    const db = join(dir, "host.db")
+    const vigil = createVigil({ db })
+    await vigil.ingest({ kind: "address-list", input: listFile(), list: "ours", category: "sanctions" })
+    const { key } = await vigil.keys.create({ name: "Host" })
+    await vigil.close()
+    const { SqliteAdapter } = await import("@vigil/adapter-sqlite")
+    const server = makeHostServer(makeVigilHandler(SqliteAdapter.layer({ filename: db })))
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const address = server.address()
+      if (address === null || typeof address !== "object") throw new Error("no address")
+      const base = `http://127.0.0.1:${address.port}/vigil`
+      const v3 = await fetch(`${base}/api/v3/intel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ address: "0x8589427373D6D84E98730D7795D8f6f8731FDA16" })
+      })
+      assert.strictEqual(v3.status, 200)
+      const result = (await v3.json()) as { flags: { sanctioned: boolean }; recommendation: { action: string } }
+      assert.isTrue(result.flags.sanctioned)
+      assert.strictEqual(result.recommendation.action, "BLOCK")
+      const v2 = await fetch(`${base}/api/v2/intel?address=0x8589427373d6d84e98730d7795d8f6f8731fda16`, {
+        headers: { "x-api-key": key }
+      })
+      assert.strictEqual(v2.status, 200)
+      assert.strictEqual(((await v2.json()) as { data: { entity: { type: string } } }).data.entity.type, "sanctioned")
+      const anonymous = await fetch(`${base}/api/v3/intel`, { method: "POST", body: "{}" })
+      assert.strictEqual(anonymous.status, 401)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it("web handler serves Vigil under /vigil inside a host's own server", async () => {
@@ -54,19 +95,16 @@ describe("examples", () => {
 describe("createVigil facade", () => {
   it("screens with Promises over a SQLite file filled by an ingest", async () => {
     const db = join(dir, "facade.db")
-    const { SqliteAdapter } = await import("@vigil/adapter-sqlite")
-    const { Ingestion } = await import("@vigil/core")
-    const { Effect, Stream } = await import("effect")
-    const list = "0x8589427373D6D84E98730D7795D8f6f8731FDA16\n"
-    await Effect.runPromise(
-      Ingestion.Ingest.run(
-        { kind: "address-list", list: "ours", source: "Ours", mode: "snapshot", origin: "inline", asOf: "2024-01-01" },
-        Ingestion.AddressList.make({ list: "ours", category: "sanctions" }),
-        Stream.make(new TextEncoder().encode(list))
-      ).pipe(Effect.provide(SqliteAdapter.layer({ filename: db })))
-    )
     const vigil = createVigil({ db })
     try {
+      const ingested = await vigil.ingest({
+        kind: "address-list",
+        input: listFile(),
+        list: "ours",
+        category: "sanctions",
+        asOf: "2024-01-01"
+      })
+      assert.deepInclude(ingested, { status: "committed", list: "ours", records: 1 })
       const hit = await vigil.screen("0x8589427373d6d84e98730d7795d8f6f8731fda16")
       assert.isTrue("score" in hit && hit.flags.sanctioned && hit.recommendation.action === "BLOCK")
       const bad = await vigil.screen("0x123")
@@ -77,6 +115,19 @@ describe("createVigil facade", () => {
       assert.deepStrictEqual(
         (await vigil.lists()).map((l) => l.list),
         ["ours"]
+      )
+      const batch = await vigil.screenBatch(["0x8589427373d6d84e98730d7795d8f6f8731fda16", "0x123"], { concurrency: 2 })
+      assert.deepInclude(batch.summary, { total: 2, successful: 1, failed: 1, critical: 1 })
+      await expect(vigil.screenBatch([])).rejects.toThrow(/1 to 25 addresses/)
+      const issued = await vigil.keys.create({ name: "Acme" })
+      assert.match(issued.key, /^vgl_/)
+      assert.strictEqual((await vigil.keys.revoke(issued.record.id))?.id, issued.record.id)
+      assert.deepStrictEqual(
+        (await vigil.keys.list()).map((k) => [k.name, k.revokedAt !== undefined]),
+        [["Acme", true]]
+      )
+      await expect(vigil.ingest({ kind: "address-list", input: listFile() })).rejects.toThrow(
+        /address-list needs --list/
       )
     } finally {
       await vigil.close()

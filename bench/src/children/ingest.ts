@@ -1,11 +1,12 @@
 /** Child process of the ingest scenario: ingests (or only decompresses) one file and prints time and peak RSS. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { IngestCommand, Input } from "@vigil/cli"
+import { IngestCommand } from "@vigil/cli"
+import { Input } from "@vigil/engine"
 import { Effect, Stream } from "effect"
 
 const [mode, file, db] = process.argv.slice(2)
 const started = performance.now()
-const program =
+const program: Effect.Effect<number, unknown> =
   mode === "decompress"
     ? Effect.flatMap(Input.open(file!), (input) =>
         Stream.runFold(

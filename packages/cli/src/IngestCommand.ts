@@ -5,105 +5,30 @@ import { SingleBar } from "cli-progress"
 import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
-import { basename, dirname, resolve } from "node:path"
+import { dirname, resolve } from "node:path"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
-import * as Input from "./Input.ts"
+import { Input } from "@vigil/engine"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The kinds of input `vigil ingest` reads. */
-export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
-export type Kind = (typeof kinds)[number]
+export const kinds = Ingestion.Sources.kinds
 
 /** A date given as YYYY-MM-DD. */
-export const IsoDate = Schema.String.check(
-  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
-)
+export const IsoDate = Ingestion.Sources.IsoDate
 
 /** One source to ingest, as given on the command line or in a `--config` file. */
-export const SourceSpec = Schema.Struct({
-  kind: Schema.Literals(kinds),
-  input: Schema.NonEmptyString,
-  list: Schema.optionalKey(Schema.NonEmptyString),
-  source: Schema.optionalKey(Schema.NonEmptyString),
-  category: Schema.optionalKey(Intel.Category),
-  label: Schema.optionalKey(Schema.NonEmptyString),
-  format: Schema.optionalKey(Schema.Literals(Ingestion.Labels.formats)),
-  asOf: Schema.optionalKey(IsoDate)
-})
-export type SourceSpec = typeof SourceSpec.Type
-
-/** Turns a source spec into the ingest request and parser of its kind. */
-export const plan = (
-  spec: SourceSpec
-): Effect.Effect<{ request: Ingestion.Ingest.Request; parser: Ingestion.Parser.Parser }, CommandFailed> => {
-  const common = { kind: spec.kind, origin: spec.input, ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }) }
-  switch (spec.kind) {
-    case "ofac-sdn-xml":
-      return Effect.succeed({
-        request: { ...common, list: spec.list ?? "ofac-sdn", source: spec.source ?? "OFAC", mode: "snapshot" },
-        parser: Ingestion.OfacSdnXml.make()
-      })
-    case "ofac-sdn-csv":
-      return Effect.succeed({
-        request: { ...common, list: spec.list ?? "ofac-sdn-csv", source: spec.source ?? "OFAC", mode: "snapshot" },
-        parser: Ingestion.OfacSdnCsv.make()
-      })
-    case "usdt-events":
-      return Effect.succeed({
-        request: { ...common, list: spec.list ?? "usdt-ethereum", source: spec.source ?? "Tether", mode: "history" },
-        parser: Ingestion.UsdtEvents.make({ label: spec.label ?? "USDT" })
-      })
-    case "graphsense":
-      return Effect.succeed({
-        request: {
-          ...common,
-          list: spec.list ?? `graphsense-${basename(spec.input).replace(/\.ya?ml$/i, "")}`,
-          source: spec.source ?? "GraphSense",
-          mode: "snapshot"
-        },
-        parser: Ingestion.GraphSense.make()
-      })
-    case "labels": {
-      const list = spec.list ?? `labels-${basename(spec.input).replace(/\.(json|csv)$/i, "")}`
-      return Effect.succeed({
-        request: { ...common, list, source: spec.source ?? list, mode: "snapshot" },
-        parser: Ingestion.Labels.make({
-          list,
-          ...(spec.format === undefined ? {} : { format: spec.format }),
-          ...(spec.category === undefined ? {} : { category: spec.category })
-        })
-      })
-    }
-    case "address-list":
-      if (spec.list === undefined || spec.category === undefined) {
-        return Effect.fail(new CommandFailed({ message: "address-list needs --list NAME and --category CATEGORY" }))
-      }
-      return Effect.succeed({
-        request: { ...common, list: spec.list, source: spec.source ?? spec.list, mode: "snapshot" },
-        parser: Ingestion.AddressList.make({
-          list: spec.list,
-          category: spec.category,
-          ...(spec.label === undefined ? {} : { label: spec.label })
-        })
-      })
-  }
-}
-
-/** One line saying what an ingest did. */
-export const summary = (origin: string, o: Ingestion.Ingest.Outcome): string => {
-  const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.examples[0] ?? ""})`
-  return o.status === "unchanged"
-    ? `${o.list}: unchanged, ${origin} is identical to the current version${skipped}`
-    : `${o.list}: version ${o.version} as of ${o.asOf} from ${origin}: ${o.records} records (added ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}`
-}
+export const SourceSpec = Ingestion.Sources.SourceSpec
+export type SourceSpec = Ingestion.Sources.SourceSpec
 
 /** Ingests one source: progress bar on a terminal, one summary line either way. */
 export const ingestOne = (
   spec: SourceSpec
 ): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
   Effect.gen(function* () {
-    const { request, parser } = yield* plan(spec)
-    const input = yield* Input.open(spec.input)
+    const { request, parser } = yield* Ingestion.Sources.plan(spec).pipe(
+      Effect.mapError((e) => new CommandFailed({ message: e.message }))
+    )
+    const input = yield* Input.open(spec.input).pipe(Effect.mapError((e) => new CommandFailed({ message: e.message })))
     const tty = process.stderr.isTTY === true
     const bar = tty
       ? new SingleBar({
@@ -118,13 +43,14 @@ export const ingestOne = (
       Effect.ensuring(Effect.sync(() => bar?.stop())),
       Effect.catchTags({
         IngestFailed: (e) => Effect.fail(new CommandFailed({ message: e.message })),
+        InputError: (e) => Effect.fail(new CommandFailed({ message: e.message })),
         StoreError: (e) =>
           Effect.fail(
             new CommandFailed({ message: `${request.list}: storage: ${e.reason}: ${e.message}; nothing changed` })
           )
       })
     )
-    yield* Console.log(summary(spec.input, outcome))
+    yield* Console.log(Ingestion.Sources.summary(spec.input, outcome))
     return outcome
   })
 

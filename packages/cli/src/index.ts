@@ -2,7 +2,6 @@
 export * as Cli from "./Cli.ts"
 export * as DetectCommand from "./DetectCommand.ts"
 export * as IngestCommand from "./IngestCommand.ts"
-export * as Input from "./Input.ts"
 export * as ListsCommand from "./ListsCommand.ts"
 export * as ScreenCommand from "./ScreenCommand.ts"
 export * as CommandFailed from "./CommandFailed.ts"

@@ -1,21 +1,23 @@
 /** Opens what a user names for ingest, a file path or an http(s) URL, as a byte stream; `.bz2` is decompressed on the fly. */
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { createReadStream, statSync } from "node:fs"
 import { Readable } from "node:stream"
 import type { ReadableStream as WebReadableStream } from "node:stream/web"
 import unbzip2 from "unbzip2-stream"
-import { CommandFailed } from "./CommandFailed.ts"
+
+/** What was named cannot be read: a missing file, an unreachable URL, a broken bzip2 stream. */
+export class InputError extends Schema.TaggedError<InputError>()("InputError", { message: Schema.String }) {}
 
 /** An opened input: its bytes, and its size when known (for progress). */
 export interface Input {
-  readonly bytes: Stream.Stream<Uint8Array, CommandFailed>
+  readonly bytes: Stream.Stream<Uint8Array, InputError>
   readonly size: number | undefined
 }
 
 const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
 
 const failure = (origin: string) => (cause: unknown) =>
-  new CommandFailed({ message: `cannot read ${origin}: ${cause instanceof Error ? cause.message : String(cause)}` })
+  new InputError({ message: `cannot read ${origin}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
 /**
  * Decompresses bzip2 as it streams. The decoder ignores backpressure, so it is fed 16 KB of compressed input
@@ -48,21 +50,21 @@ async function* decompress(source: AsyncIterable<Uint8Array>): AsyncGenerator<Ui
 }
 
 /** Opens `origin`; a missing file or an unreachable URL fails at once with one clear message. */
-export const open = (origin: string): Effect.Effect<Input, CommandFailed> =>
+export const open = (origin: string): Effect.Effect<Input, InputError> =>
   Effect.gen(function* () {
     let readable: Readable
     let size: number | undefined
     if (isUrl(origin)) {
       const response = yield* Effect.tryPromise({ try: () => fetch(origin), catch: failure(origin) })
       if (!response.ok || response.body === null) {
-        return yield* new CommandFailed({ message: `cannot read ${origin}: HTTP ${response.status}` })
+        return yield* new InputError({ message: `cannot read ${origin}: HTTP ${response.status}` })
       }
       const length = Number(response.headers.get("content-length"))
       size = Number.isFinite(length) && length > 0 ? length : undefined
       readable = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)
     } else {
       const stat = yield* Effect.try({ try: () => statSync(origin), catch: failure(origin) })
-      if (!stat.isFile()) return yield* new CommandFailed({ message: `cannot read ${origin}: not a file` })
+      if (!stat.isFile()) return yield* new InputError({ message: `cannot read ${origin}: not a file` })
       size = stat.size
       readable = createReadStream(origin)
     }

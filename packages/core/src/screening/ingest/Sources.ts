@@ -1,0 +1,107 @@
+/**
+ * The sources a host can ingest, named by kind, and how a source becomes an ingest request and its parser:
+ * the defaults (list names, publishers, version modes) every host applies alike, the CLI and the facade.
+ */
+import { Effect, Schema } from "effect"
+import { Category } from "../Intel.ts"
+import type { Outcome, Request } from "./Ingest.ts"
+import * as AddressList from "./AddressList.ts"
+import * as GraphSense from "./GraphSense.ts"
+import * as Labels from "./Labels.ts"
+import * as OfacSdnCsv from "./OfacSdnCsv.ts"
+import * as OfacSdnXml from "./OfacSdnXml.ts"
+import type { Parser } from "./Parser.ts"
+import * as UsdtEvents from "./UsdtEvents.ts"
+
+/** The kinds of input that can be ingested. */
+export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
+export type Kind = (typeof kinds)[number]
+
+/** A date given as YYYY-MM-DD. */
+export const IsoDate = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
+)
+
+/** One source to ingest: a kind, a file or URL, and what the data does not say itself. */
+export const SourceSpec = Schema.Struct({
+  kind: Schema.Literals(kinds),
+  input: Schema.NonEmptyString,
+  list: Schema.optionalKey(Schema.NonEmptyString),
+  source: Schema.optionalKey(Schema.NonEmptyString),
+  category: Schema.optionalKey(Category),
+  label: Schema.optionalKey(Schema.NonEmptyString),
+  format: Schema.optionalKey(Schema.Literals(Labels.formats)),
+  asOf: Schema.optionalKey(IsoDate)
+})
+export type SourceSpec = typeof SourceSpec.Type
+
+/** A source that cannot be ingested as given (e.g. an address list without a list name or category). */
+export class InvalidSource extends Schema.TaggedError<InvalidSource>()("InvalidSource", {
+  message: Schema.String
+}) {}
+
+/** The last part of a path or URL, without `pattern`. */
+const stem = (input: string, pattern: RegExp) => (input.split(/[\\/]/).pop() ?? input).replace(pattern, "")
+
+/** The ingest request and parser of a source. */
+export const plan = (spec: SourceSpec): Effect.Effect<{ request: Request; parser: Parser }, InvalidSource> => {
+  const common = { kind: spec.kind, origin: spec.input, ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }) }
+  switch (spec.kind) {
+    case "ofac-sdn-xml":
+      return Effect.succeed({
+        request: { ...common, list: spec.list ?? "ofac-sdn", source: spec.source ?? "OFAC", mode: "snapshot" },
+        parser: OfacSdnXml.make()
+      })
+    case "ofac-sdn-csv":
+      return Effect.succeed({
+        request: { ...common, list: spec.list ?? "ofac-sdn-csv", source: spec.source ?? "OFAC", mode: "snapshot" },
+        parser: OfacSdnCsv.make()
+      })
+    case "usdt-events":
+      return Effect.succeed({
+        request: { ...common, list: spec.list ?? "usdt-ethereum", source: spec.source ?? "Tether", mode: "history" },
+        parser: UsdtEvents.make({ label: spec.label ?? "USDT" })
+      })
+    case "graphsense":
+      return Effect.succeed({
+        request: {
+          ...common,
+          list: spec.list ?? `graphsense-${stem(spec.input, /\.ya?ml$/i)}`,
+          source: spec.source ?? "GraphSense",
+          mode: "snapshot"
+        },
+        parser: GraphSense.make()
+      })
+    case "labels": {
+      const list = spec.list ?? `labels-${stem(spec.input, /\.(json|csv)$/i)}`
+      return Effect.succeed({
+        request: { ...common, list, source: spec.source ?? list, mode: "snapshot" },
+        parser: Labels.make({
+          list,
+          ...(spec.format === undefined ? {} : { format: spec.format }),
+          ...(spec.category === undefined ? {} : { category: spec.category })
+        })
+      })
+    }
+    case "address-list":
+      if (spec.list === undefined || spec.category === undefined) {
+        return Effect.fail(new InvalidSource({ message: "address-list needs --list NAME and --category CATEGORY" }))
+      }
+      return Effect.succeed({
+        request: { ...common, list: spec.list, source: spec.source ?? spec.list, mode: "snapshot" },
+        parser: AddressList.make({
+          list: spec.list,
+          category: spec.category,
+          ...(spec.label === undefined ? {} : { label: spec.label })
+        })
+      })
+  }
+}
+
+/** One line saying what an ingest did. */
+export const summary = (origin: string, o: Outcome): string => {
+  const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.examples[0] ?? ""})`
+  return o.status === "unchanged"
+    ? `${o.list}: unchanged, ${origin} is identical to the current version${skipped}`
+    : `${o.list}: version ${o.version} as of ${o.asOf} from ${origin}: ${o.records} records (added ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}`
+}

@@ -1,0 +1,159 @@
+/**
+ * Vigil as a library, without Effect: `createVigil({ db })` opens (or creates) a SQLite database and offers
+ * Promise methods over one ManagedRuntime holding the same core services the server answers with (the
+ * screening policy and its cache, ingest, API keys). Effect users compose `Engine` and the adapters instead.
+ */
+import { SqliteAdapter } from "@vigil/adapter-sqlite"
+import {
+  ApiKeys,
+  type ApiKeyStore,
+  Engine,
+  Ingestion,
+  IntelIndex,
+  Intelligence,
+  type IntelResult,
+  Screening,
+  type Chain
+} from "@vigil/core"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import * as Input from "./Input.ts"
+
+/** Where the database is: a file (created with its folder on first use) or `:memory:`. */
+export interface Options {
+  readonly db: string
+}
+
+/** Options of one screening. */
+export interface ScreenOptions {
+  /** Network the address must be valid on; `auto` (default) accepts any. */
+  readonly chain?: Chain.Network | "auto"
+  /** Screen against the lists as they were on this date (`YYYY-MM-DD`); default today (UTC). */
+  readonly asOf?: string
+  /** Add the raw records and the score breakdown. */
+  readonly includeDetails?: boolean
+}
+
+/** The engine's Promise API. Every method rejects with an Error whose message says what went wrong. */
+export interface Vigil {
+  /** One address: the v3 result, or an `invalid_address` item when no network accepts it. */
+  readonly screen: (
+    address: string,
+    options?: ScreenOptions
+  ) => Promise<IntelResult.IntelResult | IntelResult.BatchFailure>
+  /** 1 to 25 addresses, screened `concurrency` (1–10, default 3) at a time: results in input order, a summary. */
+  readonly screenBatch: (
+    addresses: ReadonlyArray<string>,
+    options?: Intelligence.BatchOptions
+  ) => Promise<IntelResult.BatchResult>
+  /** Ingests a list from a file or an http(s) URL (`.bz2` decompressed on the fly) as a new version, atomically. */
+  readonly ingest: (source: Ingestion.Sources.SourceSpec) => Promise<Ingestion.Ingest.Outcome>
+  /** The ingested lists with their current version. */
+  readonly lists: () => Promise<ReadonlyArray<IntelIndex.ListStatus>>
+  /** API keys for a server on the same database: issued once in plain text, stored hashed. */
+  readonly keys: {
+    readonly create: (request: ApiKeys.IssueRequest) => Promise<ApiKeys.Issued>
+    readonly list: () => Promise<ReadonlyArray<ApiKeyStore.ApiKeyRecord>>
+    /** The revoked key's record, or undefined when there is no such key. */
+    readonly revoke: (id: string) => Promise<ApiKeyStore.ApiKeyRecord | undefined>
+  }
+  /** Closes the database; the object is unusable afterwards. */
+  readonly close: () => Promise<void>
+}
+
+/** A failure as the Error a Promise rejects with. */
+class VigilError extends Error {
+  override readonly name = "VigilError"
+}
+
+const rejected = (e: { readonly message: string; readonly _tag: string }) =>
+  Effect.fail(new VigilError(`${e._tag}: ${e.message}`))
+
+/** Opens (or creates) the database at `options.db` and returns the engine. */
+export const createVigil = (options: Options): Vigil => {
+  const runtime = ManagedRuntime.make(
+    Layer.merge(Engine.screening, ApiKeys.ApiKeys.layer).pipe(
+      Layer.provideMerge(SqliteAdapter.layer({ filename: options.db }))
+    )
+  )
+  const run = <A>(effect: Effect.Effect<A, VigilError, Engine.Storage | Engine.Services>) =>
+    runtime.runPromise(effect as Effect.Effect<A, VigilError, never>)
+
+  return {
+    screen: (address, screenOptions = {}) => {
+      const screened: Effect.Effect<
+        IntelResult.IntelResult,
+        Screening.InvalidAddress,
+        Intelligence.Intelligence | Screening.Screening
+      > =
+        screenOptions.asOf === undefined
+          ? Effect.flatMap(Effect.service(Intelligence.Intelligence), (i) =>
+              Effect.map(
+                i.single(address, {
+                  policy: "v3",
+                  ...(screenOptions.chain === undefined ? {} : { chain: screenOptions.chain }),
+                  includeDetails: screenOptions.includeDetails === true
+                }),
+                Intelligence.restamped
+              )
+            )
+          : Effect.flatMap(Effect.service(Screening.Screening), (s) => s.screen(address, screenOptions))
+      return run(
+        screened.pipe(
+          Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Intelligence.invalidAddress(address, e.message)))
+        )
+      )
+    },
+    screenBatch: (addresses, batchOptions = {}) => {
+      const { maxAddresses, maxConcurrency } = Intelligence.batchLimits
+      if (addresses.length === 0 || addresses.length > maxAddresses)
+        return Promise.reject(new VigilError(`a batch holds 1 to ${maxAddresses} addresses, not ${addresses.length}`))
+      const concurrency = batchOptions.concurrency
+      if (
+        concurrency !== undefined &&
+        !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= maxConcurrency)
+      )
+        return Promise.reject(new VigilError(`concurrency must be a whole number from 1 to ${maxConcurrency}`))
+      return run(Effect.flatMap(Effect.service(Intelligence.Intelligence), (i) => i.batch(addresses, batchOptions)))
+    },
+    ingest: (source) =>
+      run(
+        Effect.gen(function* () {
+          const { request, parser } = yield* Ingestion.Sources.plan(source)
+          const input = yield* Input.open(source.input)
+          return yield* Ingestion.Ingest.run(request, parser, input.bytes)
+        }).pipe(
+          Effect.catchTags({
+            InvalidSource: rejected,
+            InputError: rejected,
+            IngestFailed: rejected,
+            StoreError: rejected
+          })
+        )
+      ),
+    lists: () =>
+      run(
+        Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (i) => i.lists).pipe(
+          Effect.catchTag("StoreError", rejected)
+        )
+      ),
+    keys: {
+      create: (request) =>
+        run(
+          Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (k) => k.issue(request)).pipe(
+            Effect.catchTags({ InvalidKeyRequest: rejected, StoreError: rejected })
+          )
+        ),
+      list: () =>
+        run(
+          Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (k) => k.list).pipe(Effect.catchTag("StoreError", rejected))
+        ),
+      revoke: (id) =>
+        run(
+          Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (k) => k.revoke(id)).pipe(
+            Effect.catchTag("StoreError", rejected)
+          )
+        )
+    },
+    close: () => runtime.dispose()
+  }
+}

@@ -1,0 +1,4 @@
+/** Vigil in a Node process: the Promise facade over an embedded SQLite database, and the ingest input reader. */
+export * as Input from "./Input.ts"
+export * as Vigil from "./Vigil.ts"
+export { createVigil } from "./Vigil.ts"
