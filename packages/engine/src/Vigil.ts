@@ -75,8 +75,8 @@ export const createVigil = (options: Options): Vigil => {
       Layer.provideMerge(SqliteAdapter.layer({ filename: options.db }))
     )
   )
-  const run = <A>(effect: Effect.Effect<A, VigilError, Engine.Storage | Engine.Services>) =>
-    runtime.runPromise(effect as Effect.Effect<A, VigilError, never>)
+  const run = <A>(effect: Effect.Effect<A, VigilError, ManagedRuntime.ManagedRuntime.Services<typeof runtime>>) =>
+    runtime.runPromise(effect)
 
   return {
     screen: (address, screenOptions = {}) => {
