@@ -11,6 +11,7 @@ export default defineConfig({
   ssr: { resolve: { conditions } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/test/**/*.test.ts", "bench/test/**/*.test.ts"],
+    setupFiles: ["./vitest.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000
   }

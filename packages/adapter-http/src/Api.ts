@@ -1,5 +1,5 @@
 /** The HTTP contract of the reference server, shared by the server, its clients and the OpenAPI document. */
-import type { ApiKeyStore } from "@vigil/core"
+import { type ApiKeyStore, Version } from "@vigil/core"
 import { Context, Schema } from "effect"
 import {
   HttpApi,
@@ -11,6 +11,16 @@ import {
   OpenApi
 } from "effect/http-api"
 import * as S from "./Schemas.ts"
+
+/** What the edge itself can answer on any route: a body over the limit, a bug. */
+const edgeErrors = (errors: typeof S.V3Errors) => [errors.PayloadTooLarge, errors.InternalError] as const
+
+/** What a route that reads a JSON body can also answer: it is not JSON. */
+const bodyErrors = (errors: typeof S.V3Errors) => [...edgeErrors(errors), errors.UnsupportedMediaType] as const
+
+/** The errors of a charged screening route. */
+const intelErrors = (errors: typeof S.V3Errors) =>
+  [errors.ValidationError, errors.TooManyRequests, errors.ServiceUnavailable] as const
 
 /** Body of `GET /health` when the server and its storage answer. */
 export const Health = Schema.Struct({
@@ -31,7 +41,10 @@ export const HealthUnavailable = Schema.Struct({
 /** Operational endpoints: liveness, readiness and metrics. */
 export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
   .add(
-    HttpApiEndpoint.get("health", "/health", { success: Health, error: HealthUnavailable }).annotateMerge(
+    HttpApiEndpoint.get("health", "/health", {
+      success: Health,
+      error: [HealthUnavailable, ...edgeErrors(S.V3Errors)]
+    }).annotateMerge(
       OpenApi.annotations({
         summary: "Health and readiness",
         description: "200 when the server is serving and its storage answers a real query; 503 otherwise."
@@ -40,7 +53,8 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
   )
   .add(
     HttpApiEndpoint.get("metrics", "/metrics", {
-      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain; version=0.0.4" }))
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain; version=0.0.4" })),
+      error: edgeErrors(S.V3Errors)
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Prometheus metrics",
@@ -48,6 +62,9 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
           "Requests by route and status, a latency histogram, quota rejections by limit, result-cache hits and misses."
       })
     )
+  )
+  .annotateMerge(
+    OpenApi.annotations({ title: "system", description: "Liveness and readiness, and metrics for Prometheus." })
   ) {}
 
 /** The API key of the current request, once authenticated. */
@@ -55,29 +72,28 @@ export class CurrentClient extends Context.Service<CurrentClient, ApiKeyStore.Ap
   "@vigil/adapter-http/CurrentClient"
 ) {}
 
-const authErrors = [S.Unauthorized, S.ServiceUnavailable] as const
-
 /** v3 authentication: `Authorization: Bearer <API_KEY>` (an `x-api-key` header is accepted too). */
 export class BearerAuth extends HttpApiMiddleware.Service<BearerAuth, { provides: CurrentClient }>()(
   "@vigil/adapter-http/BearerAuth",
-  { security: { bearer: HttpApiSecurity.bearer }, error: authErrors }
+  { security: { bearer: HttpApiSecurity.bearer }, error: [S.V3Errors.Unauthorized, S.V3Errors.ServiceUnavailable] }
 ) {}
 
 /** v2 authentication: `x-api-key: <API_KEY>` (an `Authorization: Bearer` header is accepted too). */
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentClient }>()(
   "@vigil/adapter-http/ApiKeyAuth",
-  { security: { apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }) }, error: authErrors }
+  {
+    security: { apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }) },
+    error: [S.V2Errors.Unauthorized, S.V2Errors.ServiceUnavailable]
+  }
 ) {}
-
-const intelErrors = [S.ValidationError, S.PayloadTooLarge, S.TooManyRequests, S.ServiceUnavailable] as const
 
 /** v3 intelligence (spec §4.1, §4.2). */
 export class V3Group extends HttpApiGroup.make("v3")
   .add(
     HttpApiEndpoint.post("intel", "/api/v3/intel", {
       payload: S.V3Request,
-      success: S.V3Result,
-      error: intelErrors
+      success: HttpApiSchema.WithHeaders(S.V3Result, S.cachedHeaders),
+      error: [...intelErrors(S.V3Errors), ...bodyErrors(S.V3Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Screen one address",
@@ -89,8 +105,8 @@ export class V3Group extends HttpApiGroup.make("v3")
   .add(
     HttpApiEndpoint.post("batch", "/api/v3/intel/batch", {
       payload: S.BatchRequest,
-      success: S.BatchResult,
-      error: intelErrors
+      success: HttpApiSchema.WithHeaders(S.BatchResult, S.chargedHeaders),
+      error: [...intelErrors(S.V3Errors), ...bodyErrors(S.V3Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Screen 1 to 25 addresses",
@@ -100,15 +116,20 @@ export class V3Group extends HttpApiGroup.make("v3")
     )
   )
   .middleware(BearerAuth)
-  .annotateMerge(OpenApi.annotations({ title: "v3 intelligence" })) {}
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "v3 intelligence",
+      description: "Risk score, band, flags, entity, labels and signals of one address or a batch. Bearer key."
+    })
+  ) {}
 
 /** v2 intelligence (spec §4.3). */
 export class V2Group extends HttpApiGroup.make("v2")
   .add(
     HttpApiEndpoint.get("intel", "/api/v2/intel", {
       query: S.V2Query,
-      success: S.V2Result,
-      error: intelErrors
+      success: HttpApiSchema.WithHeaders(S.V2Result, S.cachedHeaders),
+      error: [...intelErrors(S.V2Errors), ...edgeErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Screen one address (v2)",
@@ -117,7 +138,12 @@ export class V2Group extends HttpApiGroup.make("v2")
     )
   )
   .middleware(ApiKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "v2 intelligence" })) {}
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "v2 intelligence",
+      description: "The v2 envelope of one address's screening. `x-api-key`."
+    })
+  ) {}
 
 /** v2 webhooks and asynchronous intelligence (spec §4.5, §4.6). */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
@@ -125,7 +151,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("register", "/api/v2/webhooks", {
       payload: S.WebhookRequest,
       success: S.WebhookRegistered.pipe(HttpApiSchema.status(201)),
-      error: [S.InvalidWebhookUrl, S.WebhookConflict, S.ValidationError, S.ServiceUnavailable]
+      error: [S.InvalidWebhookUrl, S.WebhookConflict, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Register a webhook",
@@ -137,13 +163,13 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("list", "/api/v2/webhooks", {
       success: S.WebhookList,
-      error: S.ServiceUnavailable
+      error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
     }).annotateMerge(OpenApi.annotations({ summary: "List the key's webhooks" }))
   )
   .add(
     HttpApiEndpoint.get("stats", "/api/v2/webhooks/stats", {
       success: S.WebhookStats,
-      error: S.ServiceUnavailable
+      error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Delivery statistics",
@@ -155,7 +181,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.delete("remove", "/api/v2/webhooks/:webhookId", {
       params: { webhookId: Schema.String },
       success: S.WebhookDeleted,
-      error: [S.WebhookNotFound, S.ServiceUnavailable]
+      error: [S.WebhookNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({ summary: "Delete a webhook", description: "Its undelivered deliveries are dropped." })
     )
@@ -163,8 +189,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("intel", "/api/v2/intel/webhook", {
       payload: S.AsyncIntelRequest,
-      success: S.AsyncAccepted.pipe(HttpApiSchema.status(202)),
-      error: [S.ValidationError, S.WebhookConflict, S.TooManyRequests, S.ServiceUnavailable]
+      success: HttpApiSchema.WithHeaders(S.AsyncAccepted.pipe(HttpApiSchema.status(202)), S.chargedHeaders),
+      error: [S.WebhookConflict, ...intelErrors(S.V2Errors), ...bodyErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Screen one address asynchronously",
@@ -174,13 +200,18 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     )
   )
   .middleware(ApiKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "v2 webhooks" })) {}
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "v2 webhooks",
+      description: "Webhooks of a key and asynchronous screening delivered to them, signed. `x-api-key`."
+    })
+  ) {}
 
 /** v2 status (spec §4.4): reads the key itself, so an invalid or expired key still gets an answer. */
 export class StatusGroup extends HttpApiGroup.make("status").add(
   HttpApiEndpoint.get("status", "/api/v2/status", {
     success: S.StatusResult,
-    error: S.ServiceUnavailable
+    error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
   }).annotateMerge(
     OpenApi.annotations({
       summary: "Key status, limits and usage",
@@ -188,6 +219,8 @@ export class StatusGroup extends HttpApiGroup.make("status").add(
         "Send the key in `x-api-key` (or `Authorization: Bearer`). Always 200: `status` is authenticated, invalid or expired. Not charged."
     })
   )
+).annotateMerge(
+  OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
 ) {}
 
 /** The whole reference API. */
@@ -200,6 +233,10 @@ export class VigilApi extends HttpApi.make("vigil")
   .annotateMerge(
     OpenApi.annotations({
       title: "Vigil",
-      description: "Blockchain address risk screening and smart-contract monitoring"
+      version: Version.version,
+      description: "Blockchain address risk screening and smart-contract monitoring",
+      license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+      // Relative: the document is served by the server it describes, wherever that listens.
+      servers: [{ url: "/", description: "The server that serves this document" }]
     })
   ) {}

@@ -34,7 +34,7 @@ export const authorize = (
 ): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
   keys.authenticate(presented).pipe(
     Effect.map((outcome) =>
-      outcome.status === "authenticated" ? outcome.key : Responses.unauthorized(outcome.status === "expired")
+      outcome.status === "authenticated" ? outcome.key : Responses.unauthorized(flavour, outcome.status === "expired")
     ),
     Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable(flavour, e)))
   )

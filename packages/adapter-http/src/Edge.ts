@@ -43,19 +43,34 @@ const fieldOf = (path: ReadonlyArray<unknown> | undefined, kind: string) =>
       : "body"
     : path.map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p))).join(".")
 
-/** The 400 for a request part (`Payload`, `Query`…) that its schema refused: the first issue, with its field path. */
-export const schemaIssueResponse = (flavour: Responses.Flavour, issue: SchemaIssue.Issue, kind: string) => {
-  const issues = formatter(issue).issues
-  const first = issues[0]
-  if (first === undefined) return Responses.validation(flavour, "body", "invalid request")
-  const field = fieldOf(first.path, kind)
+/** The first issue of a request part (`Payload`, `Query`…) that its schema refused: its field path and message. */
+const firstIssue = (issue: SchemaIssue.Issue, kind: string): { readonly field: string; readonly message: string } => {
+  const first = formatter(issue).issues[0]
+  if (first === undefined) return { field: "body", message: "invalid request" }
+  const whole = first.path === undefined || first.path.length === 0
   const message =
     first.message === "Expected a valid JSON body"
       ? "malformed JSON"
       : first.message === "Missing key"
         ? "required"
-        : first.message
+        : whole && first.message.startsWith("Expected ")
+          ? "must be a JSON object"
+          : first.message
+  return { field: fieldOf(first.path, kind), message }
+}
+
+/** The 400 for a request part that its schema refused: the first issue, with its field path. */
+export const schemaIssueResponse = (flavour: Responses.Flavour, issue: SchemaIssue.Issue, kind: string) => {
+  const { field, message } = firstIssue(issue, kind)
   return Responses.validation(flavour, field, message, { location: kind.toLowerCase() })
+}
+
+/** Registering a webhook with no usable `url` is spec §7's "Invalid webhook URL provided", whatever was wrong. */
+const webhookUrlIssue = (issue: SchemaIssue.Issue, kind: string) => {
+  const { field, message } = firstIssue(issue, kind)
+  return Responses.webhookFailure(400, "Invalid webhook URL provided", {
+    reason: field === "body" ? message : `${field}: ${message}`
+  })
 }
 
 /** The 500 for a bug (the failure itself goes to the log, not to the client). */
@@ -102,7 +117,11 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
         if (defect._tag === "Success") {
           const d = defect.success
           if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
-            return Effect.succeed(schemaIssueResponse(flavour, d.cause.issue, d.kind))
+            return Effect.succeed(
+              d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
+                ? webhookUrlIssue(d.cause.issue, d.kind)
+                : schemaIssueResponse(flavour, d.cause.issue, d.kind)
+            )
           }
           if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return Effect.succeed(tooLarge(flavour))
           const reason = reasonOf(d)

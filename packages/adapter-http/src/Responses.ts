@@ -50,27 +50,32 @@ export const error = (
   status: number,
   error: string,
   message: string,
-  details: Record<string, unknown> = {},
+  details?: Record<string, unknown>,
   headers?: Record<string, string>
 ) =>
   json(
     status,
     flavour === "v2"
-      ? { success: false, error, message, details, timestamp: new Date().toISOString() }
-      : { error, message, details },
+      ? { success: false, error, message, ...(details ? { details } : {}), timestamp: new Date().toISOString() }
+      : { error, message, ...(details ? { details } : {}) },
     headers
   )
+
+/** `{success:false, error, details, timestamp}`: a failure of the webhook routes with the text of spec §7. */
+export const webhookFailure = (
+  status: number,
+  error: string,
+  details?: Record<string, unknown>,
+  timestamp = new Date().toISOString()
+) => json(status, { success: false, error, ...(details ? { details } : {}), timestamp })
 
 /** 400 naming the offending field. */
 export const validation = (flavour: Flavour, field: string, message: string, details: Record<string, unknown> = {}) =>
   error(flavour, 400, "Validation Error", `${field}: ${message}`, { field, ...details })
 
-/** The body of a 401 for a missing, malformed, unknown or revoked key. */
-export const unauthorizedBody = { error: "Unauthorized", message: "Invalid or missing API key" } as const
-
-/** 401. An expired key is told so. */
-export const unauthorized = (expired = false) =>
-  json(401, expired ? { error: "Unauthorized", message: "API key expired" } : unauthorizedBody, {
+/** 401 for a missing, malformed, unknown, revoked or expired key (an expired key is told so). */
+export const unauthorized = (flavour: Flavour, expired = false) =>
+  error(flavour, 401, "Unauthorized", expired ? "API key expired" : "Invalid or missing API key", undefined, {
     "www-authenticate": 'Bearer realm="vigil"'
   })
 

@@ -2,7 +2,7 @@
  * The request schemas of the routes and the error bodies, which only HTTP has. Every answer's shape is core's
  * (declared once there); here it is only named, given examples and a status for the OpenAPI document.
  */
-import { Chain, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
+import { Chain, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
@@ -86,49 +86,113 @@ export const V2Result = V2.IntelResponse.annotate({ identifier: "V2IntelResult" 
 /** The v2 status result (spec §2.6). Always 200: an invalid or expired key is reported in `status`. */
 export const StatusResult = Status.StatusReport.annotate({ identifier: "V2StatusResult" })
 
-const errorBody = (
-  error: string,
-  status: number,
-  identifier: string,
-  example: { message: string; details: Record<string, unknown> }
-) =>
+const Details = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "What was wrong, for programs: the field, the limit, the reason."
+})
+
+interface Example {
+  readonly message: string
+  readonly details?: Record<string, unknown>
+}
+
+/** A v3 error body: `{error, message, details}`. */
+const v3Body = (error: string, status: number, identifier: string, example: Example) =>
+  Schema.Struct({ error: Schema.Literal(error), message: Schema.String, details: Schema.optionalKey(Details) }).pipe(
+    HttpApiSchema.status(status),
+    Schema.annotate({ identifier, examples: [{ error, ...example }] })
+  )
+
+/** A v2 error body: the v3 fields plus `success:false` and `timestamp` (the shape of spec §7). */
+const v2Body = (error: string, status: number, identifier: string, example: Example) =>
   Schema.Struct({
+    success: Schema.Literal(false),
     error: Schema.Literal(error),
     message: Schema.String,
-    details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
-  }).pipe(HttpApiSchema.status(status), Schema.annotate({ identifier, examples: [{ error, ...example }] }))
+    details: Schema.optionalKey(Details),
+    timestamp: Instant.Timestamp
+  }).pipe(
+    HttpApiSchema.status(status),
+    Schema.annotate({
+      identifier: `V2${identifier}`,
+      examples: [{ success: false as const, error, ...example, timestamp: "2026-11-22T10:00:01.000Z" }]
+    })
+  )
 
-/** 400: the request is malformed; `details.field` names the offending field. */
-export const ValidationError = errorBody("Validation Error", 400, "ValidationError", {
-  message: "address: not a valid address of any supported network",
-  details: { field: "address" }
+const HeaderInt = Schema.String.annotate({ description: "A whole number", examples: ["60"] })
+
+/** `X-RateLimit-*`: the window that decided the request (Reset in seconds from now). */
+const rateLimitHeaders = {
+  "x-ratelimit-limit": HeaderInt.annotate({ description: "Size of the window that decided the request" }),
+  "x-ratelimit-remaining": HeaderInt.annotate({ description: "What is left of it after this request" }),
+  "x-ratelimit-reset": HeaderInt.annotate({ description: "Seconds until it starts again" })
+}
+
+/** Headers of a charged success. */
+export const chargedHeaders = rateLimitHeaders
+
+/** Headers of a screening answered through the result cache. */
+export const cachedHeaders = {
+  ...rateLimitHeaders,
+  "x-cache": Schema.Literals(["HIT", "MISS"]).annotate({ description: "Whether the result came from the cache" }),
+  age: Schema.optionalKey(HeaderInt.annotate({ description: "Seconds since a cached result was computed (HIT only)" }))
+}
+
+/** The errors every route of one flavour can answer, by status. */
+const errorSet = (body: typeof v3Body) => ({
+  /** 400: the request is malformed; `details.field` names the offending field. */
+  ValidationError: body("Validation Error", 400, "ValidationError", {
+    message: "address: not the format of any supported network",
+    details: { field: "address" }
+  }),
+  /** 401: no key, or a key that is unknown, revoked or expired. */
+  Unauthorized: HttpApiSchema.WithHeaders(
+    body("Unauthorized", 401, "Unauthorized", { message: "Invalid or missing API key" }),
+    { "www-authenticate": Schema.Literal('Bearer realm="vigil"') }
+  ),
+  /** 413: the body is larger than the server accepts. */
+  PayloadTooLarge: body("Payload Too Large", 413, "PayloadTooLarge", {
+    message: "request body exceeds 65536 bytes",
+    details: { limit_bytes: 65536 }
+  }),
+  /** 415: a body that is not JSON. */
+  UnsupportedMediaType: body("Unsupported Media Type", 415, "UnsupportedMediaType", {
+    message: "the body must be JSON (Content-Type: application/json)",
+    details: { content_type: "text/plain" }
+  }),
+  /** 429: a rate or quota limit of the key is exhausted. */
+  TooManyRequests: HttpApiSchema.WithHeaders(
+    body("Too Many Requests", 429, "TooManyRequests", {
+      message: "daily address limit of 10000 reached; retry in 3600 s",
+      details: { limit: "daily", limit_value: 10000, retry_after_seconds: 3600 }
+    }),
+    { ...rateLimitHeaders, "retry-after": HeaderInt.annotate({ description: "Seconds to wait before retrying" }) }
+  ),
+  /** 500: a bug; it is logged, and the body says nothing more. */
+  InternalError: body("Internal Server Error", 500, "InternalError", {
+    message: "an unexpected error occurred; it has been logged"
+  }),
+  /** 503: storage does not answer (`Retry-After` when it is only busy). */
+  ServiceUnavailable: HttpApiSchema.WithHeaders(
+    body("Service Unavailable", 503, "ServiceUnavailable", {
+      message: "storage unavailable: database is locked",
+      details: { reason: "Busy" }
+    }),
+    { "retry-after": Schema.optionalKey(HeaderInt.annotate({ description: "Seconds to wait, when storage is busy" })) }
+  )
 })
-/** 401 (exact body of the spec's sister API). */
-export const Unauthorized = Schema.Struct({
-  error: Schema.Literal("Unauthorized"),
-  message: Schema.String
-}).pipe(
-  HttpApiSchema.status(401),
-  Schema.annotate({
-    identifier: "Unauthorized",
-    examples: [{ error: "Unauthorized", message: "Invalid or missing API key" }]
-  })
-)
-/** 413: the body is larger than the server accepts. */
-export const PayloadTooLarge = errorBody("Payload Too Large", 413, "PayloadTooLarge", {
-  message: "request body exceeds 65536 bytes",
-  details: { limit_bytes: 65536 }
-})
-/** 429: a rate or quota limit of the key is exhausted; see `Retry-After` and `X-RateLimit-*`. */
-export const TooManyRequests = errorBody("Too Many Requests", 429, "TooManyRequests", {
-  message: "daily limit of 10000 addresses reached; retry in 3600 s",
-  details: { limit: "daily", limit_value: 10000, retry_after_seconds: 3600 }
-})
-/** 503: storage does not answer. */
-export const ServiceUnavailable = errorBody("Service Unavailable", 503, "ServiceUnavailable", {
-  message: "storage unavailable: database is locked",
-  details: { reason: "Busy" }
-})
+
+/** Error bodies of the v3 routes and of the system routes. */
+export const V3Errors = errorSet(v3Body)
+
+/** Error bodies of the v2 and webhook routes. */
+export const V2Errors = errorSet(v2Body)
+
+/** 400 of a v3 route (exported for clients and tests). */
+export const ValidationError = V3Errors.ValidationError
+/** 413 of a v3 route. */
+export const PayloadTooLarge = V3Errors.PayloadTooLarge
+/** 429 of a v3 route. */
+export const TooManyRequests = V3Errors.TooManyRequests
 
 /** Body of `POST /api/v2/webhooks`. */
 export const WebhookRequest = Schema.Struct({

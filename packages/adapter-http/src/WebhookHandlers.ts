@@ -16,9 +16,7 @@ const isoNow = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(Da
 
 /** `{success:false, error, timestamp}` with the spec's text (and what was wrong, in `details`). */
 const failure = (status: number, error: string, details?: Record<string, unknown>) =>
-  Effect.map(isoNow, (timestamp) =>
-    Responses.json(status, { success: false, error, ...(details ? { details } : {}), timestamp })
-  )
+  Effect.map(isoNow, (timestamp) => Responses.webhookFailure(status, error, details, timestamp))
 
 /** The webhooks group (x-api-key). */
 export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never, Requirements> = HttpApiBuilder.group(

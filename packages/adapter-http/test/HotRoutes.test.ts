@@ -16,6 +16,7 @@ import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, ApiKeyStore, Engine } from "@vigil/core"
 import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
+import { assertConforms } from "./OpenApiConformance.ts"
 import * as TestServer from "./TestServer.ts"
 
 const SANCTIONED = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
@@ -71,7 +72,19 @@ const send = (base: URL, sent: Sent) =>
             let text = ""
             res.setEncoding("utf8")
             res.on("data", (chunk: string) => (text += chunk))
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+            res.on("end", () => {
+              const answer = { status: res.statusCode ?? 0, headers: res.headers, text }
+              const headers = new Map(
+                Object.entries(res.headers).map(([name, value]) => [
+                  name,
+                  Array.isArray(value) ? value.join(", ") : (value ?? "")
+                ])
+              )
+              assertConforms(base.origin, sent.method, sent.path, answer.status, headers, text).then(
+                () => resolve(answer),
+                reject
+              )
+            })
           }
         )
         req.on("error", reject)

@@ -164,11 +164,22 @@ describe("authentication", () => {
       for (const headers of presented) {
         for (const r of [
           yield* call("POST", "/api/v3/intel", { headers, json: { address: LAZARUS } }),
-          yield* call("POST", "/api/v3/intel/batch", { headers, json: { addresses: [LAZARUS] } }),
-          yield* call("GET", `/api/v2/intel?address=${LAZARUS}`, { headers })
+          yield* call("POST", "/api/v3/intel/batch", { headers, json: { addresses: [LAZARUS] } })
         ]) {
           assert.strictEqual(r.status, 401, JSON.stringify(headers))
           assert.deepStrictEqual(r.json, { error: "Unauthorized", message: "Invalid or missing API key" })
+        }
+        // v2 and webhook routes: spec §7's failure shape, success:false and a timestamp.
+        for (const r of [
+          yield* call("GET", `/api/v2/intel?address=${LAZARUS}`, { headers }),
+          yield* call("GET", "/api/v2/webhooks", { headers }),
+          yield* call("POST", "/api/v2/webhooks", { headers, json: { url: "https://hooks.example.com/x" } }),
+          yield* call("POST", "/api/v2/intel/webhook", { headers, json: { address: LAZARUS } })
+        ]) {
+          assert.strictEqual(r.status, 401, JSON.stringify(headers))
+          const { timestamp, ...rest } = r.json
+          assert.deepStrictEqual(rest, { success: false, error: "Unauthorized", message: "Invalid or missing API key" })
+          assert.match(timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
         }
       }
     })
@@ -371,7 +382,7 @@ describe("quotas", () => {
       assert.strictEqual(second.headers.get("x-ratelimit-limit"), "1")
       assert.strictEqual(second.headers.get("x-ratelimit-remaining"), "0")
       assert.strictEqual(second.headers.get("x-ratelimit-reset"), "1")
-      decodes(Schemas.TooManyRequests, second.json)
+      decodes(Schemas.TooManyRequests.schema, second.json)
       yield* Effect.sleep(1000)
       assert.strictEqual((yield* v3(key, { address: CLEAN })).status, 200)
       const status = yield* call("GET", "/api/v2/status", { headers: { "x-api-key": key } })

@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
 import { Effect } from "effect"
@@ -11,6 +16,31 @@ const get = (path: string) =>
     type: r.headers.get("content-type"),
     body: r.text
   }))
+
+const redocly = fileURLToPath(new URL("../../../node_modules/.bin/redocly", import.meta.url))
+
+/** `redocly lint --extends recommended` of a document: its totals and problems. */
+const lint = (document: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "vigil-openapi-"))),
+    (dir) =>
+      Effect.promise(() => {
+        const file = join(dir, "openapi.json")
+        writeFileSync(file, document)
+        return new Promise<{ totals: { errors: number; warnings: number }; problems: Array<unknown> }>(
+          (resolve, reject) =>
+            execFile(redocly, ["lint", file, "--extends", "recommended", "--format", "json"], (error, stdout) => {
+              // redocly exits 1 when it finds errors; the report on stdout says which.
+              try {
+                resolve(JSON.parse(stdout))
+              } catch {
+                reject(error ?? new Error(`redocly printed no report: ${stdout}`))
+              }
+            })
+        )
+      }),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
 
 describe("VigilServer", () => {
   it.live("answers /health with the storage it really reached", () =>
@@ -44,7 +74,7 @@ describe("VigilServer", () => {
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
 
-  it.live("serves an OpenAPI 3.1 document of its routes and a docs page", () =>
+  it.live("serves an OpenAPI 3.1 document of its routes that redocly's recommended rules pass, and a docs page", () =>
     Effect.gen(function* () {
       const openapi = yield* get("/openapi.json")
       assert.strictEqual(openapi.status, 200)
@@ -52,7 +82,25 @@ describe("VigilServer", () => {
       assert.match(document.openapi, /^3\.1/)
       assert.strictEqual(document.info.title, "Vigil")
       assert.property(document.paths, "/health")
-      assert.deepStrictEqual(Object.keys(document.paths["/health"].get.responses).sort(), ["200", "503"])
+      assert.strictEqual(document.info.version, "0.1.0")
+      assert.deepStrictEqual(
+        document.servers.map((s: { url: string }) => s.url),
+        ["/"]
+      )
+      assert.deepStrictEqual(Object.keys(document.paths["/health"].get.responses).sort(), ["200", "413", "500", "503"])
+      const v3 = document.paths["/api/v3/intel"].post.responses
+      assert.deepStrictEqual(Object.keys(v3).sort(), ["200", "400", "401", "413", "415", "429", "500", "503"])
+      assert.deepStrictEqual(Object.keys(v3["200"].headers).sort(), [
+        "age",
+        "x-cache",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset"
+      ])
+      assert.includeMembers(Object.keys(v3["429"].headers), ["retry-after", "x-ratelimit-reset"])
+      const report = yield* lint(openapi.body)
+      assert.deepStrictEqual(report.problems, [])
+      assert.deepStrictEqual([report.totals.errors, report.totals.warnings], [0, 0])
       const docs = yield* get("/docs")
       assert.strictEqual(docs.status, 200)
       assert.match(docs.type ?? "", /text\/html/)

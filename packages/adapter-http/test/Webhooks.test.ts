@@ -129,6 +129,33 @@ describe("webhook management", () => {
       })
   )
 
+  live(
+    "answers a missing or non-string url, or a body that is not JSON, with spec §7's invalid-URL failure",
+    () => TestServer.layer(),
+    () =>
+      Effect.gen(function* () {
+        const key = yield* issue({ name: "Acme" })
+        const headers = { "x-api-key": key, "content-type": "application/json" }
+        for (const [body, reason] of [
+          ["{}", /^url: required$/],
+          ['{"url":5}', /^url: Expected string/],
+          ['{"url":null}', /^url: Expected string/],
+          ["[]", /^must be a JSON object$/],
+          ["{not json", /^malformed JSON$/],
+          ["", /./]
+        ] as const) {
+          const r = yield* call("POST", "/api/v2/webhooks", { headers, body })
+          assert.strictEqual(r.status, 400, body)
+          const { timestamp, ...rest } = r.json
+          assert.deepStrictEqual(Object.keys(rest).sort(), ["details", "error", "success"], body)
+          assert.deepStrictEqual([rest.success, rest.error], [false, "Invalid webhook URL provided"], body)
+          assert.match(rest.details.reason, reason, body)
+          assert.isString(timestamp)
+        }
+        assert.strictEqual((yield* call("GET", "/api/v2/webhooks", { headers: { "x-api-key": key } })).json.count, 0)
+      })
+  )
+
   it.live("refuses a private target at delivery time too, whatever registration saw", () =>
     Effect.gen(function* () {
       const r = yield* receiver()

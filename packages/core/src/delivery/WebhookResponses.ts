@@ -3,13 +3,11 @@
  * webhooks become them. Times are ISO 8601 UTC instants; a webhook never delivered to has `lastDelivery: null`.
  */
 import { Schema } from "effect"
+import { Instant } from "../kernel/index.ts"
 import type { Registered } from "./Webhooks.ts"
 import type { Webhook, WebhookStats } from "./WebhookStore.ts"
 
-const Timestamp = Schema.String.annotate({
-  description: "ISO 8601 UTC instant",
-  examples: ["2026-11-22T10:00:01.000Z"]
-})
+const Timestamp = Instant.Timestamp
 
 const WebhookId = Schema.String.annotate({
   description: "wh_<epoch ms>_<9 lowercase alphanumerics>",

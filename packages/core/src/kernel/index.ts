@@ -1,7 +1,8 @@
-/** The shared kernel: networks and address formats, store errors and probe, constant-time compare, bounded memo. */
+/** The shared kernel: networks and address formats, store errors and probe, constant-time compare, bounded memo, instants. */
 export * as BoundedMemo from "./BoundedMemo.ts"
 export * as Chain from "./Chain.ts"
 export * as ConstantTime from "./ConstantTime.ts"
+export * as Instant from "./Instant.ts"
 export * as StorageProbe from "./StorageProbe.ts"
 export * as StoreError from "./StoreError.ts"
 export * as Version from "./Version.ts"

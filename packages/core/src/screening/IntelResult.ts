@@ -4,14 +4,11 @@
  * (§2.4). Types derive from them; the HTTP adapter only annotates them for its document.
  */
 import { Schema } from "effect"
-import { Chain } from "../kernel/index.ts"
+import { Chain, Instant } from "../kernel/index.ts"
 import * as Intel from "./Intel.ts"
 import * as Scoring from "./Scoring.ts"
 
-const Timestamp = Schema.String.annotate({
-  description: "ISO 8601 UTC instant",
-  examples: ["2026-11-22T10:00:01.000Z"]
-})
+const Timestamp = Instant.Timestamp
 
 /** A signal on the wire: what was found, its weight and publisher, and the record that raised it. */
 export const Signal = Schema.Struct({

@@ -3,9 +3,10 @@
  * the v2 wire shapes (the intelligence answer and the asynchronous delivery's data, §6), declared once here.
  */
 import { Schema } from "effect"
+import { Instant } from "../kernel/index.ts"
 import type { Result } from "./Screening.ts"
 
-const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC instant" })
+const Timestamp = Instant.Timestamp
 
 /** v2 risk levels: `clean` when no risk signal is in force, else bands at 80, 60 and 30. */
 export const Level = Schema.Literals(["critical", "high", "medium", "low", "clean"])
