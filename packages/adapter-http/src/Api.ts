@@ -208,20 +208,22 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   ) {}
 
 /** v2 status (spec §4.4): reads the key itself, so an invalid or expired key still gets an answer. */
-export class StatusGroup extends HttpApiGroup.make("status").add(
-  HttpApiEndpoint.get("status", "/api/v2/status", {
-    success: S.StatusResult,
-    error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
-  }).annotateMerge(
-    OpenApi.annotations({
-      summary: "Key status, limits and usage",
-      description:
-        "Send the key in `x-api-key` (or `Authorization: Bearer`). Always 200: `status` is authenticated, invalid or expired. Not charged."
-    })
+export class StatusGroup extends HttpApiGroup.make("status")
+  .add(
+    HttpApiEndpoint.get("status", "/api/v2/status", {
+      success: S.StatusResult,
+      error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Key status, limits and usage",
+        description:
+          "Send the key in `x-api-key` (or `Authorization: Bearer`). Always 200: `status` is authenticated, invalid or expired. Not charged."
+      })
+    )
   )
-).annotateMerge(
-  OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
-) {}
+  .annotateMerge(
+    OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
+  ) {}
 
 /** The whole reference API. */
 export class VigilApi extends HttpApi.make("vigil")

@@ -61,7 +61,9 @@ export const compile = (document: Document) => {
 
   const validate = (ref: string, value: unknown, what: string): ReadonlyArray<string> => {
     const v = validator(ref)
-    return v(value) ? [] : [`${what}: ${ajv.errorsText(v.errors, { dataVar: what.startsWith("header") ? "header" : "body" })}`]
+    return v(value)
+      ? []
+      : [`${what}: ${ajv.errorsText(v.errors, { dataVar: what.startsWith("header") ? "header" : "body" })}`]
   }
 
   /** What is wrong with an answer to `method path` (empty when it conforms). */

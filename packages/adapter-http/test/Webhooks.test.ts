@@ -233,7 +233,7 @@ describe("asynchronous intelligence", () => {
       assert.strictEqual(none.status, 409)
       assert.strictEqual(none.json.error, "No active webhooks registered for this client")
       yield* register(key, r.url("/a"))
-      const bad = yield* asyncIntel(key, CLEAN.replace("aA", "Aa"))
+      const bad = yield* asyncIntel(key, CLEAN.replace("0x", "0y"))
       assert.strictEqual(bad.status, 400)
       assert.strictEqual(bad.json.details.field, "address")
       const s = (yield* stats(key)).json.stats.webhooks[0]

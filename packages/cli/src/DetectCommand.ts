@@ -8,7 +8,7 @@ const chain = Flag.Literals("chain", ["auto", ...Chain.Network.literals]).pipe(
   Flag.withDefault("auto" as const)
 )
 
-/** The JSON line printed for one address (`family`, `networks`, `normalized` only when valid; `reason` when not). */
+/** The JSON line printed for one address (`family`, `networks`, `normalized` only when valid, with a `warning` when there is one; `reason` when not). */
 export const line = (detection: Chain.Detection): string =>
   JSON.stringify(
     detection.valid
@@ -18,7 +18,8 @@ export const line = (detection: Chain.Detection): string =>
           family: detection.family,
           networks: detection.networks,
           normalized: detection.normalized,
-          format: detection.format
+          format: detection.format,
+          ...(detection.warning === undefined ? {} : { warning: detection.warning })
         }
       : { address: detection.address, valid: false, reason: detection.reason }
   )

@@ -61,7 +61,7 @@ describe("vigil ingest and screen", () => {
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l).address),
-      [TORNADO, "nope"]
+      [TORNADO.toLowerCase(), "nope"]
     )
 
     const lists = await runVigil(cwd, {}, ["lists"])

@@ -9,7 +9,14 @@ type Family = "evm" | "bitcoin" | "tron" | "solana" | "ton" | "dogecoin"
 
 /** What classification found: a family with canonical form and kind, or the reason it is not an address. */
 export type Classified =
-  | { readonly valid: true; readonly family: Family; readonly normalized: string; readonly format: string }
+  | {
+      readonly valid: true
+      readonly family: Family
+      readonly normalized: string
+      readonly format: string
+      /** Something about the input worth telling its sender, e.g. a checksum that does not match. */
+      readonly warning?: string
+    }
   | { readonly valid: false; readonly reason: string }
 
 const ok = (family: Family, normalized: string, format: string): Classified => ({
@@ -33,16 +40,25 @@ const eip55 = (lowerHex: string): string => {
   return out
 }
 
+/**
+ * What a mixed-case EVM address whose case is not its EIP-55 checksum is answered with. EVM addresses are
+ * case-insensitive, so it is screened (lowercased) like any other; the mismatch often means a mistyped
+ * character, so the sender is told, without a "corrected" form that would only be the typo checksummed.
+ */
+export const eip55Mismatch =
+  "the mixed-case form does not match its EIP-55 checksum: check the address for a typo (screened as written, case ignored)"
+
+/** EVM: `0x` (any case) and 40 hex digits in any case; a mixed-case form is checked against EIP-55. */
 const evm = (address: string): Classified => {
-  if (address.startsWith("0X")) return no("the 0x prefix must be lowercase")
   const hex = address.slice(2)
   if (hex.length === 0) return no("nothing after the 0x prefix")
   if (!/^[0-9a-fA-F]*$/.test(hex)) return no(`non-hex character in an 0x address: "${hex.match(/[^0-9a-fA-F]/)![0]}"`)
   if (!HEX40.test(hex)) return no(`an EVM address has 40 hex characters after 0x, this has ${hex.length}`)
   const lower = hex.toLowerCase()
   if (hex === lower || hex === hex.toUpperCase()) return ok("evm", `0x${lower}`, "hex")
-  const expected = eip55(lower)
-  if (hex !== expected) return no(`EIP-55 checksum mismatch: mixed-case form should be 0x${expected}`)
+  if (hex !== eip55(lower)) {
+    return { valid: true, family: "evm", normalized: `0x${lower}`, format: "hex", warning: eip55Mismatch }
+  }
   return ok("evm", `0x${lower}`, "eip55")
 }
 

@@ -56,6 +56,8 @@ export interface Valid {
   readonly normalized: string
   /** The address's kind within its family, e.g. `p2pkh`, `p2wsh`, `eip55`, `bounceable`. */
   readonly format: string
+  /** Worth telling the sender, e.g. an EVM mixed-case form whose EIP-55 checksum does not match. */
+  readonly warning?: string
 }
 
 /** An address that is not valid (on the requested network, when one was named), and why. */
@@ -95,7 +97,8 @@ export const detect = (address: string, chain: Network | "auto" = "auto"): Detec
     family: found.family,
     networks,
     normalized: found.normalized,
-    format: found.format
+    format: found.format,
+    ...(found.warning === undefined ? {} : { warning: found.warning })
   }
   if (chain === "auto") return valid
   if (!networks.includes(chain)) {
@@ -107,6 +110,9 @@ export const detect = (address: string, chain: Network | "auto" = "auto"): Detec
   }
   return { ...valid, networks: [chain] }
 }
+
+/** The warning of an EVM mixed-case form whose case is not its EIP-55 checksum (it is screened all the same). */
+export const eip55Mismatch = AddressFormats.eip55Mismatch
 
 /** True when `value` is one of the network ids. */
 export const isNetwork = Schema.is(Network)

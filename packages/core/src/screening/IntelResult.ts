@@ -75,7 +75,13 @@ export const IntelResult = Schema.Struct({
       networks: Schema.Array(Chain.Network),
       normalized: Schema.String
     }),
-    as_of: Schema.String
+    as_of: Schema.String,
+    warnings: Schema.optionalKey(
+      Schema.Array(Schema.String).annotate({
+        description:
+          "About the input, when there is something to say: e.g. an EVM address whose mixed case does not match its EIP-55 checksum (screened all the same; check it for a typo)."
+      })
+    )
   }),
   details: Schema.optionalKey(Details)
 })

@@ -78,7 +78,8 @@ const result = (
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const a = Scoring.assess(inForce)
   return {
-    address,
+    // EVM addresses are case-insensitive and answered lowercase (spec §4.1); other families keep their case.
+    address: detected.family === "evm" ? detected.normalized : address,
     score: a.score,
     risk_level: a.band,
     confidence: complete ? a.confidence : 0,
@@ -103,7 +104,8 @@ const result = (
       is_complete: complete,
       timestamp: new Date(finished).toISOString(),
       chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
-      as_of: asOf
+      as_of: asOf,
+      ...(detected.warning === undefined ? {} : { warnings: [detected.warning] })
     },
     ...(includeDetails
       ? {
