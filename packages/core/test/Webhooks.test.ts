@@ -57,6 +57,19 @@ describe("NetworkGuard", () => {
     ["ff02::1", /multicast/],
     ["fd00:ec2::254", /metadata|unique-local/],
     ["64:ff9b::a9fe:a9fe", /NAT64.*link-local/],
+    ["64:ff9b:1::a9fe:a9fe", /NAT64.*link-local/],
+    ["::ffff:0:a00:1", /SIIT.*private/],
+    // ipaddr.js reads a dotted tail after `::` as IPv4-mapped; URLs and resolvers give `::7f00:1` anyway.
+    ["::127.0.0.1", /IPv4-(compatible|mapped).*loopback/],
+    ["::7f00:1", /IPv4-compatible.*loopback/],
+    ["::a9fe:a9fe", /IPv4-compatible.*link-local/],
+    ["2002:7f00:1::", /6to4.*loopback/],
+    ["2002:a9fe:a9fe::1", /6to4.*link-local/],
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", /Teredo.*loopback/],
+    ["2001:0:a00:1:8000:63bf:f7f7:f7f7", /Teredo.*private/],
+    ["2001:db8::1", /documentation/],
+    ["198.18.0.1", /benchmarking/],
+    ["192.0.2.1", /reserved/],
     ["[::1]", /loopback/],
     ["not-an-ip", /not an IP/]
   ])("refuses %s", (ip, reason) => {
@@ -70,7 +83,9 @@ describe("NetworkGuard", () => {
     "100.128.0.1",
     "2606:4700::1111",
     "2a00:1450:4001:81c::200e",
-    "::ffff:8.8.8.8"
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1"
   ])("allows the public address %s", (ip) => {
     expect(NetworkGuard.forbiddenAddress(ip)).toBeUndefined()
   })

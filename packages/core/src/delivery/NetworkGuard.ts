@@ -2,86 +2,91 @@
  * The SSRF guard of outbound webhook requests: only HTTPS URLs, and only to public addresses. A host on the
  * allow-list (tests, private deployments) skips the address check, never the HTTPS rule.
  */
+import ipaddr from "ipaddr.js"
 
-/** Why an address may not be called, or `undefined` when it is a public unicast address. */
-export const forbiddenAddress = (ip: string): string | undefined => {
-  const v4 = parseIpv4(ip)
-  if (v4 !== undefined) return forbiddenV4(v4)
-  const v6 = parseIpv6(ip)
-  if (v6 === undefined) return `not an IP address: ${ip}`
-  return forbiddenV6(v6)
-}
-
-const parseIpv4 = (ip: string): ReadonlyArray<number> | undefined => {
-  const parts = ip.split(".")
-  if (parts.length !== 4) return undefined
-  const bytes = parts.map((p) => (/^\d{1,3}$/.test(p) ? Number(p) : NaN))
-  return bytes.every((b) => b >= 0 && b <= 255) ? bytes : undefined
-}
-
-const forbiddenV4 = ([a, b, c]: ReadonlyArray<number>): string | undefined => {
-  if (a === 0) return "an unspecified/this-network address (0.0.0.0/8)"
-  if (a === 127) return "a loopback address"
-  if (a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168)) return "a private address"
-  if (a === 169 && b === 254) return "a link-local address (cloud metadata lives here)"
-  if (a === 100 && b! >= 64 && b! <= 127) return "a carrier-grade NAT address"
-  if (a! >= 224 && a! <= 239) return "a multicast address"
-  if (a! >= 240) return "a reserved or broadcast address"
-  if (a === 192 && b === 0 && (c === 0 || c === 2)) return "a reserved address"
-  if (a === 198 && (b === 18 || b === 19)) return "a benchmarking address"
-  if ((a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return "a documentation address"
-  return undefined
-}
-
-/** Eight 16-bit groups, or undefined. Accepts `::` compression, an embedded IPv4 tail and a zone index. */
-const parseIpv6 = (input: string): ReadonlyArray<number> | undefined => {
+/**
+ * Why an address may not be called, or `undefined` when it is a public unicast address. Parsing and the special
+ * ranges are ipaddr.js's (IANA's registries); the policy is an allow-list: only plain unicast passes, and an IPv6
+ * form that carries an IPv4 address (mapped, IPv4-compatible, NAT64, SIIT, 6to4, Teredo) passes only when every
+ * IPv4 address it carries would.
+ */
+export const forbiddenAddress = (input: string): string | undefined => {
   let ip = input.replace(/^\[|\]$/g, "")
   const zone = ip.indexOf("%")
   if (zone !== -1) ip = ip.slice(0, zone)
-  if (!ip.includes(":")) return undefined
-  let tail: Array<number> = []
-  const lastColon = ip.lastIndexOf(":")
-  if (ip.slice(lastColon + 1).includes(".")) {
-    const v4 = parseIpv4(ip.slice(lastColon + 1))
-    if (v4 === undefined) return undefined
-    tail = [(v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!]
-    ip = ip.slice(0, lastColon + 1)
-    if (!ip.endsWith("::")) ip = ip.slice(0, -1)
-  }
-  const halves = ip.split("::")
-  if (halves.length > 2) return undefined
-  const groups = (part: string) => (part === "" ? [] : part.split(":"))
-  const head = groups(halves[0]!)
-  const rest = halves.length === 2 ? groups(halves[1]!) : []
-  if ([...head, ...rest].some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined
-  const known = head.length + rest.length + tail.length
-  if (halves.length === 1 ? known !== 8 : known > 7) return undefined
-  const hex = (gs: ReadonlyArray<string>) => gs.map((g) => parseInt(g, 16))
-  return [...hex(head), ...Array<number>(8 - known).fill(0), ...hex(rest), ...tail]
+  if (ipaddr.IPv4.isValidFourPartDecimal(ip)) return forbiddenV4(ipaddr.IPv4.parse(ip))
+  if (!ipaddr.IPv6.isValid(ip)) return `not an IP address: ${input}`
+  return forbiddenV6(ipaddr.IPv6.parse(ip))
 }
 
-const forbiddenV6 = (g: ReadonlyArray<number>): string | undefined => {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number]
-  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0)
-  if (zeroUpTo(8)) return "an unspecified address (::)"
-  if (zeroUpTo(7) && g7 === 1) return "a loopback address (::1)"
-  if (zeroUpTo(5) && g5 === 0xffff) return embedded(g6, g7, "an IPv4-mapped address")
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) {
-    return embedded(g6, g7, "a NAT64 address")
-  }
-  if ((g0 & 0xfe00) === 0xfc00) return "a unique-local (private) address"
-  if ((g0 & 0xffc0) === 0xfe80) return "a link-local address"
-  if ((g0 & 0xffc0) === 0xfec0) return "a site-local address"
-  if ((g0 & 0xff00) === 0xff00) return "a multicast address"
-  if (g0 === 0x2001 && g1 === 0x0db8) return "a documentation address"
-  if (g0 === 0xfd00 && g1 === 0x0ec2) return "a cloud metadata address"
-  return undefined
+const v4Reasons: Record<string, string> = {
+  unspecified: "an unspecified/this-network address (0.0.0.0/8)",
+  broadcast: "a reserved or broadcast address",
+  multicast: "a multicast address",
+  linkLocal: "a link-local address (cloud metadata lives here)",
+  loopback: "a loopback address",
+  carrierGradeNat: "a carrier-grade NAT address",
+  private: "a private address"
 }
 
-const embedded = (hi: number, lo: number, kind: string) => {
-  const v4 = [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]
-  const reason = forbiddenV4(v4)
-  return reason === undefined ? undefined : `${kind} of ${reason}`
+const forbiddenV4 = (ip: ipaddr.IPv4): string | undefined => {
+  const range = ip.range()
+  if (range === "unicast") return undefined
+  const [a, b] = ip.octets
+  if (a === 198 && (b === 18 || b === 19)) return "a benchmarking address"
+  return v4Reasons[range] ?? `a reserved address (${range})`
+}
+
+const v6Reasons: Record<string, string> = {
+  unspecified: "an unspecified address (::)",
+  loopback: "a loopback address (::1)",
+  linkLocal: "a link-local address",
+  deprecatedSiteLocal: "a site-local address",
+  multicast: "a multicast address",
+  uniqueLocal: "a unique-local (private) address",
+  reserved: "a documentation or reserved address"
+}
+
+/** IPv4 from two 16-bit groups. */
+const v4Of = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff])
+
+/** The IPv4 addresses a transition form carries, with the form's name; undefined for other addresses. */
+const carried = (ip: ipaddr.IPv6): { readonly kind: string; readonly v4: ReadonlyArray<ipaddr.IPv4> } | undefined => {
+  const g = ip.parts
+  switch (ip.range()) {
+    case "ipv4Mapped":
+      return { kind: "an IPv4-mapped address", v4: [v4Of(g[6]!, g[7]!)] }
+    case "rfc6145":
+      return { kind: "an IPv4-translated (SIIT) address", v4: [v4Of(g[6]!, g[7]!)] }
+    case "rfc6052":
+      return { kind: "a NAT64 address", v4: [v4Of(g[6]!, g[7]!)] }
+    case "6to4":
+      return { kind: "a 6to4 address", v4: [v4Of(g[1]!, g[2]!)] }
+    case "teredo":
+      // The Teredo server, and the client's address stored inverted in the last 32 bits.
+      return { kind: "a Teredo address", v4: [v4Of(g[2]!, g[3]!), v4Of(~g[6]! & 0xffff, ~g[7]! & 0xffff)] }
+    default:
+      // IPv4-compatible (::a.b.c.d, deprecated but still parsed by stacks); `::` and `::1` have their own ranges.
+      return g.slice(0, 6).every((x) => x === 0) && ip.range() === "unicast"
+        ? { kind: "an IPv4-compatible address", v4: [v4Of(g[6]!, g[7]!)] }
+        : undefined
+  }
+}
+
+const forbiddenV6 = (ip: ipaddr.IPv6): string | undefined => {
+  const g = ip.parts
+  if (g[0] === 0xfd00 && g[1] === 0x0ec2) return "a cloud metadata address (unique-local)"
+  const transition = carried(ip)
+  if (transition !== undefined) {
+    for (const v4 of transition.v4) {
+      const reason = forbiddenV4(v4)
+      if (reason !== undefined) return `${transition.kind} of ${reason}`
+    }
+    return undefined
+  }
+  const range = ip.range()
+  if (range === "unicast") return undefined
+  return v6Reasons[range] ?? `a special-purpose address (${range})`
 }
 
 /** A webhook URL after the static checks (scheme, credentials, host). */
