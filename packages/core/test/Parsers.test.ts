@@ -68,6 +68,15 @@ describe("usdt-events", () => {
     assert.strictEqual(parser.asOf(), "2019-12-01")
   })
 
+  it("reads quoted cells that hold commas", () => {
+    const quoted = `AddedBlackList,9000001,0xq,2,2019-12-02T00:00:00,"1,000",,,,,0x6F5901E3c53A51Fce8EdC15F6fa2b01B24226dCc,,0xc,"0xs, relayed"\n`
+    const records = feed(UsdtEvents.make({ label: "USDT" }), header + quoted, 11)
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.listedAt, r.reference]),
+      [["0x6f5901e3c53a51fce8edc15f6fa2b01b24226dcc", "2019-12-02", "0xq"]]
+    )
+  })
+
   it("refuses a file without the expected header", () => {
     assert.throws(
       () => feed(UsdtEvents.make({ label: "USDT" }), "a,b,c\n1,2,3\n"),

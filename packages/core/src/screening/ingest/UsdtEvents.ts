@@ -3,6 +3,7 @@
  * `event_name`, `block_number`, `log_index`, `timestamp`, `txhash` and `_user`) → freeze history.
  * Events are replayed in block and log order; each freeze becomes an interval, closed by a later removal.
  */
+import Papa from "papaparse"
 import type { ParsedRecord } from "../Intel.ts"
 import { lineSplitter, ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 
@@ -29,7 +30,8 @@ export const make = (options: { readonly label: string }): Parser => {
 
   const onLine = (line: string, lineNo: number) => {
     if (line.trim() === "" || line === "\u001a") return
-    const cells = line.split(",")
+    // One record per line in this export; papaparse reads its quoting (a quoted cell may hold a comma).
+    const cells = Papa.parse<Array<string>>(line, {}).data[0] ?? []
     if (columns === undefined) {
       const missing = required.filter((name) => !cells.includes(name))
       if (missing.length > 0) throw new ParseFailure("line 1", `header lacks column(s) ${missing.join(", ")}`)
