@@ -277,3 +277,41 @@ describe("address-list line numbers", () => {
     assert.deepStrictEqual(parser.skipped().examples, ["line 3: bad-one: not the format of any supported network"])
   })
 })
+
+describe("label and list JSON formats", () => {
+  const good = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"
+
+  it("skips an entry that does not fit its format with the decoder's reason, and keeps the rest", () => {
+    const darklist = Ingestion.Labels.make({ list: "mew", format: "mew-darklist" })
+    const records = feed(
+      darklist,
+      JSON.stringify([{ address: good, comment: "Fake MEW" }, { address: 5 }, "0xabc", { comment: "no address" }])
+    )
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.label]),
+      [[good, "Fake MEW"]]
+    )
+    assert.deepStrictEqual(darklist.skipped().examples, [
+      "item 1: address: Expected string",
+      "item 2: Expected object",
+      "item 3: address: required"
+    ])
+    const explorer = Ingestion.Labels.make({ list: "x", format: "explorer" })
+    feed(explorer, JSON.stringify({ [good]: { name: "Hacker", labels: "Exploiter" } }))
+    assert.deepStrictEqual(explorer.skipped().examples, [`${good}: labels: Expected array`])
+    const list = AddressList.make({ list: "l", category: "scam" })
+    assert.strictEqual(feed(list, JSON.stringify([good, 7])).length, 1)
+    assert.deepStrictEqual(list.skipped().examples, ["item 1: Expected string"])
+  })
+
+  it("refuses a file whose top level is not the format's", () => {
+    assert.throws(
+      () => feed(Ingestion.Labels.make({ list: "mew", format: "mew-darklist" }), '{"a":1}'),
+      /expected an array of \{address, comment, date\}/
+    )
+    assert.throws(
+      () => feed(Ingestion.Labels.make({ list: "s", format: "scamsniffer" }), '{"a.example":"0xabc"}'),
+      /expected an array of addresses or an object of domain → addresses/
+    )
+  })
+})

@@ -1,6 +1,10 @@
 /** `address-list`: one address per line (blank lines and `#` comments ignored) or a JSON array of strings. */
+import { Schema } from "effect"
 import type { Category, ParsedRecord } from "../Intel.ts"
-import { lineSplitter, ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
+import { decoder, lineSplitter, ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
+
+const decodeItems = decoder(Schema.Array(Schema.Unknown))
+const decodeAddress = decoder(Schema.String)
 
 /** Options of an address list: every address in it gets this category; `label` names the list to people. */
 export interface Options {
@@ -56,10 +60,12 @@ export const make = (options: Options): Parser => {
       } catch (cause) {
         throw new ParseFailure("JSON", `not valid JSON: ${(cause as Error).message}`)
       }
-      if (!Array.isArray(parsed)) throw new ParseFailure("JSON", "expected an array of address strings")
-      parsed.forEach((item, i) => {
-        if (typeof item === "string") take(item, `item ${i}`, out)
-        else skipped.add(`item ${i}: not a string`)
+      const items = decodeItems(parsed)
+      if (!items.ok) throw new ParseFailure("JSON", "expected an array of address strings")
+      items.value.forEach((item, i) => {
+        const address = decodeAddress(item)
+        if (address.ok) take(address.value, `item ${i}`, out)
+        else skipped.add(`item ${i}: ${address.issue}`)
       })
       return out
     },

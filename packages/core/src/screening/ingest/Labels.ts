@@ -9,9 +9,10 @@
  * - `explorer-accounts` JSON: `[{ address, nameTag }]` (one label folder; needs a category).
  * The format is detected from the content unless given.
  */
+import { Schema } from "effect"
 import Papa from "papaparse"
 import type { Category, ParsedRecord } from "../Intel.ts"
-import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
+import { decoder, ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 
 /** The formats this parser reads. */
 export const formats = [
@@ -71,6 +72,32 @@ const detect = (text: string): Format => {
 
 type Row = Record<string, string | undefined>
 
+// The JSON formats, as Schemas: a file whose top level does not fit is refused; an entry that does not fit is
+// skipped with the decoder's reason.
+const Items = Schema.Array(Schema.Unknown)
+const ByDomain = Schema.Record(Schema.String, Items)
+const anArray = decoder(Items)
+const ExplorerFile = Schema.Record(Schema.String, Schema.Unknown)
+const anAddress = decoder(Schema.String)
+const darklistEntry = decoder(
+  Schema.Struct({
+    address: Schema.String,
+    comment: Schema.optionalKey(Schema.String),
+    date: Schema.optionalKey(Schema.String)
+  })
+)
+const explorerEntry = decoder(
+  Schema.Struct({ name: Schema.optionalKey(Schema.String), labels: Schema.optionalKey(Schema.Array(Schema.String)) })
+)
+const accountEntry = decoder(Schema.Struct({ address: Schema.String, nameTag: Schema.optionalKey(Schema.String) }))
+
+/** The file's top level decoded with `schema`, or a ParseFailure saying what was expected. */
+const whole = <S extends Schema.Decoder<unknown>>(schema: S, value: unknown, expected: string): S["Type"] => {
+  const decoded = decoder(schema)(value)
+  if (!decoded.ok) throw new ParseFailure("JSON", `expected ${expected}`)
+  return decoded.value
+}
+
 /** A parser of one label file. */
 export const make = (options: Options): Parser => {
   const skipped = skipLog()
@@ -116,37 +143,37 @@ export const make = (options: Options): Parser => {
       ),
     scamsniffer: () => {
       const value = json()
-      if (Array.isArray(value))
-        value.forEach((a, i) =>
-          add(typeof a === "string" ? a : undefined, "phishing", `item ${i}`, { label: "ScamSniffer phishing" })
-        )
-      else if (typeof value === "object" && value !== null) {
-        for (const [domain, addresses] of Object.entries(value)) {
-          if (Array.isArray(addresses))
-            addresses.forEach((a) =>
-              add(typeof a === "string" ? a : undefined, "phishing", domain, { label: `Phishing: ${domain}` })
-            )
-        }
-      } else throw new ParseFailure("JSON", "expected an array of addresses or an object of domain → addresses")
+      const each = (items: ReadonlyArray<unknown>, where: (i: number) => string, label: string) =>
+        items.forEach((item, i) => {
+          const a = anAddress(item)
+          if (a.ok) add(a.value, "phishing", where(i), { label })
+          else skipped.add(`${where(i)}: ${a.issue}`)
+        })
+      const list = anArray(value)
+      if (list.ok) return each(list.value, (i) => `item ${i}`, "ScamSniffer phishing")
+      const expected = "an array of addresses or an object of domain → addresses"
+      for (const [domain, addresses] of Object.entries(whole(ByDomain, value, expected))) {
+        each(addresses, (i) => `${domain} item ${i}`, `Phishing: ${domain}`)
+      }
     },
-    "mew-darklist": () => {
-      const value = json()
-      if (!Array.isArray(value)) throw new ParseFailure("JSON", "expected an array of {address, comment, date}")
-      value.forEach((item: Row, i) => {
-        const date = /^\d{4}-\d{2}-\d{2}$/.test(item?.date ?? "") ? { listedAt: item.date! } : {}
-        add(item?.address, "scam", `item ${i}`, { label: item?.comment || "MEW darklist", ...date })
-      })
-    },
+    "mew-darklist": () =>
+      whole(Items, json(), "an array of {address, comment, date}").forEach((raw, i) => {
+        const item = darklistEntry(raw)
+        if (!item.ok) return skipped.add(`item ${i}: ${item.issue}`)
+        const date = /^\d{4}-\d{2}-\d{2}$/.test(item.value.date ?? "") ? { listedAt: item.value.date! } : {}
+        add(item.value.address, "scam", `item ${i}`, { label: item.value.comment || "MEW darklist", ...date })
+      }),
     explorer: () => {
-      const value = json()
-      if (typeof value !== "object" || value === null || Array.isArray(value))
-        throw new ParseFailure("JSON", "expected an object of address → {name, labels}")
-      for (const [address, info] of Object.entries(
-        value as Record<string, { name?: string; labels?: Array<string> }>
-      )) {
-        const labels = Array.isArray(info?.labels) ? info.labels : []
+      const value = whole(ExplorerFile, json(), "an object of address → {name, labels}")
+      for (const [address, raw] of Object.entries(value)) {
+        const info = explorerEntry(raw)
+        if (!info.ok) {
+          skipped.add(`${address}: ${info.issue}`)
+          continue
+        }
+        const labels = info.value.labels ?? []
         const categories = labels.map(categoryOfLabel).filter((c): c is Category => c !== undefined)
-        const name = typeof info?.name === "string" && info.name !== "" ? { entityName: info.name } : {}
+        const name = info.value.name !== undefined && info.value.name !== "" ? { entityName: info.value.name } : {}
         if (categories.length === 0)
           skipped.add(`${address}: ${labels.join(", ") || "no label"} is not a screened category`)
         for (const category of new Set(categories))
@@ -156,16 +183,12 @@ export const make = (options: Options): Parser => {
     "explorer-accounts": () => {
       if (options.category === undefined)
         throw new ParseFailure("JSON", "explorer-accounts needs --category (the label folder's meaning)")
-      const value = json()
-      if (!Array.isArray(value)) throw new ParseFailure("JSON", "expected an array of {address, nameTag}")
-      value.forEach((item: Row, i) =>
-        add(
-          item?.address,
-          options.category,
-          `item ${i}`,
-          item?.nameTag ? { label: item.nameTag, entityName: item.nameTag } : {}
-        )
-      )
+      whole(Items, json(), "an array of {address, nameTag}").forEach((raw, i) => {
+        const item = accountEntry(raw)
+        if (!item.ok) return skipped.add(`item ${i}: ${item.issue}`)
+        const tag = item.value.nameTag
+        add(item.value.address, options.category, `item ${i}`, tag ? { label: tag, entityName: tag } : {})
+      })
     }
   }
   return {

@@ -1,4 +1,5 @@
 /** The shape every list parser has: fed text chunk by chunk, it hands back records as it completes them. */
+import { Exit, Schema, SchemaIssue } from "effect"
 import { Chain } from "../../kernel/index.ts"
 import type { Category, ParsedRecord } from "../Intel.ts"
 
@@ -40,6 +41,33 @@ export const skipLog = () => {
       if (examples.length < 20) examples.push(reason)
     },
     get: (): Skipped => ({ count, examples: [...examples] })
+  }
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The first issue of a failed decoding as one line: `path: message`. */
+const issueText = (issue: SchemaIssue.Issue): string => {
+  const first = formatter(issue).issues[0]
+  if (first === undefined) return "unreadable"
+  const path = (first.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p))
+  const message = first.message === "Missing key" ? "required" : first.message
+  return path.length === 0 ? message : `${path.join(".")}: ${message}`
+}
+
+/**
+ * A synchronous decoder of one entry of a list: its value, or the first issue as text (what the entry is
+ * skipped for, or what a whole file is refused for).
+ */
+export const decoder = <S extends Schema.Decoder<unknown>>(schema: S) => {
+  const decode = Schema.decodeUnknownExit(schema)
+  return (
+    input: unknown
+  ): { readonly ok: true; readonly value: S["Type"] } | { readonly ok: false; readonly issue: string } => {
+    const exit = decode(input)
+    if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
+    const error = exit.cause.reasons.find((r) => r._tag === "Fail")
+    return { ok: false, issue: error?._tag === "Fail" ? issueText(error.error.issue) : "unreadable" }
   }
 }
 
