@@ -34,14 +34,14 @@ export interface Scenario {
 }
 
 /** Knobs shared by every scenario (from the command line). */
-export interface RunOptions {
+interface RunOptions {
   readonly durationSeconds: number
   readonly rounds: number
   readonly connections: number
 }
 
 /** Facts about the machine, recorded with every result. */
-export const machine = () => ({
+const machine = () => ({
   node: process.version,
   platform: `${platform()} ${release()} ${arch()}`,
   cpus: cpus().length,
@@ -50,7 +50,7 @@ export const machine = () => ({
 })
 
 /** The commit measured, and whether the work tree had changes on top of it. */
-export const git = () => {
+const git = () => {
   try {
     const sha = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8" }).trim()
     const dirty =

@@ -6,7 +6,7 @@
  *
  * `installFetchCheck` wraps `fetch` for a whole test file (the vitest setup file does it): every response from
  * an origin that serves a Vigil OpenAPI document is checked, and a response the document does not describe makes
- * the `fetch` call fail with what is wrong. Tests that speak raw HTTP call {@link conform} themselves. Paths no
+ * the `fetch` call fail with what is wrong. Tests that speak raw HTTP call {@link assertConforms} themselves. Paths no
  * operation names (`/openapi.json`, `/docs`, unknown routes) are not checked.
  */
 import { Ajv2020 } from "ajv/dist/2020.js"
@@ -144,13 +144,10 @@ const documentOf = (origin: string, plainFetch: typeof fetch): Promise<Check | n
   return found
 }
 
-/** Answers seen and checked in this test file, by `METHOD status`; read by the suite that asserts coverage. */
-export const checked = new Map<string, number>()
-
 let plain: typeof fetch = globalThis.fetch
 
 /** What is wrong with one answer of the server at `origin` (empty when it conforms). */
-export const conform = async (
+const conform = async (
   origin: string,
   method: string,
   path: string,
@@ -160,8 +157,6 @@ export const conform = async (
 ): Promise<ReadonlyArray<string>> => {
   const check = await documentOf(origin, plain)
   if (check === null) return []
-  const key = `${method.toUpperCase()} ${path.split("?")[0]} ${status}`
-  checked.set(key, (checked.get(key) ?? 0) + 1)
   return check(method, path, status, headers, text)
 }
 
