@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { dirname, join } from "node:path"
+import { createRequire } from "node:module"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
 import { Effect } from "effect"
@@ -17,7 +17,9 @@ const get = (path: string) =>
     body: r.text
   }))
 
-const redocly = fileURLToPath(new URL("../../../node_modules/.bin/redocly", import.meta.url))
+const require = createRequire(import.meta.url)
+/** The `redocly` command of the pinned @redocly/cli, run with this Node. */
+const redocly = join(dirname(require.resolve("@redocly/cli/package.json")), "bin/cli.js")
 
 /** `redocly lint --extends recommended` of a document: its totals and problems. */
 const lint = (document: string) =>
@@ -29,14 +31,18 @@ const lint = (document: string) =>
         writeFileSync(file, document)
         return new Promise<{ totals: { errors: number; warnings: number }; problems: Array<unknown> }>(
           (resolve, reject) =>
-            execFile(redocly, ["lint", file, "--extends", "recommended", "--format", "json"], (error, stdout) => {
-              // redocly exits 1 when it finds errors; the report on stdout says which.
-              try {
-                resolve(JSON.parse(stdout))
-              } catch {
-                reject(error ?? new Error(`redocly printed no report: ${stdout}`))
+            execFile(
+              process.execPath,
+              [redocly, "lint", file, "--extends", "recommended", "--format", "json"],
+              (error, stdout) => {
+                // redocly exits 1 when it finds errors; the report on stdout says which.
+                try {
+                  resolve(JSON.parse(stdout))
+                } catch {
+                  reject(error ?? new Error(`redocly printed no report: ${stdout}`))
+                }
               }
-            })
+            )
         )
       }),
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
