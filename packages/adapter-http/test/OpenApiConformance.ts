@@ -146,20 +146,6 @@ const documentOf = (origin: string, plainFetch: typeof fetch): Promise<Check | n
 
 let plain: typeof fetch = globalThis.fetch
 
-/** What is wrong with one answer of the server at `origin` (empty when it conforms). */
-const conform = async (
-  origin: string,
-  method: string,
-  path: string,
-  status: number,
-  headers: ReadonlyMap<string, string>,
-  text: string
-): Promise<ReadonlyArray<string>> => {
-  const check = await documentOf(origin, plain)
-  if (check === null) return []
-  return check(method, path, status, headers, text)
-}
-
 /** Throws when an answer does not conform, naming the request and every problem. */
 export const assertConforms = async (
   origin: string,
@@ -169,7 +155,8 @@ export const assertConforms = async (
   headers: ReadonlyMap<string, string>,
   text: string
 ) => {
-  const problems = await conform(origin, method, path, status, headers, text)
+  const check = await documentOf(origin, plain)
+  const problems = check === null ? [] : check(method, path, status, headers, text)
   if (problems.length > 0) {
     throw new Error(
       `${method.toUpperCase()} ${path} answered ${status}, which ${origin}/openapi.json does not describe:\n  ${problems.join("\n  ")}\n  body: ${text.slice(0, 500)}`
