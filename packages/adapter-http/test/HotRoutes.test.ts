@@ -284,10 +284,11 @@ describe("hot routes", () => {
         () =>
           new Promise<void>((resolve) => {
             const socket = connect(port, "127.0.0.1", () => {
+              // Gone as soon as the partial body is handed to the network.
               socket.write(
-                `POST /api/v3/intel HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"addr`
+                `POST /api/v3/intel HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"addr`,
+                () => socket.destroy()
               )
-              setTimeout(() => socket.destroy(), 50)
             })
             socket.on("close", () => resolve())
           })

@@ -23,6 +23,13 @@ const withLists = Effect.gen(function* () {
 const live = (title: string, body: () => Effect.Effect<void, unknown, any>, timeout?: number) =>
   it.live(title, () => body().pipe(Effect.provide(TestServer.layer())) as Effect.Effect<void, unknown>, timeout)
 
+/** A test against the real server on a stepped clock (`TestServer.skip` crosses a window without waiting). */
+const clocked = (title: string, body: () => Effect.Effect<void, unknown, any>) =>
+  it.live(
+    title,
+    () => TestServer.withSteppedClock(body().pipe(Effect.provide(TestServer.layer()))) as Effect.Effect<void, unknown>
+  )
+
 const decodes = <S extends Schema.Top>(schema: S, value: unknown) =>
   assert.doesNotThrow(() => Schema.decodeUnknownSync(schema as any)(value), undefined, JSON.stringify(value))
 
@@ -394,11 +401,9 @@ describe("GET /api/v2/intel and /api/v2/status", () => {
 })
 
 describe("quotas", () => {
-  live("refuses past the per-second rate with 429 and the rate-limit headers, then grants again", () =>
+  clocked("refuses past the per-second rate with 429 and the rate-limit headers, then grants again", () =>
     Effect.gen(function* () {
       const key = yield* issue({ name: "Acme", qps: 1 })
-      // Start just after a second boundary so both requests fall in the same window.
-      yield* Effect.sleep(1000 - (Date.now() % 1000) + 20)
       const first = yield* v3(key, { address: CLEAN })
       const second = yield* v3(key, { address: CLEAN })
       assert.strictEqual(first.status, 200)
@@ -410,7 +415,7 @@ describe("quotas", () => {
       assert.strictEqual(second.headers.get("x-ratelimit-remaining"), "0")
       assert.strictEqual(second.headers.get("x-ratelimit-reset"), "1")
       decodes(Schemas.TooManyRequests.schema, second.json)
-      yield* Effect.sleep(1000)
+      yield* TestServer.skip(1_000)
       assert.strictEqual((yield* v3(key, { address: CLEAN })).status, 200)
       const status = yield* call("GET", "/api/v2/status", { headers: { "x-api-key": key } })
       assert.strictEqual(status.json.usage.dailyUsed, 2, "the refused request was not counted")
@@ -470,14 +475,14 @@ describe("caching", () => {
     })
   )
 
-  live("answers from the cache with the same bytes as a fresh answer, but its own latency and timestamp", () =>
+  clocked("answers from the cache with the same bytes as a fresh answer, but its own latency and timestamp", () =>
     Effect.gen(function* () {
       yield* withLists
       const key = yield* issue({ name: "Acme" })
       for (const details of [false, true]) {
         const body = { address: LAZARUS, options: { include_details: details } }
         const miss = yield* v3(key, body)
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+        yield* TestServer.skip(5)
         const hit = yield* v3(key, body)
         assert.strictEqual(hit.headers.get("x-cache"), "HIT")
         // The cached answer is exactly JSON.stringify of the result with its two fields refreshed.
@@ -573,29 +578,25 @@ describe("edges", () => {
     })
   )
 
-  live(
-    "exposes Prometheus metrics of requests, latency, quota rejections and the cache",
-    () =>
-      Effect.gen(function* () {
-        yield* withLists
-        const key = yield* issue({ name: "Acme", qps: 1 })
-        yield* Effect.sleep(1000 - (Date.now() % 1000) + 20)
-        yield* v3(key, { address: LAZARUS })
-        yield* v3(key, { address: LAZARUS })
-        yield* Effect.sleep(1000)
-        yield* v3(key, { address: LAZARUS })
-        yield* call("GET", "/nowhere")
-        const m = yield* call("GET", "/metrics")
-        assert.strictEqual(m.status, 200)
-        assert.match(m.headers.get("content-type") ?? "", /^text\/plain/)
-        assert.include(m.text, 'vigil_http_requests_total{method="POST",route="/api/v3/intel",status="200"} 2')
-        assert.include(m.text, 'vigil_http_requests_total{method="POST",route="/api/v3/intel",status="429"} 1')
-        assert.include(m.text, 'vigil_http_requests_total{method="GET",route="unmatched",status="404"} 1')
-        assert.include(m.text, 'vigil_http_request_duration_seconds_count{method="POST",route="/api/v3/intel"} 3')
-        assert.include(m.text, 'vigil_quota_rejections_total{limit="qps"} 1')
-        assert.include(m.text, "vigil_result_cache_hits_total 1")
-      }),
-    10_000
+  clocked("exposes Prometheus metrics of requests, latency, quota rejections and the cache", () =>
+    Effect.gen(function* () {
+      yield* withLists
+      const key = yield* issue({ name: "Acme", qps: 1 })
+      yield* v3(key, { address: LAZARUS })
+      yield* v3(key, { address: LAZARUS })
+      yield* TestServer.skip(1_000)
+      yield* v3(key, { address: LAZARUS })
+      yield* call("GET", "/nowhere")
+      const m = yield* call("GET", "/metrics")
+      assert.strictEqual(m.status, 200)
+      assert.match(m.headers.get("content-type") ?? "", /^text\/plain/)
+      assert.include(m.text, 'vigil_http_requests_total{method="POST",route="/api/v3/intel",status="200"} 2')
+      assert.include(m.text, 'vigil_http_requests_total{method="POST",route="/api/v3/intel",status="429"} 1')
+      assert.include(m.text, 'vigil_http_requests_total{method="GET",route="unmatched",status="404"} 1')
+      assert.include(m.text, 'vigil_http_request_duration_seconds_count{method="POST",route="/api/v3/intel"} 3')
+      assert.include(m.text, 'vigil_quota_rejections_total{limit="qps"} 1')
+      assert.include(m.text, "vigil_result_cache_hits_total 1")
+    })
   )
 
   live("serves OpenAPI 3.1 with every route, both security schemes and examples", () =>

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, Engine, type Intel, Ingestion } from "@vigil/core"
-import { Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
 /** The server, the core services and the SQLite adapter on a fresh database file, all gone with the scope. */
@@ -99,3 +99,36 @@ export const ingest = (list: string, category: Intel.Category, addresses: Readon
     Ingestion.AddressList.make({ list, category }),
     Stream.make(new TextEncoder().encode(addresses.join("\n") + "\n"))
   )
+
+/** Moves the clock of {@link withSteppedClock} forward. */
+class SteppedClock extends Context.Service<SteppedClock, { readonly skip: (millis: number) => Effect.Effect<void> }>()(
+  "@vigil/adapter-http/test/SteppedClock"
+) {}
+
+/**
+ * Runs `body` (and the server it provides) on a clock that follows real time but starts 20 ms after a second
+ * boundary and that the test moves forward with {@link skip}: a per-second window is crossed, not waited for.
+ * Sleeps stay real, so the server's own timers are untouched.
+ */
+export const withSteppedClock = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.service(Clock.Clock), (live) => {
+    let offset = 1_020 - (live.currentTimeMillisUnsafe() % 1_000)
+    const nanos = () => BigInt(offset) * 1_000_000n
+    const clock: Clock.Clock = {
+      currentTimeMillisUnsafe: () => live.currentTimeMillisUnsafe() + offset,
+      currentTimeMillis: Effect.sync(() => live.currentTimeMillisUnsafe() + offset),
+      currentTimeNanosUnsafe: () => live.currentTimeNanosUnsafe() + nanos(),
+      currentTimeNanos: Effect.sync(() => live.currentTimeNanosUnsafe() + nanos()),
+      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe() + nanos(),
+      monotonicTimeNanos: Effect.sync(() => live.monotonicTimeNanosUnsafe() + nanos()),
+      sleep: (duration) => live.sleep(duration)
+    }
+    const stepper = SteppedClock.of({ skip: (millis) => Effect.sync(() => void (offset += millis)) })
+    return body.pipe(
+      Effect.provideService(SteppedClock, stepper),
+      Effect.provideService(Clock.Clock, clock)
+    ) as Effect.Effect<A, E, Exclude<R, SteppedClock>>
+  })
+
+/** Moves the stepped clock forward by `millis`. */
+export const skip = (millis: number) => Effect.flatMap(Effect.service(SteppedClock), (c) => c.skip(millis))

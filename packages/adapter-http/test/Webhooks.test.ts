@@ -2,7 +2,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { HttpsWebhookTransport, Schemas } from "@vigil/adapter-http"
 import { WebhookSigning, WebhookTransport } from "@vigil/core"
-import { Effect, Schema } from "effect"
+import { Effect, Schedule, Schema } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import * as TestServer from "./TestServer.ts"
 
@@ -46,6 +46,24 @@ const register = (key: string, url: string) =>
 const asyncIntel = (key: string, address: string) =>
   call("POST", "/api/v2/intel/webhook", { headers: { "x-api-key": key }, json: { address } })
 const stats = (key: string) => call("GET", "/api/v2/webhooks/stats", { headers: { "x-api-key": key } })
+
+/**
+ * Reads `read` until `done` holds (the dispatcher records a settlement just after the receiver answers): a wait
+ * for a state, never for a length of time. Gives up after 200 reads.
+ */
+const until = <A, R>(read: Effect.Effect<A, never, R>, done: (a: A) => boolean) =>
+  read.pipe(
+    Effect.flatMap((a) => (done(a) ? Effect.succeed(a) : Effect.fail("not yet" as const))),
+    Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 200 }),
+    Effect.orDie
+  )
+
+/** The stats of the key's webhooks once `done` holds. */
+const statsUntil = (key: string, done: (s: any) => boolean) =>
+  until(
+    Effect.map(stats(key), (r) => r.json.stats),
+    done
+  )
 
 const decodes = <S extends Schema.Top>(schema: S, value: unknown) =>
   assert.doesNotThrow(() => Schema.decodeUnknownSync(schema as any)(value), undefined, JSON.stringify(value))
@@ -216,8 +234,7 @@ describe("asynchronous intelligence", () => {
         )
         assert.isTrue(verified, "Standard Webhooks signature verifies with the webhook's secret")
       }
-      yield* Effect.promise(() => new Promise((done) => setTimeout(done, 100)))
-      const s = (yield* stats(key)).json.stats
+      const s = yield* statsUntil(key, (s) => s.totalDeliveries === 2)
       assert.strictEqual(s.totalDeliveries, 2)
       assert.isTrue(s.webhooks.every((w: any) => w.deliveryCount === 1 && typeof w.lastDelivery === "string"))
       const status = yield* call("GET", "/api/v2/status", { headers: { "x-api-key": key } })
@@ -256,8 +273,7 @@ describe("asynchronous intelligence", () => {
         1,
         "one delivery, three attempts"
       )
-      yield* Effect.promise(() => new Promise((done) => setTimeout(done, 100)))
-      const s = (yield* stats(key)).json.stats.webhooks[0]
+      const s = (yield* statsUntil(key, (s) => s.webhooks[0].pending === 0)).webhooks[0]
       assert.deepStrictEqual([s.deliveryCount, s.pending, s.failed], [1, 0, 0])
     })
   )
@@ -269,10 +285,10 @@ describe("asynchronous intelligence", () => {
       yield* register(key, r.url("/down"))
       yield* asyncIntel(key, CLEAN)
       yield* wait(r, (got) => got.length >= 4)
-      yield* Effect.promise(() => new Promise((done) => setTimeout(done, 300)))
-      assert.lengthOf(r.received, 4, "1 attempt + 3 retries, then no more")
-      const s = (yield* stats(key)).json.stats.webhooks[0]
+      // Once dead-lettered, the delivery is out of the outbox: no attempt can follow.
+      const s = (yield* statsUntil(key, (s) => s.webhooks[0].failed === 1)).webhooks[0]
       assert.deepStrictEqual([s.deliveryCount, s.pending, s.failed], [0, 0, 1])
+      assert.lengthOf(r.received, 4, "1 attempt + 3 retries, then no more")
     })
   )
 
@@ -283,8 +299,10 @@ describe("asynchronous intelligence", () => {
       yield* register(key, r.url("/gone"))
       yield* asyncIntel(key, CLEAN)
       yield* wait(r, (got) => got.length >= 1)
-      yield* Effect.promise(() => new Promise((done) => setTimeout(done, 200)))
-      const list = (yield* call("GET", "/api/v2/webhooks", { headers: { "x-api-key": key } })).json
+      const list = yield* until(
+        Effect.map(call("GET", "/api/v2/webhooks", { headers: { "x-api-key": key } }), (r) => r.json),
+        (l) => l.webhooks[0].disabled === true
+      )
       assert.isTrue(list.webhooks[0].disabled)
       assert.strictEqual((yield* asyncIntel(key, CLEAN)).status, 409, "nothing active to deliver to")
       assert.lengthOf(r.received, 1)

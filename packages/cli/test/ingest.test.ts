@@ -1,11 +1,40 @@
 /** End to end: `vigil ingest`, `vigil screen` and `vigil lists` as child processes on a real database file. */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import Database from "better-sqlite3"
 import { assert, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 import { runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 const TORNADO = "0x8589427373D6D84E98730D7795D8f6f8731FDA16"
+
+/**
+ * Resolves once the database holds staged (uncommitted) records, read through a read-only connection; rejects
+ * if the process ends first. Polls the file, so it waits for a state, not for a length of time.
+ */
+const stagedRecords = async (file: string, exited: Promise<unknown>) => {
+  let ended = false
+  void exited.then(() => (ended = true))
+  for (;;) {
+    if (ended) throw new Error("the ingest ended before it staged anything")
+    if (existsSync(file)) {
+      const db = new Database(file, { readonly: true, fileMustExist: true })
+      try {
+        const staged = db
+          .prepare(
+            "SELECT count(*) AS n FROM intel_staged s JOIN intel_versions v ON v.id = s.version WHERE v.state = 'staged'"
+          )
+          .get() as { n: number }
+        if (staged.n > 0) return
+      } catch {
+        // the schema is not there yet
+      } finally {
+        db.close()
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 describe("vigil ingest and screen", () => {
   it("ingests an address list, screens it, and keeps the previous version when a later input is broken", async () => {
@@ -130,7 +159,8 @@ describe("vigil ingest and screen", () => {
       assert.strictEqual(first.code, 0, first.stderr)
       const full = sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.xml.bz2")
       const killed = spawnVigil(cwd, ["ingest", "ofac-sdn-xml", full])
-      await new Promise((resolve) => setTimeout(resolve, 4_000))
+      // Killed once it has staged records of the new version, i.e. midway: not after a guessed delay.
+      await stagedRecords(join(cwd, ".vigil", "vigil.db"), killed.exited)
       killed.child.kill("SIGKILL")
       assert.strictEqual(await killed.exited, null)
       const lists = await runVigil(cwd, {}, ["lists"])
