@@ -1,22 +1,18 @@
 /** Prometheus metrics of the server: requests by route and status, a latency histogram, quota rejections, cache use. */
 import { ResultCache, Version } from "@vigil/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Metric } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 
 const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const
 
-/** The counters of one method and route: answers by status, and the latency histogram. */
-interface Series {
-  /** `method="…",route="…"`, escaped once. */
-  readonly labels: string
-  readonly statuses: Map<number, number>
-  readonly counts: Array<number>
-  sum: number
-  count: number
-}
+const requestsHelp = "HTTP requests answered, by method, route and status."
+const durationHelp = "Time from request to response, by method and route."
 
-const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
-
-/** Counters kept in process; `render` writes the Prometheus text exposition format (0.0.4). */
+/**
+ * The server's metrics as Effect `Metric`s in a registry of its own (so two servers in one process never share
+ * counts), rendered by Effect's Prometheus formatter (text exposition format 0.0.4). The per-request path looks
+ * its series up in a map and updates them in place, without running an effect.
+ */
 export class HttpMetrics extends Context.Service<
   HttpMetrics,
   {
@@ -28,74 +24,74 @@ export class HttpMetrics extends Context.Service<
   static readonly layer: Layer.Layer<HttpMetrics, never, ResultCache.ResultCache> = Layer.effect(HttpMetrics)(
     Effect.gen(function* () {
       const cache = yield* ResultCache.ResultCache
-      const series = new Map<string, Series>()
-      const rejections = new Map<string, number>()
+      const context = Context.make(Metric.MetricRegistry, new Map())
+      const counters = new Map<string, Metric.Counter<number>>()
+      const histograms = new Map<string, Metric.Histogram<number>>()
+      const rejections = new Map(
+        (["qps", "daily", "monthly"] as const).map((limit) => [
+          limit,
+          Metric.counter("vigil_quota_rejections_total", {
+            description: "Requests refused with 429, by the limit that refused them.",
+            attributes: { limit },
+            incremental: true
+          })
+        ])
+      )
+      const counter = (name: string, description: string) =>
+        Metric.counter(name, { description, incremental: true })
+      const cacheHits = counter("vigil_result_cache_hits_total", "Screening results served from the cache.")
+      const cacheMisses = counter(
+        "vigil_result_cache_misses_total",
+        "Screening results computed because the cache had none."
+      )
+      const cacheInvalidations = counter(
+        "vigil_result_cache_invalidations_total",
+        "Times a change of the lists emptied the cache."
+      )
+      const cacheEntries = Metric.gauge("vigil_result_cache_entries", { description: "Results held in the cache." })
+
+      // Registered now, so the families come out in this order and every rejection counter shows from the start.
+      Metric.gauge("vigil_build_info", {
+        description: "Version of the running server.",
+        attributes: { version: Version.version }
+      }).updateUnsafe(1, context)
+      for (const c of rejections.values()) c.updateUnsafe(0, context)
+      let seen = { hits: 0, misses: 0, invalidations: 0 }
+
       return HttpMetrics.of({
         request: (method, route, status, seconds) => {
-          const id = `${method} ${route}`
-          let s = series.get(id)
-          if (s === undefined) {
-            s = {
-              labels: `method="${escape(method)}",route="${escape(route)}"`,
-              statuses: new Map(),
-              counts: buckets.map(() => 0),
-              sum: 0,
-              count: 0
-            }
-            series.set(id, s)
+          const series = `${method} ${route}`
+          const id = `${series} ${status}`
+          let requests = counters.get(id)
+          if (requests === undefined) {
+            requests = Metric.counter("vigil_http_requests_total", {
+              description: requestsHelp,
+              attributes: { method, route, status: String(status) },
+              incremental: true
+            })
+            counters.set(id, requests)
           }
-          s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1)
-          for (let i = 0; i < buckets.length; i++) if (seconds <= buckets[i]!) s.counts[i]!++
-          s.sum += seconds
-          s.count++
+          requests.updateUnsafe(1, context)
+          let duration = histograms.get(series)
+          if (duration === undefined) {
+            duration = Metric.histogram("vigil_http_request_duration_seconds", {
+              description: durationHelp,
+              attributes: { method, route },
+              boundaries: buckets
+            })
+            histograms.set(series, duration)
+          }
+          duration.updateUnsafe(seconds, context)
         },
-        quotaRejected: (scope) => void rejections.set(scope, (rejections.get(scope) ?? 0) + 1),
+        quotaRejected: (scope) => rejections.get(scope as "qps")?.updateUnsafe(1, context),
         render: Effect.map(cache.stats, (stats) => {
-          const lines: Array<string> = [
-            "# HELP vigil_build_info Version of the running server.",
-            "# TYPE vigil_build_info gauge",
-            `vigil_build_info{version="${Version.version}"} 1`,
-            "# HELP vigil_http_requests_total HTTP requests answered, by method, route and status.",
-            "# TYPE vigil_http_requests_total counter"
-          ]
-          for (const { labels, statuses } of series.values()) {
-            for (const [status, n] of statuses)
-              lines.push(`vigil_http_requests_total{${labels},status="${status}"} ${n}`)
-          }
-          lines.push(
-            "# HELP vigil_http_request_duration_seconds Time from request to response, by method and route.",
-            "# TYPE vigil_http_request_duration_seconds histogram"
-          )
-          for (const { labels, ...h } of series.values()) {
-            buckets.forEach((le, i) =>
-              lines.push(`vigil_http_request_duration_seconds_bucket{${labels},le="${le}"} ${h.counts[i]}`)
-            )
-            lines.push(`vigil_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${h.count}`)
-            lines.push(`vigil_http_request_duration_seconds_sum{${labels}} ${h.sum}`)
-            lines.push(`vigil_http_request_duration_seconds_count{${labels}} ${h.count}`)
-          }
-          lines.push(
-            "# HELP vigil_quota_rejections_total Requests refused with 429, by the limit that refused them.",
-            "# TYPE vigil_quota_rejections_total counter"
-          )
-          for (const scope of ["qps", "daily", "monthly"]) {
-            lines.push(`vigil_quota_rejections_total{limit="${scope}"} ${rejections.get(scope) ?? 0}`)
-          }
-          lines.push(
-            "# HELP vigil_result_cache_hits_total Screening results served from the cache.",
-            "# TYPE vigil_result_cache_hits_total counter",
-            `vigil_result_cache_hits_total ${stats.hits}`,
-            "# HELP vigil_result_cache_misses_total Screening results computed because the cache had none.",
-            "# TYPE vigil_result_cache_misses_total counter",
-            `vigil_result_cache_misses_total ${stats.misses}`,
-            "# HELP vigil_result_cache_invalidations_total Times a change of the lists emptied the cache.",
-            "# TYPE vigil_result_cache_invalidations_total counter",
-            `vigil_result_cache_invalidations_total ${stats.invalidations}`,
-            "# HELP vigil_result_cache_entries Results held in the cache.",
-            "# TYPE vigil_result_cache_entries gauge",
-            `vigil_result_cache_entries ${stats.size}`
-          )
-          return lines.join("\n") + "\n"
+          // The cache counts on its own; its counters take the difference since the last scrape.
+          cacheHits.updateUnsafe(stats.hits - seen.hits, context)
+          cacheMisses.updateUnsafe(stats.misses - seen.misses, context)
+          cacheInvalidations.updateUnsafe(stats.invalidations - seen.invalidations, context)
+          cacheEntries.updateUnsafe(stats.size, context)
+          seen = { hits: stats.hits, misses: stats.misses, invalidations: stats.invalidations }
+          return PrometheusMetrics.formatUnsafe(context)
         })
       })
     })

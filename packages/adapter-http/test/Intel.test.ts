@@ -596,6 +596,21 @@ describe("edges", () => {
       assert.include(m.text, 'vigil_http_request_duration_seconds_count{method="POST",route="/api/v3/intel"} 3')
       assert.include(m.text, 'vigil_quota_rejections_total{limit="qps"} 1')
       assert.include(m.text, "vigil_result_cache_hits_total 1")
+      for (const [family, type] of [
+        ["vigil_build_info", "gauge"],
+        ["vigil_http_requests_total", "counter"],
+        ["vigil_http_request_duration_seconds", "histogram"],
+        ["vigil_quota_rejections_total", "counter"],
+        ["vigil_result_cache_entries", "gauge"]
+      ]) {
+        assert.include(m.text, `# TYPE ${family} ${type}\n`)
+        assert.strictEqual(m.text.split(`# TYPE ${family} `).length, 2, `${family} is declared once`)
+      }
+      assert.include(m.text, 'vigil_quota_rejections_total{limit="daily"} 0')
+      assert.include(
+        m.text,
+        'vigil_http_request_duration_seconds_bucket{method="POST",route="/api/v3/intel",le="+Inf"} 3'
+      )
     })
   )
 
