@@ -33,10 +33,12 @@ export const authorize = (
   flavour: Responses.Flavour
 ): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
   keys.authenticate(presented).pipe(
-    Effect.map((outcome) =>
-      outcome.status === "authenticated" ? outcome.key : Responses.unauthorized(flavour, outcome.status === "expired")
+    Effect.flatMap((outcome): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
+      outcome.status === "authenticated"
+        ? Effect.succeed(outcome.key)
+        : Responses.unauthorized(flavour, outcome.status === "expired")
     ),
-    Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable(flavour, e)))
+    Effect.catchTag("StoreError", (e) => Responses.unavailable(flavour, e))
   )
 
 const guard =

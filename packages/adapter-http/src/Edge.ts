@@ -103,38 +103,35 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
         request: HttpServerRequest.HttpServerRequest,
         flavour: Responses.Flavour,
         cause: Cause.Cause<unknown>
-      ) => {
+      ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "Some" && reasonOf(failure.value)?._tag === "RouteNotFound") {
-          return Effect.succeed(
-            Responses.error(flavour, 404, "Not Found", `no route for ${request.method} ${pathOf(request.url)}`, {
-              method: request.method,
-              path: pathOf(request.url)
-            })
-          )
+          return Responses.error(flavour, 404, "Not Found", `no route for ${request.method} ${pathOf(request.url)}`, {
+            method: request.method,
+            path: pathOf(request.url)
+          })
         }
         const defect = Cause.findDefect(cause)
         if (defect._tag === "Success") {
           const d = defect.success
           if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
-            return Effect.succeed(
-              d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
-                ? webhookUrlIssue(d.cause.issue, d.kind)
-                : schemaIssueResponse(flavour, d.cause.issue, d.kind)
-            )
+            return d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
+              ? webhookUrlIssue(d.cause.issue, d.kind)
+              : schemaIssueResponse(flavour, d.cause.issue, d.kind)
           }
-          if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return Effect.succeed(tooLarge(flavour))
+          if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return tooLarge(flavour)
           const reason = reasonOf(d)
           if (reason?._tag === "RequestParseError") {
-            return Effect.succeed(
-              reason.reason === "BodyTooLarge"
-                ? tooLarge(flavour)
-                : Responses.validation(flavour, "body", "the request body could not be read")
-            )
+            return reason.reason === "BodyTooLarge"
+              ? tooLarge(flavour)
+              : Responses.validation(flavour, "body", "the request body could not be read")
           }
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-        return Effect.as(Effect.logError("unexpected failure while answering a request", cause), internalError(flavour))
+        return Effect.andThen(
+          Effect.logError("unexpected failure while answering a request", cause),
+          internalError(flavour)
+        )
       }
 
       // Every failure becomes a response here; the router's marker type says no error is left unhandled.
@@ -148,7 +145,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
           const flavour = Responses.flavourOf(path)
           let response: HttpServerResponse.HttpServerResponse
           if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
-            response = tooLarge(flavour)
+            response = yield* tooLarge(flavour)
           } else {
             response = yield* httpEffect.pipe(
               Effect.provideService(HttpIncomingMessage.MaxBodySize, limit),
@@ -156,7 +153,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
             )
           }
           if (response.status === 415) {
-            response = Responses.error(
+            response = yield* Responses.error(
               flavour,
               415,
               "Unsupported Media Type",

@@ -91,18 +91,22 @@ export const make = (maxBodyBytes: number) =>
       started: number,
       program: Effect.Effect<Answer, never, IntelHandlers.Requirements>
     ) =>
-      run(program, {
-        onExit: (exit) => {
-          let result: Answer
-          if (Exit.isSuccess(exit)) result = exit.value
-          else {
-            run(Effect.logError("unexpected failure while answering a request", exit.cause))
-            result = Edge.internalError(flavour)
+      run(
+        // A defect is logged and answered 500, as the router's edge does; only an interruption ends unanswered.
+        Effect.catchCause(program, (cause) =>
+          Effect.andThen(
+            Effect.logError("unexpected failure while answering a request", cause),
+            Edge.internalError(flavour)
+          )
+        ),
+        {
+          onExit: (exit) => {
+            if (!Exit.isSuccess(exit)) return void response.destroy()
+            write(response, exit.value)
+            metrics.request(request.method ?? "GET", route, exit.value.status, (performance.now() - started) / 1000)
           }
-          write(response, result)
-          metrics.request(request.method ?? "GET", route, result.status, (performance.now() - started) / 1000)
         }
-      })
+      )
 
     const authorized = (
       request: IncomingMessage,
@@ -120,12 +124,12 @@ export const make = (maxBodyBytes: number) =>
         try {
           input = text === "" ? undefined : JSON.parse(text)
         } catch {
-          return Effect.succeed(Edge.schemaIssueResponse("v3", malformedJson, "Payload"))
+          return Edge.schemaIssueResponse("v3", malformedJson, "Payload")
         }
         const payload = decodePayload(input)
         return Exit.isSuccess(payload)
           ? v3Intel(payload.value, client)
-          : Effect.succeed(Edge.schemaIssueResponse("v3", schemaIssue(payload), "Payload"))
+          : Edge.schemaIssueResponse("v3", schemaIssue(payload), "Payload")
       })
 
     const v2 = (request: IncomingMessage, address: string) =>
@@ -133,7 +137,7 @@ export const make = (maxBodyBytes: number) =>
         const query = decodeQuery({ address })
         return Exit.isSuccess(query)
           ? v2Intel(query.value.address, client)
-          : Effect.succeed(Edge.schemaIssueResponse("v2", schemaIssue(query), "Query"))
+          : Edge.schemaIssueResponse("v2", schemaIssue(query), "Query")
       })
 
     const lane: Lane = (request, response) => {

@@ -37,8 +37,7 @@ export class HttpMetrics extends Context.Service<
           })
         ])
       )
-      const counter = (name: string, description: string) =>
-        Metric.counter(name, { description, incremental: true })
+      const counter = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
       const cacheHits = counter("vigil_result_cache_hits_total", "Screening results served from the cache.")
       const cacheMisses = counter(
         "vigil_result_cache_misses_total",

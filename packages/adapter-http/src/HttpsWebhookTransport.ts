@@ -9,7 +9,7 @@ import { Agent, request } from "node:https"
 import { isIP } from "node:net"
 import { createSecureContext, rootCertificates } from "node:tls"
 import { NetworkGuard, WebhookTransport } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 
 /** Transport options. */
 export interface Options {
@@ -19,7 +19,8 @@ export interface Options {
   readonly ca?: string
 }
 
-class Blocked extends Error {
+/** The guard's refusal, handed to Node's lookup callback (which takes an Error) and recognised after it. */
+class Blocked extends Data.TaggedError("Blocked")<{ readonly message: string }> {
   readonly code = "VIGIL_BLOCKED"
 }
 
@@ -37,7 +38,8 @@ const guardedLookup =
       if (!NetworkGuard.allowed(allowHosts, hostname)) {
         for (const a of addresses) {
           const why = NetworkGuard.forbiddenAddress(a.address)
-          if (why !== undefined) return callback(new Blocked(`${hostname} resolves to ${a.address}, ${why}`), [])
+          if (why !== undefined)
+            return callback(new Blocked({ message: `${hostname} resolves to ${a.address}, ${why}` }), [])
         }
       }
       if (options.all) return callback(null, addresses)

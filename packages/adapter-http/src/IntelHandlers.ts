@@ -3,8 +3,8 @@
  * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
  * serialisation.
  */
-import { ApiKeys, type ApiKeyStore, Chain, Intelligence, Quota, type Screening, Status, V2 } from "@vigil/core"
-import { Clock, DateTime, Effect, Layer } from "effect"
+import { ApiKeys, type ApiKeyStore, Chain, Instant, Intelligence, Quota, type Screening, Status, V2 } from "@vigil/core"
+import { Clock, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -22,12 +22,12 @@ export const charging = Effect.gen(function* () {
   const metrics = yield* HttpMetrics
   return (flavour: Responses.Flavour, client: ApiKeyStore.ApiKeyRecord, cost: number) =>
     quota.charge(client, cost).pipe(
-      Effect.map((decision): Quota.Decision | HttpServerResponse.HttpServerResponse => {
-        if (decision.granted) return decision
+      Effect.flatMap((decision): Effect.Effect<Quota.Decision | HttpServerResponse.HttpServerResponse> => {
+        if (decision.granted) return Effect.succeed(decision)
         metrics.quotaRejected(decision.window.scope)
         return Responses.tooManyRequests(flavour, decision, cost)
       }),
-      Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable(flavour, e)))
+      Effect.catchTag("StoreError", (e) => Responses.unavailable(flavour, e))
     )
 })
 
@@ -111,15 +111,13 @@ export const operations = Effect.gen(function* () {
     body: (s: Intelligence.Screened) => string
   ): Effect.Effect<Answer> => {
     const detected = Chain.detect(address, chain)
-    if (!detected.valid) return Effect.succeed(Responses.validation(flavour, "address", detected.reason))
+    if (!detected.valid) return Responses.validation(flavour, "address", detected.reason)
     return Effect.flatMap(charge(flavour, client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
       if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
       return Effect.map(intelligence.single(address, { policy: flavour, chain, detected, includeDetails }), (s) =>
         Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
       )
-    }).pipe(
-      Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Responses.validation(flavour, "address", e.message)))
-    )
+    }).pipe(Effect.catchTag("InvalidAddress", (e) => Responses.validation(flavour, "address", e.message)))
   }
 
   const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
@@ -130,9 +128,7 @@ export const operations = Effect.gen(function* () {
       payload.options?.chain ?? "auto",
       payload.options?.include_details === true,
       (s) =>
-        s.hit
-          ? stampedJson(s.result, s.answeredAt - s.started, new Date(s.answeredAt).toISOString())
-          : JSON.stringify(s.result)
+        s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result)
     )
 
   const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
@@ -144,7 +140,7 @@ export const operations = Effect.gen(function* () {
       false,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
       (s) =>
-        `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(new Date(s.answeredAt).toISOString())},"client":${JSON.stringify(client.name)}}`
+        `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
     )
 
   return { charge, intelligence, v3Intel, v2Intel }
@@ -209,9 +205,9 @@ export const statusLayer: Layer.Layer<
         const request = yield* HttpServerRequest.HttpServerRequest
         const auth = yield* keys.authenticate(Auth.presentedKey(request.headers, "apiKey"))
         const usage = auth.status === "invalid" ? undefined : yield* quota.usage(auth.key)
-        const timestamp = DateTime.formatIso(DateTime.makeUnsafe(yield* Clock.currentTimeMillis))
+        const timestamp = Instant.iso(yield* Clock.currentTimeMillis)
         return Responses.json(200, Status.report(auth, usage, timestamp))
-      }).pipe(Effect.catchTag("StoreError", (e) => Effect.succeed(Responses.unavailable("v2", e))))
+      }).pipe(Effect.catchTag("StoreError", (e) => Responses.unavailable("v2", e)))
     )
   })
 )

@@ -1,5 +1,6 @@
 /** JSON responses of the API, errors included, in the wire shapes of the spec; only this adapter knows statuses. */
-import type { Quota, StoreError } from "@vigil/core"
+import { Instant, type Quota, type StoreError } from "@vigil/core"
+import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 
 const jsonType = "application/json"
@@ -44,7 +45,10 @@ export type Flavour = "v2" | "v3"
 /** Which flavour of error body a path gets. */
 export const flavourOf = (path: string): Flavour => (path.startsWith("/api/v2/") ? "v2" : "v3")
 
-/** `{error, message, details}`, plus `success:false, timestamp` on v2 routes. */
+/** The instant of an answer, by the Effect `Clock`. */
+const isoNow = Effect.map(Clock.currentTimeMillis, Instant.iso)
+
+/** `{error, message, details}`, plus `success:false, timestamp` on v2 routes (the time is the Effect `Clock`'s). */
 export const error = (
   flavour: Flavour,
   status: number,
@@ -52,22 +56,20 @@ export const error = (
   message: string,
   details?: Record<string, unknown>,
   headers?: Record<string, string>
-) =>
-  json(
-    status,
-    flavour === "v2"
-      ? { success: false, error, message, ...(details ? { details } : {}), timestamp: new Date().toISOString() }
-      : { error, message, ...(details ? { details } : {}) },
-    headers
-  )
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  flavour === "v2"
+    ? Effect.map(isoNow, (timestamp) =>
+        json(status, { success: false, error, message, ...(details ? { details } : {}), timestamp }, headers)
+      )
+    : Effect.succeed(json(status, { error, message, ...(details ? { details } : {}) }, headers))
 
 /** `{success:false, error, details, timestamp}`: a failure of the webhook routes with the text of spec §7. */
 export const webhookFailure = (
   status: number,
   error: string,
-  details?: Record<string, unknown>,
-  timestamp = new Date().toISOString()
-) => json(status, { success: false, error, ...(details ? { details } : {}), timestamp })
+  details?: Record<string, unknown>
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.map(isoNow, (timestamp) => json(status, { success: false, error, ...(details ? { details } : {}), timestamp }))
 
 /** 400 naming the offending field. */
 export const validation = (flavour: Flavour, field: string, message: string, details: Record<string, unknown> = {}) =>

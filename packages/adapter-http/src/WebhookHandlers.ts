@@ -1,6 +1,16 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
-import { type ApiKeys, Chain, Intelligence, type Quota, Screening, V2, WebhookResponses, Webhooks } from "@vigil/core"
-import { Clock, DateTime, Effect, Layer } from "effect"
+import {
+  type ApiKeys,
+  Chain,
+  Instant,
+  Intelligence,
+  type Quota,
+  Screening,
+  V2,
+  WebhookResponses,
+  Webhooks
+} from "@vigil/core"
+import { Clock, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -12,11 +22,11 @@ import * as Responses from "./Responses.ts"
 /** What the webhook handlers need. */
 export type Requirements = Webhooks.Webhooks | Quota.Quota | Screening.Screening | HttpMetrics | ApiKeys.ApiKeys
 
-const isoNow = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.makeUnsafe(ms)))
+const isoNow = Effect.map(Clock.currentTimeMillis, Instant.iso)
 
 /** `{success:false, error, timestamp}` with the spec's text (and what was wrong, in `details`). */
 const failure = (status: number, error: string, details?: Record<string, unknown>) =>
-  Effect.map(isoNow, (timestamp) => Responses.webhookFailure(status, error, details, timestamp))
+  Responses.webhookFailure(status, error, details)
 
 /** The webhooks group (x-api-key). */
 export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never, Requirements> = HttpApiBuilder.group(
@@ -26,8 +36,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
     const webhooks = yield* Webhooks.Webhooks
     const screening = yield* Screening.Screening
     const charge = yield* charging
-    const unavailable = (e: Parameters<typeof Responses.unavailable>[1]) =>
-      Effect.succeed(Responses.unavailable("v2", e))
+    const unavailable = (e: Parameters<typeof Responses.unavailable>[1]) => Responses.unavailable("v2", e)
 
     return handlers
       .handle("register", ({ payload }) =>
@@ -74,7 +83,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const client = yield* CurrentClient
           const started = yield* Clock.currentTimeMillis
           const detected = Chain.detect(payload.address)
-          if (!detected.valid) return Responses.validation("v2", "address", detected.reason)
+          if (!detected.valid) return yield* Responses.validation("v2", "address", detected.reason)
           const active = (yield* webhooks.list(client.id)).filter((w) => w.disabledAt === undefined)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
           const decision = yield* charge("v2", client, 1)
@@ -86,7 +95,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
             success: true,
             data: V2.project(result),
             message: V2.processedMessage,
-            timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished)),
+            timestamp: Instant.iso(finished),
             processing_time_ms: finished - started,
             webhook_delivery: true
           }
@@ -97,13 +106,13 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
               success: true,
               message: `Address intelligence request accepted; the result will be delivered to ${count} webhook${count === 1 ? "" : "s"}`,
               correlation_id: correlation,
-              timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished))
+              timestamp: Instant.iso(finished)
             },
             Responses.rateHeaders(decision)
           )
         }).pipe(
           Effect.catchTags({
-            InvalidAddress: (e) => Effect.succeed(Responses.validation("v2", "address", e.message)),
+            InvalidAddress: (e) => Responses.validation("v2", "address", e.message),
             NoWebhooks: (e) => failure(409, e.message),
             StoreError: unavailable
           })

@@ -259,10 +259,11 @@ describe("authentication", () => {
 })
 
 describe("POST /api/v3/intel/batch", () => {
-  live("screens mixed networks in input order, with failed items and band counts", () =>
+  clocked("screens mixed networks in input order, with failed items and band counts", () =>
     Effect.gen(function* () {
       yield* withLists
       const key = yield* issue({ name: "Acme" })
+      yield* TestServer.alignToSecond
       const addresses = [CLEAN, LAZARUS, "not-an-address-at-all-really", TRON, MIXER, BITCOIN]
       const r = yield* call("POST", "/api/v3/intel/batch", {
         headers: { authorization: `Bearer ${key}` },
@@ -404,6 +405,7 @@ describe("quotas", () => {
   clocked("refuses past the per-second rate with 429 and the rate-limit headers, then grants again", () =>
     Effect.gen(function* () {
       const key = yield* issue({ name: "Acme", qps: 1 })
+      yield* TestServer.alignToSecond
       const first = yield* v3(key, { address: CLEAN })
       const second = yield* v3(key, { address: CLEAN })
       assert.strictEqual(first.status, 200)
@@ -582,6 +584,7 @@ describe("edges", () => {
     Effect.gen(function* () {
       yield* withLists
       const key = yield* issue({ name: "Acme", qps: 1 })
+      yield* TestServer.alignToSecond
       yield* v3(key, { address: LAZARUS })
       yield* v3(key, { address: LAZARUS })
       yield* TestServer.skip(1_000)

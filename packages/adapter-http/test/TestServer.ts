@@ -101,13 +101,14 @@ export const ingest = (list: string, category: Intel.Category, addresses: Readon
   )
 
 /** Moves the clock of {@link withSteppedClock} forward. */
-class SteppedClock extends Context.Service<SteppedClock, { readonly skip: (millis: number) => Effect.Effect<void> }>()(
-  "@vigil/adapter-http/test/SteppedClock"
-) {}
+class SteppedClock extends Context.Service<
+  SteppedClock,
+  { readonly skip: (millis: number) => Effect.Effect<void>; readonly align: Effect.Effect<void> }
+>()("@vigil/adapter-http/test/SteppedClock") {}
 
 /**
- * Runs `body` (and the server it provides) on a clock that follows real time but starts 20 ms after a second
- * boundary and that the test moves forward with {@link skip}: a per-second window is crossed, not waited for.
+ * Runs `body` (and the server it provides) on a clock that follows real time but that the test moves forward
+ * with {@link skip} and {@link alignToSecond}: a per-second window is crossed or started, not waited for.
  * Sleeps stay real, so the server's own timers are untouched.
  */
 export const withSteppedClock = <A, E, R>(body: Effect.Effect<A, E, R>) =>
@@ -123,7 +124,10 @@ export const withSteppedClock = <A, E, R>(body: Effect.Effect<A, E, R>) =>
       monotonicTimeNanos: Effect.sync(() => live.monotonicTimeNanosUnsafe() + nanos()),
       sleep: (duration) => live.sleep(duration)
     }
-    const stepper = SteppedClock.of({ skip: (millis) => Effect.sync(() => void (offset += millis)) })
+    const stepper = SteppedClock.of({
+      skip: (millis) => Effect.sync(() => void (offset += millis)),
+      align: Effect.sync(() => void (offset += 1_020 - ((live.currentTimeMillisUnsafe() + offset) % 1_000)))
+    })
     return body.pipe(
       Effect.provideService(SteppedClock, stepper),
       Effect.provideService(Clock.Clock, clock)
@@ -132,3 +136,6 @@ export const withSteppedClock = <A, E, R>(body: Effect.Effect<A, E, R>) =>
 
 /** Moves the stepped clock forward by `millis`. */
 export const skip = (millis: number) => Effect.flatMap(Effect.service(SteppedClock), (c) => c.skip(millis))
+
+/** Moves the stepped clock to 20 ms after the next second boundary, so what follows shares one second's window. */
+export const alignToSecond = Effect.flatMap(Effect.service(SteppedClock), (c) => c.align)

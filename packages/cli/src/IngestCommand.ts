@@ -60,13 +60,9 @@ const readConfig = (path: string) =>
       try: () => readFileSync(path, "utf8"),
       catch: (e) => new CommandFailed({ message: `cannot read ${path}: ${(e as Error).message}` })
     })
-    const json = yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (e) => new CommandFailed({ message: `${path}: not valid JSON: ${(e as Error).message}` })
-    })
-    const specs = yield* Schema.decodeUnknownEffect(Schema.Struct({ sources: Schema.Array(SourceSpec) }))(json).pipe(
-      Effect.mapError((e) => new CommandFailed({ message: `${path}: ${e.message}` }))
-    )
+    const specs = yield* Schema.decodeUnknownEffect(
+      Schema.fromJsonString(Schema.Struct({ sources: Schema.Array(SourceSpec) }))
+    )(text).pipe(Effect.mapError((e) => new CommandFailed({ message: `${path}: ${e.message}` })))
     const base = dirname(resolve(path))
     return specs.sources.map((s) => (/^https?:\/\//i.test(s.input) ? s : { ...s, input: resolve(base, s.input) }))
   })

@@ -4,6 +4,7 @@ import { ApiKeys, type ApiKeyStore } from "@vigil/core"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 const keysLayer = (db: string) => ApiKeys.ApiKeys.layer.pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: db })))
@@ -52,7 +53,7 @@ const create = Command.make(
         ...Option.match(monthly, { onNone: () => ({}), onSome: (monthly) => ({ monthly }) }),
         ...Option.match(expires, { onNone: () => ({}), onSome: (expiresAt) => ({ expiresAt }) })
       })
-      yield* Console.log(JSON.stringify({ key: issued.key, ...view(issued.record, yield* Clock.currentTimeMillis) }))
+      yield* JsonLine.print({ key: issued.key, ...view(issued.record, yield* Clock.currentTimeMillis) })
       yield* Console.error("vigil: store this key now; only its hash is kept, so it cannot be shown again")
     }).pipe(
       Effect.provide(keysLayer(db)),
@@ -67,7 +68,7 @@ const list = Command.make("list", { db: databaseFlag }, ({ db }) =>
   Effect.gen(function* () {
     const keys = yield* ApiKeys.ApiKeys
     const now = yield* Clock.currentTimeMillis
-    for (const record of yield* keys.list) yield* Console.log(JSON.stringify(view(record, now)))
+    for (const record of yield* keys.list) yield* JsonLine.print(view(record, now))
   }).pipe(Effect.provide(keysLayer(db)), Effect.catchTag("StoreError", databaseFailure(db)))
 ).pipe(Command.withDescription("List API keys (never the keys themselves), one JSON line each"))
 
@@ -79,7 +80,7 @@ const revoke = Command.make(
       const keys = yield* ApiKeys.ApiKeys
       const revoked = yield* keys.revoke(id)
       if (revoked === undefined) return yield* new CommandFailed({ message: `no API key with id ${id}` })
-      yield* Console.log(JSON.stringify(view(revoked, yield* Clock.currentTimeMillis)))
+      yield* JsonLine.print(view(revoked, yield* Clock.currentTimeMillis))
     }).pipe(Effect.provide(keysLayer(db)), Effect.catchTag("StoreError", databaseFailure(db)))
 ).pipe(Command.withDescription("Revoke an API key; it stops authenticating at once"))
 

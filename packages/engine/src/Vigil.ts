@@ -15,7 +15,7 @@ import {
   Screening,
   type Chain
 } from "@vigil/core"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Data, Effect, Layer, ManagedRuntime } from "effect"
 import * as Input from "./Input.ts"
 
 /** Where the database is: a file (created with its folder on first use) or `:memory:`. */
@@ -60,13 +60,13 @@ export interface Vigil {
   readonly close: () => Promise<void>
 }
 
-/** A failure as the Error a Promise rejects with. */
-class VigilError extends Error {
+/** A failure as the Error a Promise rejects with (`instanceof Error`, `name` and `_tag` "VigilError"). */
+class VigilError extends Data.TaggedError("VigilError")<{ readonly message: string }> {
   override readonly name = "VigilError"
 }
 
 const rejected = (e: { readonly message: string; readonly _tag: string }) =>
-  Effect.fail(new VigilError(`${e._tag}: ${e.message}`))
+  Effect.fail(new VigilError({ message: `${e._tag}: ${e.message}` }))
 
 /** Opens (or creates) the database at `options.db` and returns the engine. */
 export const createVigil = (options: Options): Vigil => {
@@ -106,13 +106,17 @@ export const createVigil = (options: Options): Vigil => {
     screenBatch: (addresses, batchOptions = {}) => {
       const { maxAddresses, maxConcurrency } = Intelligence.batchLimits
       if (addresses.length === 0 || addresses.length > maxAddresses)
-        return Promise.reject(new VigilError(`a batch holds 1 to ${maxAddresses} addresses, not ${addresses.length}`))
+        return Promise.reject(
+          new VigilError({ message: `a batch holds 1 to ${maxAddresses} addresses, not ${addresses.length}` })
+        )
       const concurrency = batchOptions.concurrency
       if (
         concurrency !== undefined &&
         !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= maxConcurrency)
       )
-        return Promise.reject(new VigilError(`concurrency must be a whole number from 1 to ${maxConcurrency}`))
+        return Promise.reject(
+          new VigilError({ message: `concurrency must be a whole number from 1 to ${maxConcurrency}` })
+        )
       return run(Effect.flatMap(Effect.service(Intelligence.Intelligence), (i) => i.batch(addresses, batchOptions)))
     },
     ingest: (source) =>

@@ -2,7 +2,7 @@
  * Quota policy for API keys over the QuotaStore port: a per-second request rate plus daily and monthly
  * address volumes (UTC day and calendar month), charged in one atomic step so a refusal is never counted.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
 import type { ApiKeyRecord } from "./ApiKeyStore.ts"
 import { type QuotaWindow, type QuotaWindowUsage, QuotaStore } from "./QuotaStore.ts"
 import type { StoreError } from "../kernel/index.ts"
@@ -26,11 +26,12 @@ const calendarOf = (() => {
   let last = { day: 0, month: 0, nextMonth: 0 }
   return (now: number) => {
     if (now < last.day || now >= last.day + 86_400_000) {
-      const date = new Date(now)
+      const instant = DateTime.makeUnsafe(now)
+      const month = DateTime.startOf(instant, "month")
       last = {
-        day: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()),
-        month: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1),
-        nextMonth: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)
+        day: DateTime.toEpochMillis(DateTime.startOf(instant, "day")),
+        month: DateTime.toEpochMillis(month),
+        nextMonth: DateTime.toEpochMillis(DateTime.add(month, { months: 1 }))
       }
     }
     return last

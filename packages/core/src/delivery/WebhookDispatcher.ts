@@ -3,10 +3,10 @@
  * receiver holds one slot, never the loop or the API), and settles it: 2xx delivered, 410 disables the
  * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
-import { Clock, Context, DateTime, Effect, FiberSet, Layer, Queue, Random } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
 import { type Outcome, WebhookTransport } from "./WebhookTransport.ts"
-import { Version } from "../kernel/index.ts"
+import { Instant, Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
 /**
@@ -57,9 +57,9 @@ export const settlement = (
 ): Settlement => {
   switch (outcome._tag) {
     case "Delivered":
-      return { _tag: "Delivered", at: DateTime.formatIso(DateTime.makeUnsafe(now)) }
+      return { _tag: "Delivered", at: Instant.iso(now) }
     case "Gone":
-      return { _tag: "Gone", at: DateTime.formatIso(DateTime.makeUnsafe(now)), error: outcome.detail }
+      return { _tag: "Gone", at: Instant.iso(now), error: outcome.detail }
     case "Permanent":
       return { _tag: "Dead", error: `${outcome.detail} (not retried)` }
     case "Retry":

@@ -4,10 +4,10 @@
  * business: delivery wraps it in the envelope of spec §6 and never looks inside.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
-import { Clock, Context, DateTime, Effect, Layer, Queue, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./HostResolver.ts"
-import type { StoreError } from "../kernel/index.ts"
+import { Instant, type StoreError } from "../kernel/index.ts"
 import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
 import { Wake } from "./WebhookDispatcher.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
@@ -121,7 +121,7 @@ export class Webhooks extends Context.Service<
         const resolver = yield* HostResolver
         // The delivery loop of this process, when there is one, starts on new deliveries at once.
         const wake = yield* Effect.serviceOption(Wake)
-        const nowIso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
+        const nowIso = Instant.iso
 
         const register = Effect.fn("Webhooks.register")(function* (keyId: string, url: string) {
           const checked = NetworkGuard.checkUrl(url)

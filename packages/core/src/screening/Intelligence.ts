@@ -4,8 +4,8 @@
  * summary), and the `invalid_address` outcome of an address no network accepts.
  */
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
-import { Clock, Context, DateTime, Effect, Layer } from "effect"
-import { Chain } from "../kernel/index.ts"
+import { Clock, Context, Effect, Layer } from "effect"
+import { Chain, Instant } from "../kernel/index.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { summarize } from "./IntelResult.ts"
 import { ResultCache } from "./ResultCache.ts"
@@ -80,7 +80,7 @@ export const isoDay = (() => {
     if (ms < start || ms >= end) {
       start = Math.floor(ms / 86_400_000) * 86_400_000
       end = start + 86_400_000
-      text = DateTime.formatIsoDateUtc(DateTime.makeUnsafe(start))
+      text = Instant.day(start)
     }
     return text
   }
@@ -94,7 +94,7 @@ export const restamped = (s: Screened): IntelResult.IntelResult =>
         metadata: {
           ...s.result.metadata,
           latency_ms: s.answeredAt - s.started,
-          timestamp: DateTime.formatIso(DateTime.makeUnsafe(s.answeredAt))
+          timestamp: Instant.iso(s.answeredAt)
         }
       }
     : s.result
@@ -176,7 +176,7 @@ export class Intelligence extends Context.Service<
             version: "v3" as const,
             latency_ms: finished - started,
             correlation_id: correlationId(finished),
-            timestamp: DateTime.formatIso(DateTime.makeUnsafe(finished))
+            timestamp: Instant.iso(finished)
           }
         }
       })

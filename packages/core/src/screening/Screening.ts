@@ -1,6 +1,6 @@
 /** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Chain } from "../kernel/index.ts"
+import { Chain, Instant } from "../kernel/index.ts"
 import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { IntelIndex } from "./IntelIndex.ts"
@@ -102,7 +102,7 @@ const result = (
       latency_ms: finished - started,
       sources_used: sources,
       is_complete: complete,
-      timestamp: new Date(finished).toISOString(),
+      timestamp: Instant.iso(finished),
       chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
       as_of: asOf,
       ...(detected.warning === undefined ? {} : { warnings: [detected.warning] })
@@ -164,7 +164,7 @@ export class Screening extends Context.Service<
         Effect.flatMap(Clock.currentTimeMillis, (started) => {
           const detected = options.detected ?? Chain.detect(address, options.chain ?? "auto")
           if (!detected.valid) return Effect.fail(new InvalidAddress({ address, message: detected.reason }))
-          const asOf = options.asOf ?? new Date(started).toISOString().slice(0, 10)
+          const asOf = options.asOf ?? Instant.day(started)
           return Effect.flatMap(lookup(detected.normalized), (found) =>
             Effect.flatMap(found.complete ? sourcesUsed : noSources, (sources) =>
               Effect.map(Clock.currentTimeMillis, (finished) =>

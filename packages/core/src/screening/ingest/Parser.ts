@@ -1,5 +1,5 @@
 /** The shape every list parser has: fed text chunk by chunk, it hands back records as it completes them. */
-import { Exit, Schema, SchemaIssue } from "effect"
+import { Data, Exit, Schema, SchemaIssue } from "effect"
 import { Chain } from "../../kernel/index.ts"
 import type { Category, ParsedRecord } from "../Intel.ts"
 
@@ -22,12 +22,13 @@ export interface Skipped {
 }
 
 /** The input is not of the format the parser reads; `where` locates the problem (a line, an element). */
-export class ParseFailure extends Error {
-  constructor(
-    readonly where: string,
-    readonly reason: string
-  ) {
-    super(`${where}: ${reason}`)
+export class ParseFailure extends Data.TaggedError("ParseFailure")<{
+  readonly where: string
+  readonly reason: string
+  readonly message: string
+}> {
+  constructor(where: string, reason: string) {
+    super({ where, reason, message: `${where}: ${reason}` })
   }
 }
 
