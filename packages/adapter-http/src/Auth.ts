@@ -1,8 +1,9 @@
 /** API-key authentication of the intelligence routes: either header is accepted on every route. */
 import { type ApiKeyStore, ApiKeys } from "@vigil/core"
 import { Effect, Layer, Redacted } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { ApiKeyAuth, BearerAuth, CurrentClient } from "./Api.ts"
+import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 const bearerPrefix = /^bearer\s+/i
@@ -26,19 +27,19 @@ export const presentedKey = (headers: Headers, prefer: "bearer" | "apiKey"): str
   return prefer === "bearer" ? bearer || apiKey : apiKey || bearer
 }
 
-/** The key's record, or the response to give instead: 401 (missing, unknown, revoked or expired) or 503. */
+/** The key's record, or why not: 401 (missing, unknown, revoked or expired) or 503. */
 export const authorize = (
   keys: ApiKeys.ApiKeys["Service"],
   presented: string,
   flavour: Responses.Flavour
-): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
+): Effect.Effect<ApiKeyStore.ApiKeyRecord, HttpErrors.Unauthorized | HttpErrors.Unavailable> =>
   keys.authenticate(presented).pipe(
-    Effect.flatMap((outcome): Effect.Effect<ApiKeyStore.ApiKeyRecord | HttpServerResponse.HttpServerResponse> =>
+    Effect.mapError(HttpErrors.fromStoreError(flavour)),
+    Effect.flatMap((outcome) =>
       outcome.status === "authenticated"
         ? Effect.succeed(outcome.key)
-        : Responses.unauthorized(flavour, outcome.status === "expired")
-    ),
-    Effect.catchTag("StoreError", (e) => Responses.unavailable(flavour, e))
+        : Effect.fail(new HttpErrors.Unauthorized({ flavour, expired: outcome.status === "expired" }))
+    )
   )
 
 const guard =
@@ -50,13 +51,16 @@ const guard =
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const credential = Redacted.value(options.credential).trim()
-      const client = yield* authorize(
+      return yield* authorize(
         keys,
         credential || presentedKey(request.headers, prefer),
         Responses.flavourOf(request.url)
+      ).pipe(
+        Effect.matchEffect({
+          onFailure: HttpErrors.respond,
+          onSuccess: (client) => Effect.provideService(httpEffect, CurrentClient, client)
+        })
       )
-      if (HttpServerResponse.isHttpServerResponse(client)) return client
-      return yield* Effect.provideService(httpEffect, CurrentClient, client)
     })
 
 /** BearerAuth (v3) over the ApiKeys service. */

@@ -8,6 +8,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, type HttpServerResp
 import { HttpApiError } from "effect/http-api"
 import type * as Types from "effect/Types"
 import { HttpMetrics } from "./HttpMetrics.ts"
+import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** Routes the metrics distinguish; anything else is counted as `unmatched`. */
@@ -60,22 +61,23 @@ const firstIssue = (issue: SchemaIssue.Issue, kind: string): { readonly field: s
 }
 
 /** The 400 for a request part that its schema refused: the first issue, with its field path. */
-export const schemaIssueResponse = (flavour: Responses.Flavour, issue: SchemaIssue.Issue, kind: string) => {
+export const schemaIssue = (flavour: Responses.Flavour, issue: SchemaIssue.Issue, kind: string) => {
   const { field, message } = firstIssue(issue, kind)
-  return Responses.validation(flavour, field, message, { location: kind.toLowerCase() })
+  return new HttpErrors.BadRequest({ flavour, field, message, details: { location: kind.toLowerCase() } })
 }
 
 /** Registering a webhook with no usable `url` is spec §7's "Invalid webhook URL provided", whatever was wrong. */
 const webhookUrlIssue = (issue: SchemaIssue.Issue, kind: string) => {
   const { field, message } = firstIssue(issue, kind)
-  return Responses.webhookFailure(400, "Invalid webhook URL provided", {
-    reason: field === "body" ? message : `${field}: ${message}`
+  return new HttpErrors.WebhookFailure({
+    status: 400,
+    text: "Invalid webhook URL provided",
+    details: { reason: field === "body" ? message : `${field}: ${message}` }
   })
 }
 
 /** The 500 for a bug (the failure itself goes to the log, not to the client). */
-export const internalError = (flavour: Responses.Flavour) =>
-  Responses.error(flavour, 500, "Internal Server Error", "an unexpected error occurred; it has been logged")
+export const internalError = (flavour: Responses.Flavour) => HttpErrors.respond(new HttpErrors.Internal({ flavour }))
 
 /** The `_tag` of an HttpServerError's `reason` (e.g. `RouteNotFound`, `RequestParseError`), if `u` is one. */
 const reasonOf = (u: unknown): { readonly _tag?: unknown; readonly reason?: unknown } | undefined =>
@@ -90,14 +92,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
       const metrics = yield* HttpMetrics
       const limit = ByteSize.bytes(maxBodyBytes)
       const tooLarge = (flavour: Responses.Flavour) =>
-        Responses.error(
-          flavour,
-          413,
-          "Payload Too Large",
-          `request body exceeds ${maxBodyBytes} bytes`,
-          { limit_bytes: maxBodyBytes },
-          { connection: "close" }
-        )
+        HttpErrors.respond(new HttpErrors.PayloadTooLarge({ flavour, limitBytes: maxBodyBytes }))
 
       const render = (
         request: HttpServerRequest.HttpServerRequest,
@@ -106,25 +101,28 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
       ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
         const failure = Cause.findErrorOption(cause)
         if (failure._tag === "Some" && reasonOf(failure.value)?._tag === "RouteNotFound") {
-          return Responses.error(flavour, 404, "Not Found", `no route for ${request.method} ${pathOf(request.url)}`, {
-            method: request.method,
-            path: pathOf(request.url)
-          })
+          return HttpErrors.respond(
+            new HttpErrors.NotFound({ flavour, method: request.method, path: pathOf(request.url) })
+          )
         }
         const defect = Cause.findDefect(cause)
         if (defect._tag === "Success") {
           const d = defect.success
           if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
-            return d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
-              ? webhookUrlIssue(d.cause.issue, d.kind)
-              : schemaIssueResponse(flavour, d.cause.issue, d.kind)
+            return HttpErrors.respond(
+              d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
+                ? webhookUrlIssue(d.cause.issue, d.kind)
+                : schemaIssue(flavour, d.cause.issue, d.kind)
+            )
           }
           if (HttpApiError.HttpApiPayloadTooLarge.is(d)) return tooLarge(flavour)
           const reason = reasonOf(d)
           if (reason?._tag === "RequestParseError") {
             return reason.reason === "BodyTooLarge"
               ? tooLarge(flavour)
-              : Responses.validation(flavour, "body", "the request body could not be read")
+              : HttpErrors.respond(
+                  new HttpErrors.BadRequest({ flavour, field: "body", message: "the request body could not be read" })
+                )
           }
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
@@ -153,12 +151,8 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
             )
           }
           if (response.status === 415) {
-            response = yield* Responses.error(
-              flavour,
-              415,
-              "Unsupported Media Type",
-              "the body must be JSON (Content-Type: application/json)",
-              { content_type: request.headers["content-type"] ?? null }
+            response = yield* HttpErrors.respond(
+              new HttpErrors.UnsupportedMediaType({ flavour, contentType: request.headers["content-type"] ?? null })
             )
           }
           metrics.request(request.method, routeLabel(path), response.status, (performance.now() - started) / 1000)

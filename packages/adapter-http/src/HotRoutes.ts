@@ -5,7 +5,7 @@
  * The router's per-request machinery (request wrappers, route matching, middleware, fiber per layer) costs
  * more than the screening itself, and these routes are where throughput matters. What the lane runs is the
  * router's own work: the same key check (`Auth.authorize`), the same schemas and decoder the HttpApi endpoint
- * declares, the same 400 texts (`Edge.schemaIssueResponse`), the same route logic (`IntelHandlers.operations`),
+ * declares, the same 400 texts (`Edge.schemaIssue`) and error mapping (`HttpErrors`), the same route logic (`IntelHandlers.operations`),
  * and it counts in the same metrics. Only plain requests take the lane; anything unusual (a body without a
  * length or larger than the limit, another content type, `Expect: 100-continue`, a query with other parameters)
  * declines before reading a byte and goes through the router, which answers it as before. The HTTP tests compare
@@ -17,6 +17,7 @@ import { Cause, Effect, Exit, Option, Schema, SchemaIssue } from "effect"
 import { HttpServerResponse } from "effect/http"
 import * as Auth from "./Auth.ts"
 import * as Edge from "./Edge.ts"
+import * as HttpErrors from "./HttpErrors.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import type * as Responses from "./Responses.ts"
@@ -89,11 +90,12 @@ export const make = (maxBodyBytes: number) =>
       route: string,
       flavour: Responses.Flavour,
       started: number,
-      program: Effect.Effect<Answer, never, IntelHandlers.Requirements>
+      program: Effect.Effect<Answer, HttpErrors.HttpError, IntelHandlers.Requirements>
     ) =>
       run(
-        // A defect is logged and answered 500, as the router's edge does; only an interruption ends unanswered.
-        Effect.catchCause(program, (cause) =>
+        // Failures are answered through the router's own mapping; a defect is logged and answered 500, as the
+        // router's edge does; only an interruption ends unanswered.
+        Effect.catchCause(HttpErrors.answer(flavour)(program), (cause) =>
           Effect.andThen(
             Effect.logError("unexpected failure while answering a request", cause),
             Edge.internalError(flavour)
@@ -112,11 +114,8 @@ export const make = (maxBodyBytes: number) =>
       request: IncomingMessage,
       prefer: "bearer" | "apiKey",
       flavour: Responses.Flavour,
-      then: (client: Parameters<typeof v3Intel>[1]) => Effect.Effect<Answer>
-    ) =>
-      Effect.flatMap(Auth.authorize(keys, Auth.presentedKey(request.headers, prefer), flavour), (client) =>
-        HttpServerResponse.isHttpServerResponse(client) ? Effect.succeed(client) : then(client)
-      )
+      then: (client: Parameters<typeof v3Intel>[1]) => Effect.Effect<Answer, HttpErrors.HttpError>
+    ) => Effect.flatMap(Auth.authorize(keys, Auth.presentedKey(request.headers, prefer), flavour), then)
 
     const v3 = (request: IncomingMessage, text: string) =>
       authorized(request, "bearer", "v3", (client) => {
@@ -124,12 +123,12 @@ export const make = (maxBodyBytes: number) =>
         try {
           input = text === "" ? undefined : JSON.parse(text)
         } catch {
-          return Edge.schemaIssueResponse("v3", malformedJson, "Payload")
+          return Effect.fail(Edge.schemaIssue("v3", malformedJson, "Payload"))
         }
         const payload = decodePayload(input)
         return Exit.isSuccess(payload)
           ? v3Intel(payload.value, client)
-          : Edge.schemaIssueResponse("v3", schemaIssue(payload), "Payload")
+          : Effect.fail(Edge.schemaIssue("v3", schemaIssue(payload), "Payload"))
       })
 
     const v2 = (request: IncomingMessage, address: string) =>
@@ -137,7 +136,7 @@ export const make = (maxBodyBytes: number) =>
         const query = decodeQuery({ address })
         return Exit.isSuccess(query)
           ? v2Intel(query.value.address, client)
-          : Edge.schemaIssueResponse("v2", schemaIssue(query), "Query")
+          : Effect.fail(Edge.schemaIssue("v2", schemaIssue(query), "Query"))
       })
 
     const lane: Lane = (request, response) => {

@@ -3,31 +3,36 @@
  * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
  * serialisation.
  */
-import { ApiKeys, type ApiKeyStore, Chain, Instant, Intelligence, Quota, type Screening, Status, V2 } from "@vigil/core"
+import { ApiKeys, type ApiKeyStore, Chain, Instant, Intelligence, Quota, Status, V2 } from "@vigil/core"
 import { Clock, Effect, Layer } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
+import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 import type * as Schemas from "./Schemas.ts"
 
 /** What the intelligence handlers need. */
 export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Intelligence.Intelligence | HttpMetrics
 
-/** Charges a key `cost` addresses, or gives the 429 (counted in the metrics) or 503 to answer instead. */
+/** Charges a key `cost` addresses: the granted decision, or 429 (counted in the metrics) or 503. */
 export const charging = Effect.gen(function* () {
   const quota = yield* Quota.Quota
   const metrics = yield* HttpMetrics
-  return (flavour: Responses.Flavour, client: ApiKeyStore.ApiKeyRecord, cost: number) =>
+  return (
+    flavour: Responses.Flavour,
+    client: ApiKeyStore.ApiKeyRecord,
+    cost: number
+  ): Effect.Effect<Quota.Decision, HttpErrors.TooManyRequests | HttpErrors.Unavailable> =>
     quota.charge(client, cost).pipe(
-      Effect.flatMap((decision): Effect.Effect<Quota.Decision | HttpServerResponse.HttpServerResponse> => {
+      Effect.mapError(HttpErrors.fromStoreError(flavour)),
+      Effect.flatMap((decision) => {
         if (decision.granted) return Effect.succeed(decision)
         metrics.quotaRejected(decision.window.scope)
-        return Responses.tooManyRequests(flavour, decision, cost)
-      }),
-      Effect.catchTag("StoreError", (e) => Responses.unavailable(flavour, e))
+        return Effect.fail(new HttpErrors.TooManyRequests({ flavour, decision, cost }))
+      })
     )
 })
 
@@ -99,7 +104,6 @@ export const operations = Effect.gen(function* () {
   const { charge, intelligence, cacheHeaders } = yield* intelServices
 
   // Pipelines rather than generators: they run on every request.
-  type Answer = Responses.Reply | HttpServerResponse.HttpServerResponse
 
   /** Checks the address, charges one unit, screens through the cache and answers `body` of the screening. */
   const single = (
@@ -109,15 +113,14 @@ export const operations = Effect.gen(function* () {
     chain: Chain.Network | "auto",
     includeDetails: boolean,
     body: (s: Intelligence.Screened) => string
-  ): Effect.Effect<Answer> => {
+  ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
-    if (!detected.valid) return Responses.validation(flavour, "address", detected.reason)
-    return Effect.flatMap(charge(flavour, client, 1), (decision): Effect.Effect<Answer, Screening.InvalidAddress> => {
-      if (HttpServerResponse.isHttpServerResponse(decision)) return Effect.succeed(decision)
-      return Effect.map(intelligence.single(address, { policy: flavour, chain, detected, includeDetails }), (s) =>
+    if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
+    return Effect.flatMap(charge(flavour, client, 1), (decision) =>
+      Effect.map(intelligence.single(address, { policy: flavour, chain, detected, includeDetails }), (s) =>
         Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
       )
-    }).pipe(Effect.catchTag("InvalidAddress", (e) => Responses.validation(flavour, "address", e.message)))
+    ).pipe(Effect.mapError(HttpErrors.fromDomain(flavour)))
   }
 
   const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
@@ -143,7 +146,7 @@ export const operations = Effect.gen(function* () {
         `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
     )
 
-  return { charge, intelligence, v3Intel, v2Intel }
+  return { charge, v3Intel, v2Intel }
 })
 
 /** The v3 group (bearer). */
@@ -151,18 +154,18 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, intelligence, v3Intel } = yield* operations
+    const { charge, v3Intel } = yield* operations
+    const intelligence = yield* Intelligence.Intelligence
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>
-          Effect.map(v3Intel(payload, client), Responses.toResponse)
+          Effect.map(v3Intel(payload, client), Responses.toResponse).pipe(HttpErrors.answer("v3"))
         )
       )
       .handle("batch", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const decision = yield* charge("v3", client, payload.addresses.length)
-          if (HttpServerResponse.isHttpServerResponse(decision)) return decision
           const options = payload.options
           const result = yield* intelligence.batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
@@ -170,7 +173,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
             ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
           })
           return Responses.json(200, result, Responses.rateHeaders(decision))
-        })
+        }).pipe(HttpErrors.answer("v3"))
       )
   })
 ).pipe(Layer.provide(Auth.bearerLayer))
@@ -183,7 +186,7 @@ export const v2Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v2">, never, Re
     const { v2Intel } = yield* operations
     return handlers.handle("intel", ({ query }) =>
       Effect.flatMap(Effect.service(CurrentClient), (client) =>
-        Effect.map(v2Intel(query.address, client), Responses.toResponse)
+        Effect.map(v2Intel(query.address, client), Responses.toResponse).pipe(HttpErrors.answer("v2"))
       )
     )
   })
@@ -207,7 +210,7 @@ export const statusLayer: Layer.Layer<
         const usage = auth.status === "invalid" ? undefined : yield* quota.usage(auth.key)
         const timestamp = Instant.iso(yield* Clock.currentTimeMillis)
         return Responses.json(200, Status.report(auth, usage, timestamp))
-      }).pipe(Effect.catchTag("StoreError", (e) => Responses.unavailable("v2", e)))
+      }).pipe(HttpErrors.answer("v2"))
     )
   })
 )

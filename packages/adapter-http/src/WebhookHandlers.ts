@@ -11,12 +11,12 @@ import {
   Webhooks
 } from "@vigil/core"
 import { Clock, Effect, Layer } from "effect"
-import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import type { HttpMetrics } from "./HttpMetrics.ts"
 import { charging } from "./IntelHandlers.ts"
+import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the webhook handlers need. */
@@ -24,9 +24,8 @@ export type Requirements = Webhooks.Webhooks | Quota.Quota | Screening.Screening
 
 const isoNow = Effect.map(Clock.currentTimeMillis, Instant.iso)
 
-/** `{success:false, error, timestamp}` with the spec's text (and what was wrong, in `details`). */
-const failure = (status: number, error: string, details?: Record<string, unknown>) =>
-  Responses.webhookFailure(status, error, details)
+/** Webhook routes answer their failures in the v2 shape, webhook refusals with spec §7's texts. */
+const answer = HttpErrors.answer("v2")
 
 /** The webhooks group (x-api-key). */
 export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never, Requirements> = HttpApiBuilder.group(
@@ -36,7 +35,6 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
     const webhooks = yield* Webhooks.Webhooks
     const screening = yield* Screening.Screening
     const charge = yield* charging
-    const unavailable = (e: Parameters<typeof Responses.unavailable>[1]) => Responses.unavailable("v2", e)
 
     return handlers
       .handle("register", ({ payload }) =>
@@ -44,50 +42,38 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const client = yield* CurrentClient
           const registered = yield* webhooks.register(client.id, payload.url)
           return Responses.json(201, WebhookResponses.registered(registered, yield* isoNow))
-        }).pipe(
-          Effect.catchTags({
-            InvalidWebhookUrl: (e) => failure(400, e.message, { reason: e.reason }),
-            WebhookLimitReached: (e) => failure(409, e.message, { max: e.max }),
-            StoreError: unavailable
-          })
-        )
+        }).pipe(answer)
       )
       .handle("list", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* webhooks.list(client.id)
           return Responses.json(200, WebhookResponses.list(list, yield* isoNow))
-        }).pipe(Effect.catchTag("StoreError", unavailable))
+        }).pipe(answer)
       )
       .handle("stats", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const stats = yield* webhooks.stats(client.id)
           return Responses.json(200, WebhookResponses.stats(stats, yield* isoNow))
-        }).pipe(Effect.catchTag("StoreError", unavailable))
+        }).pipe(answer)
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* webhooks.remove(client.id, params.webhookId)
           return Responses.json(200, WebhookResponses.deleted(yield* isoNow))
-        }).pipe(
-          Effect.catchTags({
-            WebhookNotFound: (e) => failure(404, e.message),
-            StoreError: unavailable
-          })
-        )
+        }).pipe(answer)
       )
       .handle("intel", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const started = yield* Clock.currentTimeMillis
           const detected = Chain.detect(payload.address)
-          if (!detected.valid) return yield* Responses.validation("v2", "address", detected.reason)
+          if (!detected.valid) return yield* HttpErrors.fromInvalidAddress("v2")({ message: detected.reason })
           const active = (yield* webhooks.list(client.id)).filter((w) => w.disabledAt === undefined)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
           const decision = yield* charge("v2", client, 1)
-          if (HttpServerResponse.isHttpServerResponse(decision)) return decision
           const result = yield* screening.screen(payload.address, { detected })
           const finished = yield* Clock.currentTimeMillis
           const correlation = Intelligence.correlationId(finished)
@@ -110,13 +96,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
             },
             Responses.rateHeaders(decision)
           )
-        }).pipe(
-          Effect.catchTags({
-            InvalidAddress: (e) => Responses.validation("v2", "address", e.message),
-            NoWebhooks: (e) => failure(409, e.message),
-            StoreError: unavailable
-          })
-        )
+        }).pipe(answer)
       )
   })
 ).pipe(Layer.provide(Auth.apiKeyLayer))
