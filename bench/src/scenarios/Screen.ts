@@ -6,6 +6,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import Papa from "papaparse"
 import { ratiosTo, type Scenario } from "../Harness.ts"
 import { hasSharedData, sharedData } from "../SharedData.ts"
 
@@ -16,13 +17,11 @@ const addresses = (): Array<string> => {
     .filter((f) => /^sanctioned_addresses_[A-Z]+\.txt$/.test(f))
     .flatMap((f) => readFileSync(sharedData(`${brave}/${f}`), "utf8").split(/\r?\n/))
     .filter((a) => Chain.detect(a).valid)
-  const frozen = readFileSync(
-    sharedData("stablecoin-blacklists/bhemen-usdt-ethereum-events/data/usdt_configs.csv"),
-    "utf8"
-  )
-    .split("\n")
-    .filter((l) => l.startsWith("AddedBlackList,"))
-    .map((l) => l.split(",")[10]!)
+  const events = Papa.parse<Record<string, string | undefined>>(
+    readFileSync(sharedData("stablecoin-blacklists/bhemen-usdt-ethereum-events/data/usdt_configs.csv"), "utf8"),
+    { header: true, skipEmptyLines: "greedy" }
+  ).data
+  const frozen = events.flatMap((e) => (e.event_name === "AddedBlackList" && e._user ? [e._user] : []))
   const clean = Array.from(
     { length: 1_000 },
     (_, i) => `0x${(i * 2654435761).toString(16).padStart(40, "0").slice(-40)}`

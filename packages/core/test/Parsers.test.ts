@@ -180,8 +180,23 @@ tags:
     assert.deepStrictEqual(parser.skipped().examples, ["tag 2: LTC currency is not a screened network"])
   })
 
+  it("skips a tag that is not a mapping, with the decoder's reason", () => {
+    const parser = Ingestion.GraphSense.make()
+    const records = feed(
+      parser,
+      "abuse: scam\ncurrency: ETH\ntags:\n- just text\n- address: '0x008fe40574e881e7247b50b991c0cc057d66647f'\n"
+    )
+    assert.deepStrictEqual(
+      records.map((r) => [r.address, r.category]),
+      [["0x008fe40574e881e7247b50b991c0cc057d66647f", "scam"]]
+    )
+    assert.lengthOf(parser.skipped().examples, 1)
+    assert.match(parser.skipped().examples[0]!, /^tag 0: Expected/)
+  })
+
   it("refuses YAML that is not a TagPack", () => {
-    assert.throws(() => feed(Ingestion.GraphSense.make(), "title: x\n"), /not a TagPack/)
+    assert.throws(() => feed(Ingestion.GraphSense.make(), "title: x\n"), /not a TagPack: tags: required/)
+    assert.throws(() => feed(Ingestion.GraphSense.make(), "tags: 5\n"), /not a TagPack: tags: Expected array/)
     assert.throws(() => feed(Ingestion.GraphSense.make(), "tags: [\n"), /YAML/)
   })
 })

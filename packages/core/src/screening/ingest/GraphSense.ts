@@ -3,10 +3,11 @@
  * title) are defaults each tag may override. A pack is one YAML document and is read whole (the largest
  * public pack is about 4 MB). `abuse` decides the risk category; without it, `category` names a service.
  */
+import { Schema } from "effect"
 import { parse } from "yaml"
 import type { Chain } from "../../kernel/index.ts"
 import type { Category, ParsedRecord } from "../Intel.ts"
-import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
+import { decoder, ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 
 /** The families an address tagged with each GraphSense currency may have; others are not screened. */
 export const currencyFamilies: Readonly<Record<string, ReadonlyArray<Chain.Family>>> = {
@@ -47,7 +48,16 @@ const serviceCategory = (category: string, label: string): Category | undefined 
   return undefined
 }
 
-type Fields = Record<string, unknown>
+type Fields = Readonly<Record<string, unknown>>
+
+// A pack is an object with a list of tags; each tag is an object whose fields override the pack's. Values are read
+// leniently below (YAML gives numbers and dates where TagPacks mean text).
+const decodePack = decoder(
+  Schema.StructWithRest(Schema.Struct({ tags: Schema.Array(Schema.Unknown) }), [
+    Schema.Record(Schema.String, Schema.Unknown)
+  ])
+)
+const decodeTag = decoder(Schema.Record(Schema.String, Schema.Unknown))
 const text = (v: unknown): string | undefined =>
   typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : undefined
 const isoDate = (v: unknown): string | undefined => {
@@ -73,15 +83,16 @@ export const make = (): Parser => {
       } catch (cause) {
         throw new ParseFailure("YAML", (cause as Error).message.split("\n")[0] ?? "unreadable")
       }
-      if (typeof doc !== "object" || doc === null || !Array.isArray((doc as Fields).tags)) {
-        throw new ParseFailure("YAML", "not a TagPack: no list of tags")
-      }
-      const pack = doc as Fields
+      const decoded = decodePack(doc)
+      if (!decoded.ok) throw new ParseFailure("YAML", `not a TagPack: ${decoded.issue}`)
+      const pack: Fields = decoded.value
       asOf = isoDate(pack.lastmod)
       const title = text(pack.title) ?? "GraphSense TagPack"
       const out: Array<ParsedRecord> = []
-      ;(pack.tags as Array<unknown>).forEach((raw, i) => {
-        const tag = { ...pack, ...(typeof raw === "object" && raw !== null ? (raw as Fields) : {}) } as Fields
+      decoded.value.tags.forEach((raw, i) => {
+        const fields = decodeTag(raw)
+        if (!fields.ok) return skipped.add(`tag ${i}: ${fields.issue}`)
+        const tag: Fields = { ...pack, ...fields.value }
         const address = text(tag.address)
         const label = text(tag.label) ?? title
         const currency = (text(tag.currency) ?? "").toUpperCase()
