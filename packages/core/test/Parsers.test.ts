@@ -138,7 +138,7 @@ describe("ofac-sdn-xml", () => {
       }
     ])
     assert.deepStrictEqual(parser.skipped().examples, [
-      "SDN 36118: LTC address LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z is not on a screened network"
+      "SDN 36118 LTC: LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z: a Litecoin address, not a supported network"
     ])
   })
 

@@ -6,7 +6,6 @@
  */
 import Papa from "papaparse"
 import type { ParsedRecord } from "../Intel.ts"
-import { tickerFamilies } from "./OfacSdnXml.ts"
 import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
 
 const ADDRESS = /Digital Currency Address - ([A-Z0-9]+)\s+([^\s;,]+)/g
@@ -34,28 +33,17 @@ export const make = (): Parser => {
         const remarks = row[11] ?? ""
         for (const [, ticker = "", found = ""] of remarks.matchAll(ADDRESS)) {
           const address = found.replace(/\.$/, "")
-          const families = tickerFamilies[ticker]
-          if (families === undefined) {
-            skipped.add(`SDN ${entNum}: ${ticker} address ${address} is not on a screened network`)
-            continue
-          }
           const kind = empty(type)
           const programs = empty(program)
-          const r = toRecord(
-            address,
-            "sanctions",
-            `SDN ${entNum} ${ticker}`,
-            {
-              jurisdiction: "US",
-              ...(empty(name) === undefined ? {} : { entityName: empty(name)! }),
-              entityType: kind === undefined ? "entity" : kind.toLowerCase(),
-              label:
-                programs === undefined
-                  ? "OFAC SDN"
-                  : `OFAC SDN (${programs.replace(/\]\s*\[/g, ", ").replace(/[[\]]/g, "")})`
-            },
-            families
-          )
+          const r = toRecord(address, "sanctions", `SDN ${entNum} ${ticker}`, {
+            jurisdiction: "US",
+            ...(empty(name) === undefined ? {} : { entityName: empty(name)! }),
+            entityType: kind === undefined ? "entity" : kind.toLowerCase(),
+            label:
+              programs === undefined
+                ? "OFAC SDN"
+                : `OFAC SDN (${programs.replace(/\]\s*\[/g, ", ").replace(/[[\]]/g, "")})`
+          })
           if (typeof r === "string") skipped.add(`SDN ${entNum} ${ticker}: ${r}`)
           else out.push(r)
         }

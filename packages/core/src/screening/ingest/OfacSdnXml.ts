@@ -5,28 +5,8 @@
  * the sanctions entries (which follow the parties) have been read.
  */
 import { SaxesParser } from "saxes"
-import type { Chain } from "../../kernel/index.ts"
 import type { ParsedRecord } from "../Intel.ts"
 import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
-
-/**
- * The families an address listed under each OFAC ticker may have; other tickers are not screened networks.
- * BCH and BSV legacy addresses are Bitcoin-format keys, so the same key owner is screened on Bitcoin.
- */
-export const tickerFamilies: Readonly<Record<string, ReadonlyArray<Chain.Family>>> = {
-  XBT: ["bitcoin"],
-  ETH: ["evm"],
-  ETC: ["evm"],
-  ARB: ["evm"],
-  BSC: ["evm"],
-  BCH: ["bitcoin"],
-  BSV: ["bitcoin"],
-  USDT: ["evm", "tron"],
-  USDC: ["evm", "tron", "solana"],
-  TRX: ["tron"],
-  SOL: ["solana"],
-  DOGE: ["dogecoin"]
-}
 
 interface Party {
   readonly ref: string
@@ -193,25 +173,16 @@ export const make = (): Parser => {
         const e = entries.get(p.ref)
         const kind = p.subType === undefined ? undefined : partyTypes.get(partySubTypes.get(p.subType) ?? "")
         const programs = e?.programs ?? []
+        // Every address of a screened format is screened on the network its format says, whatever ticker OFAC
+        // filed it under (USDT on Omni is a Bitcoin address; the list has slips); the reference keeps the ticker.
         for (const { ticker, address } of p.addresses) {
-          const families = tickerFamilies[ticker]
-          if (families === undefined) {
-            skipped.add(`SDN ${p.ref}: ${ticker} address ${address} is not on a screened network`)
-            continue
-          }
-          const r = toRecord(
-            address,
-            "sanctions",
-            `SDN ${p.ref} ${ticker}`,
-            {
-              jurisdiction: "US",
-              ...(p.name === undefined ? {} : { entityName: p.name }),
-              ...(kind === undefined ? {} : { entityType: kind.toLowerCase() }),
-              label: programs.length === 0 ? "OFAC SDN" : `OFAC SDN (${programs.join(", ")})`,
-              ...(e?.date === undefined ? {} : { listedAt: e.date })
-            },
-            families
-          )
+          const r = toRecord(address, "sanctions", `SDN ${p.ref} ${ticker}`, {
+            jurisdiction: "US",
+            ...(p.name === undefined ? {} : { entityName: p.name }),
+            ...(kind === undefined ? {} : { entityType: kind.toLowerCase() }),
+            label: programs.length === 0 ? "OFAC SDN" : `OFAC SDN (${programs.join(", ")})`,
+            ...(e?.date === undefined ? {} : { listedAt: e.date })
+          })
           if (typeof r === "string") skipped.add(`SDN ${p.ref} ${ticker}: ${r}`)
           else out.push(r)
         }
