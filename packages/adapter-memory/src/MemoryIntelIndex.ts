@@ -33,7 +33,7 @@ const make = Effect.sync(() => {
         return Effect.void
       }),
     commit: (version, completion) =>
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<IntelIndex.CommitOutcome, StoreError.StoreError | IntelIndex.ShrinkRefused> => {
         const s = staged.get(version)
         if (s === undefined) return Effect.fail(notStaged("IntelIndex.commit", version))
         const info: IntelIndex.VersionInfo = { ...s.info, ...completion }
@@ -42,6 +42,8 @@ const make = Effect.sync(() => {
           existing.filter((r) => r.delistedAt === undefined).map((r) => [IntelIndex.recordKey(r), r])
         )
         const plan = IntelIndex.planCommit(info, new Set(active.keys()), s.records)
+        const refused = IntelIndex.shrinkRefusal(info.list, plan, new Set(active.keys()), completion)
+        if (refused !== undefined) return Effect.fail(refused)
         const closing = new Set(plan.close)
         const kept = plan.replaceAll
           ? []

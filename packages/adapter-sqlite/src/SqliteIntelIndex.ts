@@ -146,10 +146,12 @@ const make = Effect.gen(function* () {
           const row = stagedVersion(version)
           if (row === undefined) return undefined
           const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
-          s.complete.run(completion.asOf, completion.contentHash, version)
           const active = new Map(s.activeRecords.all(info.list).map((r) => [IntelIndex.recordKey(r), r.id]))
           const staged = s.stagedRecords.all(version).map((r) => JSON.parse(r.record) as Intel.ParsedRecord)
           const plan = IntelIndex.planCommit(info, new Set(active.keys()), staged)
+          const refused = IntelIndex.shrinkRefusal(info.list, plan, new Set(active.keys()), completion)
+          if (refused !== undefined) return refused
+          s.complete.run(completion.asOf, completion.contentHash, version)
           if (plan.replaceAll) s.deleteList.run(info.list)
           for (const key of plan.close) s.close.run(info.asOf, active.get(key)!)
           for (const r of plan.insert) {
@@ -169,8 +171,13 @@ const make = Effect.gen(function* () {
         })
         .pipe(
           Effect.ensuring(forget),
-          Effect.flatMap((outcome) =>
-            outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
+          Effect.flatMap(
+            (outcome): Effect.Effect<IntelIndex.CommitOutcome, StoreError.StoreError | IntelIndex.ShrinkRefused> =>
+              outcome === undefined
+                ? Effect.fail(notStaged("IntelIndex.commit", version))
+                : outcome instanceof IntelIndex.ShrinkRefused
+                  ? Effect.fail(outcome)
+                  : Effect.succeed(outcome)
           )
         ),
     discard: (version) =>

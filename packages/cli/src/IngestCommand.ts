@@ -93,6 +93,16 @@ export const command = Command.make(
       Flag.withDescription("Date the version speaks for, when the data states none"),
       Flag.optional
     ),
+    allowShrink: Flag.Boolean("allow-shrink").pipe(
+      Flag.withDescription(
+        "Accept a version with no valid record or one that de-lists more than --max-delist-share of the list"
+      ),
+      Flag.withDefault(false)
+    ),
+    maxDelistShare: Flag.Finite("max-delist-share").pipe(
+      Flag.withDescription("Largest share (0-1) of a list's active records one version may de-list; default 0.2"),
+      Flag.optional
+    ),
     db: databaseFlag
   },
   (args) =>
@@ -115,7 +125,21 @@ export const command = Command.make(
           : yield* new CommandFailed({
               message: `give <kind> <file-or-url> (kinds: ${kinds.join(", ")}) or --config FILE`
             })
-      yield* Effect.forEach(specs, ingestOne, { discard: true }).pipe(
+      if (Option.isSome(args.maxDelistShare) && !(args.maxDelistShare.value >= 0 && args.maxDelistShare.value <= 1)) {
+        return yield* new CommandFailed({
+          message: `--max-delist-share must be from 0 to 1, not ${args.maxDelistShare.value}`
+        })
+      }
+      // The flags apply to every source, over what a config file says.
+      const guarded = specs.map((spec) => ({
+        ...spec,
+        ...(args.allowShrink ? { allowShrink: true } : {}),
+        ...Option.match(args.maxDelistShare, {
+          onNone: () => ({}),
+          onSome: (maxDelistedShare) => ({ maxDelistedShare })
+        })
+      }))
+      yield* Effect.forEach(guarded, ingestOne, { discard: true }).pipe(
         Effect.provide(SqliteAdapter.layer({ filename: args.db })),
         Effect.catchTag("StoreError", databaseFailure(args.db))
       )

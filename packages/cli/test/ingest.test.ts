@@ -1,5 +1,5 @@
 /** End to end: `vigil ingest`, `vigil screen` and `vigil lists` as child processes on a real database file. */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import Database from "better-sqlite3"
 import { assert, describe, it } from "vitest"
@@ -145,6 +145,73 @@ describe("vigil ingest and screen", () => {
     assert.match(bad.stderr, /^vigil: conf\/bad\.json: /)
     assert.include(bad.stderr, "kind")
   })
+
+  it.skipIf(!hasSharedData)(
+    "refuses a refresh that would empty or gut a list (exit 1, one line, the list in force), and takes it with --allow-shrink",
+    async () => {
+      const cwd = tempDir()
+      const brave = "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses"
+      const ronin = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
+      const eth = readFileSync(sharedData(`${brave}/sanctioned_addresses_ETH.txt`), "utf8")
+        .trim()
+        .split("\n")
+      assert.include(eth, ronin)
+      const ingest = (file: string, content: string, extra: ReadonlyArray<string> = []) => {
+        writeFileSync(join(cwd, file), content)
+        return runVigil(cwd, {}, [
+          "ingest",
+          "address-list",
+          file,
+          "--list",
+          "ofac-eth",
+          "--category",
+          "sanctions",
+          ...extra
+        ])
+      }
+      const blocked = async () =>
+        JSON.parse((await runVigil(cwd, {}, ["screen", ronin])).stdout).recommendation.action as string
+      assert.strictEqual((await ingest("eth.txt", eth.join("\n"))).code, 0)
+      assert.strictEqual(await blocked(), "BLOCK")
+
+      // An export with a CSV header, an empty JSON array, a file of another kind: no valid record at all.
+      for (const [file, content] of [
+        ["with-header.csv", `address,name\n${eth.map((a) => `${a},OFAC`).join("\n")}\n`],
+        ["empty.json", "[]"],
+        [
+          "events.csv",
+          readFileSync(
+            sharedData("stablecoin-blacklists/bhemen-usdt-ethereum-events/data/usdt_configs.csv"),
+            "utf8"
+          ).slice(0, 20_000)
+        ]
+      ] as const) {
+        const refused = await ingest(file, content)
+        assert.strictEqual(refused.code, 1, file)
+        assert.strictEqual(refused.stderr.trim().split("\n").length, 1, refused.stderr)
+        assert.match(refused.stderr, /holds no valid record \(\d+ skipped.*\); refused, the list is unchanged/, file)
+        assert.strictEqual(await blocked(), "BLOCK", file)
+      }
+      // A real but much shorter list: 10 of 77 would de-list 67 (87% > 20%).
+      const short = await ingest("short.txt", eth.slice(0, 10).join("\n"))
+      assert.strictEqual(short.code, 1)
+      assert.match(
+        short.stderr,
+        /would de-list 67 of the 77 active records of ofac-eth \(87%, more than 20%\); refused/
+      )
+      assert.strictEqual(await blocked(), "BLOCK")
+      const lists = JSON.parse((await runVigil(cwd, {}, ["lists"])).stdout.trim().split("\n")[0]!)
+      assert.strictEqual(lists.active, 77)
+      // The operator can raise the share, or accept the shrink.
+      assert.strictEqual(
+        (await ingest("short.txt", eth.slice(0, 10).join("\n"), ["--max-delist-share", "0.9"])).code,
+        0
+      )
+      assert.strictEqual((await ingest("empty.json", "[]", ["--allow-shrink"])).code, 0)
+      assert.notStrictEqual(await blocked(), "BLOCK")
+    },
+    60_000
+  )
 
   it.skipIf(!hasSharedData)(
     "keeps the previous version in force when an ingest is killed (SIGKILL) midway, and ingests again after",

@@ -1,7 +1,7 @@
 /** Integration: real OFAC and Tether data ingested into a real SQLite file, then screened. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { IngestCommand } from "@vigil/cli"
-import { Chain, Ingestion, IntelIndex, Screening } from "@vigil/core"
+import { Chain, IntelIndex, Screening } from "@vigil/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -1,5 +1,5 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { IntelRecord, ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
 
@@ -29,6 +29,24 @@ export interface Completion {
   readonly asOf: string
   /** Hash of the input, to recognise an unchanged re-ingest. */
   readonly contentHash: string
+  /**
+   * The largest share (0–1) of the list's active records the commit may de-list; more and nothing is applied
+   * (`ShrinkRefused`). Absent: no limit. Checked inside the atomic step, against the list as it is then.
+   */
+  readonly maxDelistedShare?: number
+}
+
+/** A commit would have de-listed more of a list than its completion allowed; nothing was applied. */
+export class ShrinkRefused extends Schema.TaggedError<ShrinkRefused>()("ShrinkRefused", {
+  list: Schema.String,
+  active: Schema.Int,
+  removed: Schema.Int,
+  maxShare: Schema.Finite
+}) {
+  override get message() {
+    const share = this.active === 0 ? 0 : Math.round((100 * this.removed) / this.active)
+    return `this version would de-list ${this.removed} of the ${this.active} active records of ${this.list} (${share}%, more than ${Math.round(100 * this.maxShare)}%)`
+  }
 }
 
 /** A committed version's description. */
@@ -75,7 +93,10 @@ export class IntelIndex extends Context.Service<
       records: ReadonlyArray<ParsedRecord>
     ) => Effect.Effect<void, StoreError.StoreError>
     /** Applies a staged version, completed with its date and hash, to its list atomically and makes it current. */
-    readonly commit: (version: number, completion: Completion) => Effect.Effect<CommitOutcome, StoreError.StoreError>
+    readonly commit: (
+      version: number,
+      completion: Completion
+    ) => Effect.Effect<CommitOutcome, StoreError.StoreError | ShrinkRefused>
     /** Drops a staged version. */
     readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
     /** Every record ever ingested for these normalized addresses, de-listed ones included. */
@@ -123,6 +144,30 @@ export interface CommitPlan {
   readonly added: number
   readonly delisted: number
   readonly unchanged: number
+}
+
+/** How many of the currently active records a plan leaves no longer active (de-listed or gone). */
+export const removedActive = (plan: CommitPlan, activeKeys: ReadonlySet<string>): number => {
+  if (!plan.replaceAll) return plan.close.length
+  const stillActive = new Set(plan.insert.filter((r) => r.delistedAt === undefined).map(recordKey))
+  let removed = 0
+  for (const k of activeKeys) if (!stillActive.has(k)) removed++
+  return removed
+}
+
+/** The refusal of a plan under `completion.maxDelistedShare`, or undefined when it may be applied. */
+export const shrinkRefusal = (
+  list: string,
+  plan: CommitPlan,
+  activeKeys: ReadonlySet<string>,
+  completion: Completion
+): ShrinkRefused | undefined => {
+  const maxShare = completion.maxDelistedShare
+  if (maxShare === undefined || activeKeys.size === 0) return undefined
+  const removed = removedActive(plan, activeKeys)
+  return removed > maxShare * activeKeys.size
+    ? new ShrinkRefused({ list, active: activeKeys.size, removed, maxShare })
+    : undefined
 }
 
 /**

@@ -98,6 +98,49 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.strictEqual((yield* index.lookup([B])).length, 1)
       }))
 
+    test("refuses, inside the commit, a version that would de-list more than its allowed share, applying nothing", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-03-04"), [rec(A), rec(B), rec(C)])
+        const staged = yield* index.stage(info("ofac", "2025-11-19"))
+        yield* index.append(staged, [rec(A)])
+        const refused = yield* Effect.flip(
+          index.commit(staged, { asOf: "2025-11-19", contentHash: "shrunk", maxDelistedShare: 0.5 })
+        )
+        assert.strictEqual(refused._tag, "ShrinkRefused")
+        if (refused._tag === "ShrinkRefused") {
+          assert.deepStrictEqual([refused.list, refused.active, refused.removed, refused.maxShare], ["ofac", 3, 2, 0.5])
+          assert.match(refused.message, /de-list 2 of the 3 active records of ofac \(67%, more than 50%\)/)
+        }
+        const [status] = yield* index.lists
+        assert.deepStrictEqual(
+          [status?.asOf, status?.contentHash, status?.active],
+          ["2025-03-04", "hash-2025-03-04", 3]
+        )
+        for (const address of [A, B, C]) assert.isUndefined((yield* index.lookup([address]))[0]?.delistedAt)
+        // Within the share, or without a share, the same kind of version is applied.
+        const within = yield* index.stage(info("ofac", "2025-11-19"))
+        yield* index.append(within, [rec(A), rec(B)])
+        const outcome = yield* index.commit(within, { asOf: "2025-11-19", contentHash: "h2", maxDelistedShare: 0.5 })
+        assert.strictEqual(outcome.delisted, 1)
+      }))
+
+    test("counts a history version's shrink by the records it leaves no longer active", (index) =>
+      Effect.gen(function* () {
+        const history = info("usdt", "2025-01-01", { mode: "history" })
+        yield* ingest(index, history, [rec(A), rec(B), rec(C)])
+        const staged = yield* index.stage(history)
+        yield* index.append(staged, [
+          rec(A),
+          rec(B, { delistedAt: "2025-02-01" }),
+          rec(C, { delistedAt: "2025-02-01" })
+        ])
+        const refused = yield* Effect.flip(
+          index.commit(staged, { asOf: "2025-02-02", contentHash: "h", maxDelistedShare: 0.2 })
+        )
+        assert.strictEqual(refused._tag, "ShrinkRefused")
+        assert.strictEqual((yield* index.lists)[0]?.active, 3)
+      }))
+
     test("de-lists what a newer snapshot no longer has, on that snapshot's date, and keeps it as history", (index) =>
       Effect.gen(function* () {
         yield* ingest(index, info("ofac", "2025-03-04"), [rec(A, { listedAt: "2022-08-08" }), rec(B)])

@@ -17,7 +17,17 @@ export interface Request {
   readonly origin: string
   /** The version's date when the data does not state one (ISO `YYYY-MM-DD`); default: today. */
   readonly asOf?: string
+  /**
+   * Accept a version with no valid record, or one that de-lists more than `maxDelistedShare` of the list's
+   * active records (both refused by default: a malformed or wrong refresh must never silently empty a list).
+   */
+  readonly allowShrink?: boolean
+  /** The largest share (0–1) of the active records one version may de-list; default {@link defaultMaxDelistedShare}. */
+  readonly maxDelistedShare?: number
 }
+
+/** One version may de-list at most this share of a list's active records unless the operator allows more. */
+export const defaultMaxDelistedShare = 0.2
 
 /** What an ingest did. `unchanged`: the input was identical to the list's current version. */
 export interface Outcome {
@@ -119,7 +129,31 @@ export const run = Effect.fnUntraced(function* <E>(
         message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}); nothing changed`
       })
     }
-    const outcome = yield* index.commit(version, { asOf, contentHash })
+    if (records === 0 && request.allowShrink !== true) {
+      const skipped = parser.skipped()
+      return yield* new IngestFailed({
+        list: request.list,
+        message: `${request.origin} holds no valid record (${skipped.count} skipped${skipped.examples[0] === undefined ? "" : `, first: ${skipped.examples[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
+      })
+    }
+    const outcome = yield* index
+      .commit(version, {
+        asOf,
+        contentHash,
+        ...(request.allowShrink === true
+          ? {}
+          : { maxDelistedShare: request.maxDelistedShare ?? defaultMaxDelistedShare })
+      })
+      .pipe(
+        Effect.catchTag("ShrinkRefused", (refused) =>
+          Effect.fail(
+            new IngestFailed({
+              list: request.list,
+              message: `${request.origin}: ${refused.message}; refused, the list is unchanged (--allow-shrink if this is intended)`
+            })
+          )
+        )
+      )
     return {
       ...base,
       status: "committed",

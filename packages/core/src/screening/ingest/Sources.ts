@@ -31,7 +31,13 @@ export const SourceSpec = Schema.Struct({
   category: Schema.optionalKey(Category),
   label: Schema.optionalKey(Schema.NonEmptyString),
   format: Schema.optionalKey(Schema.Literals(Labels.formats)),
-  asOf: Schema.optionalKey(IsoDate)
+  asOf: Schema.optionalKey(IsoDate),
+  /** Accept a version with no valid record, or one that de-lists more than `maxDelistedShare` of the list. */
+  allowShrink: Schema.optionalKey(Schema.Boolean),
+  /** The largest share (0–1) of the list's active records this version may de-list; default 0.2. */
+  maxDelistedShare: Schema.optionalKey(
+    Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }, { message: "must be a share from 0 to 1" }))
+  )
 })
 export type SourceSpec = typeof SourceSpec.Type
 
@@ -45,7 +51,13 @@ const stem = (input: string, pattern: RegExp) => (input.split(/[\\/]/).pop() ?? 
 
 /** The ingest request and parser of a source. */
 export const plan = (spec: SourceSpec): Effect.Effect<{ request: Request; parser: Parser }, InvalidSource> => {
-  const common = { kind: spec.kind, origin: spec.input, ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }) }
+  const common = {
+    kind: spec.kind,
+    origin: spec.input,
+    ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }),
+    ...(spec.allowShrink === undefined ? {} : { allowShrink: spec.allowShrink }),
+    ...(spec.maxDelistedShare === undefined ? {} : { maxDelistedShare: spec.maxDelistedShare })
+  }
   switch (spec.kind) {
     case "ofac-sdn-xml":
       return Effect.succeed({
