@@ -96,6 +96,17 @@ const intelServices = Effect.gen(function* () {
   return { charge, intelligence, cacheHeaders }
 })
 
+/** Fails with a 400 on `options.as_of` when `asOf` is after today (by the Effect Clock). */
+const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const today = Instant.day(now)
+    return asOf > today
+      ? Effect.fail(
+          new HttpErrors.BadRequest({ flavour, field: "options.as_of", message: `${asOf} is after today (${today})` })
+        )
+      : Effect.void
+  })
+
 /**
  * The intelligence routes after authentication and decoding (v3 single, v2, and the batch's parts): shared by
  * the HttpApi handlers and the hot lane.
@@ -112,27 +123,37 @@ export const operations = Effect.gen(function* () {
     address: string,
     chain: Chain.Network | "auto",
     includeDetails: boolean,
+    asOf: string | undefined,
     body: (s: Intelligence.Screened) => string
   ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
+    const options = { policy: flavour, chain, detected, includeDetails, ...(asOf === undefined ? {} : { asOf }) }
     return Effect.flatMap(charge(flavour, client, 1), (decision) =>
-      Effect.map(intelligence.single(address, { policy: flavour, chain, detected, includeDetails }), (s) =>
+      Effect.map(intelligence.single(address, options), (s) =>
         Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
       )
     ).pipe(Effect.mapError(HttpErrors.fromDomain(flavour)))
   }
 
-  const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
+  const v3Single = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
     single(
       "v3",
       client,
       payload.address,
       payload.options?.chain ?? "auto",
       payload.options?.include_details === true,
+      payload.options?.as_of,
       (s) =>
         s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result)
     )
+
+  /** v3 single; a past `options.as_of` screens against the lists of that day, a future one is a 400. */
+  const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) => {
+    const asOf = payload.options?.as_of
+    if (asOf === undefined) return v3Single(payload, client)
+    return Effect.flatMap(notAfterToday("v3", asOf), () => v3Single(payload, client))
+  }
 
   const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
     single(
@@ -141,6 +162,7 @@ export const operations = Effect.gen(function* () {
       address,
       "auto",
       false,
+      undefined,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
       (s) =>
         `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
@@ -165,11 +187,13 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
       .handle("batch", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          const decision = yield* charge("v3", client, payload.addresses.length)
           const options = payload.options
+          if (options?.as_of !== undefined) yield* notAfterToday("v3", options.as_of)
+          const decision = yield* charge("v3", client, payload.addresses.length)
           const result = yield* intelligence.batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
             includeDetails: options?.include_details === true,
+            ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
             ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
           })
           return Responses.json(200, result, Responses.rateHeaders(decision))

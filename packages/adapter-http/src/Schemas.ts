@@ -21,6 +21,11 @@ const ChainHint = Schema.Union([Chain.Network, Schema.Literal("auto")]).annotate
   description: "Network the address must be valid on; `auto` (default) detects it from the format."
 })
 
+const AsOf = Instant.IsoDate.annotate({
+  description:
+    "Screen against the lists as they were on this day (YYYY-MM-DD, a real calendar day, not after today); default today."
+})
+
 /** Body of `POST /api/v3/intel`. */
 export const V3Request = Schema.Struct({
   address: Address,
@@ -28,7 +33,8 @@ export const V3Request = Schema.Struct({
     Schema.Struct({
       include_details: Schema.optionalKey(Schema.Boolean),
       chain: Schema.optionalKey(ChainHint),
-      enable_agentic: Schema.optionalKey(Schema.Boolean)
+      enable_agentic: Schema.optionalKey(Schema.Boolean),
+      as_of: Schema.optionalKey(AsOf)
     })
   )
 }).annotate({
@@ -58,7 +64,8 @@ export const BatchRequest = Schema.Struct({
       ),
       include_details: Schema.optionalKey(Schema.Boolean),
       chain: Schema.optionalKey(ChainHint),
-      enable_agentic: Schema.optionalKey(Schema.Boolean)
+      enable_agentic: Schema.optionalKey(Schema.Boolean),
+      as_of: Schema.optionalKey(AsOf)
     })
   )
 }).annotate({

@@ -320,7 +320,8 @@ describe("hot routes", () => {
           new URL(HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address))
 
         const { key, revoked } = yield* Effect.gen(function* () {
-          yield* TestServer.ingest("sanctions", "sanctions", [SANCTIONED], "2026-01-01")
+          // The TestClock reads 1970-01-01: the list is dated that day, so it is in force and not in the future.
+          yield* TestServer.ingest("sanctions", "sanctions", [SANCTIONED], "1970-01-01")
           const key = yield* TestServer.issue({ name: "Acme", qps: 1e9, daily: 1e9, monthly: 1e9 })
           const revoked = yield* TestServer.issue({ name: "Gone" })
           const keys = yield* ApiKeys.ApiKeys

@@ -93,9 +93,15 @@ export const issue = (request: ApiKeys.IssueRequest) =>
   Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (keys) => keys.issue(request)).pipe(Effect.map((i) => i.key))
 
 /** Ingests `addresses` as one snapshot of the address list `list` with `category`, dated `asOf`. */
-export const ingest = (list: string, category: Intel.Category, addresses: ReadonlyArray<string>, asOf: string) =>
+export const ingest = (
+  list: string,
+  category: Intel.Category,
+  addresses: ReadonlyArray<string>,
+  asOf: string,
+  options: { readonly allowShrink?: boolean } = {}
+) =>
   Ingestion.Ingest.run(
-    { kind: "address-list", list, source: "TEST", mode: "snapshot", origin: "test", asOf },
+    { kind: "address-list", list, source: "TEST", mode: "snapshot", origin: "test", asOf, ...options },
     Ingestion.AddressList.make({ list, category }),
     Stream.make(new TextEncoder().encode(addresses.join("\n") + "\n"))
   )

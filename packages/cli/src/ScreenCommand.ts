@@ -1,7 +1,7 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { Chain, Screening } from "@vigil/core"
-import { Console, Effect, Layer, Option } from "effect"
+import { Chain, Instant, Screening } from "@vigil/core"
+import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
@@ -43,24 +43,38 @@ export const command = Command.make(
       const addresses = [...args.addresses, ...fromFile]
       if (addresses.length === 0)
         return yield* new CommandFailed({ message: "give addresses to screen, or --file FILE" })
+      if (Option.isSome(args.asOf)) {
+        const today = Instant.day(yield* Clock.currentTimeMillis)
+        if (args.asOf.value > today) {
+          return yield* new CommandFailed({ message: `--as-of ${args.asOf.value} is after today (${today})` })
+        }
+      }
       const screening = yield* Screening.Screening
       const options: Screening.Options = {
         chain: args.chain,
         includeDetails: args.details,
         ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
       }
+      let invalid = 0
       yield* Effect.forEach(
         addresses,
         (address) =>
           screening.screen(address, options).pipe(
             Effect.map((result) => JSON.stringify(result)),
-            Effect.catchTag("InvalidAddress", (e) =>
-              Effect.succeed(JSON.stringify({ address, error: { code: "invalid_address", message: e.message } }))
-            ),
+            Effect.catchTag("InvalidAddress", (e) => {
+              invalid++
+              return Effect.succeed(JSON.stringify({ address, error: { code: "invalid_address", message: e.message } }))
+            }),
             Effect.flatMap(Console.log)
           ),
         { discard: true }
       )
+      // Every address got its line; the exit status still says that not all of them could be screened.
+      if (invalid > 0) {
+        return yield* new CommandFailed({
+          message: `${invalid} of ${addresses.length} address${addresses.length === 1 ? " was" : "es were"} not valid (see their lines)`
+        })
+      }
     }).pipe(
       Effect.provide(Screening.Screening.layer.pipe(Layer.provide(SqliteAdapter.layer({ filename: args.db })))),
       Effect.catchTag("StoreError", databaseFailure(args.db))

@@ -146,6 +146,31 @@ describe("vigil ingest and screen", () => {
     assert.include(bad.stderr, "kind")
   })
 
+  it("refuses impossible and future dates to ingest and screen, and exits 1 when an address to screen was invalid", async () => {
+    const cwd = tempDir()
+    writeFileSync(join(cwd, "list.txt"), `${TORNADO}\n`)
+    const ingest = (asOf: string) =>
+      runVigil(cwd, {}, ["ingest", "address-list", "list.txt", "--list", "ours", "--category", "scam", "--as-of", asOf])
+    for (const [date, message] of [
+      ["2024-02-30", /2024-02-30 is not a calendar date/],
+      ["2024-13-45", /2024-13-45 is not a calendar date/],
+      ["2999-01-01", /2999-01-01.*after today \(\d{4}-\d\d-\d\d\)/]
+    ] as const) {
+      for (const r of [await ingest(date), await runVigil(cwd, {}, ["screen", TORNADO, "--as-of", date])]) {
+        assert.strictEqual(r.code, 1, `${date}: ${r.stdout}`)
+        assert.match(r.stderr, message)
+        assert.notInclude(r.stdout, '"address"', "nothing screened")
+      }
+    }
+    assert.strictEqual((await runVigil(cwd, {}, ["lists"])).stdout, "", "nothing was ingested")
+    assert.strictEqual((await ingest("2024-01-01")).code, 0)
+    const mixed = await runVigil(cwd, {}, ["screen", TORNADO, "nope"])
+    assert.strictEqual(mixed.code, 1)
+    assert.lengthOf(mixed.stdout.trim().split("\n"), 2, "a line for every address, the invalid one too")
+    assert.match(mixed.stderr, /^vigil: 1 of 2 addresses were not valid/)
+    assert.strictEqual((await runVigil(cwd, {}, ["screen", TORNADO])).code, 0)
+  })
+
   it.skipIf(!hasSharedData)(
     "refuses a refresh that would empty or gut a list (exit 1, one line, the list in force), and takes it with --allow-shrink",
     async () => {

@@ -1,5 +1,5 @@
 /** The one wire form of a point in time: an ISO 8601 UTC instant with milliseconds. */
-import { DateTime, Schema } from "effect"
+import { DateTime, Option, Schema } from "effect"
 
 /** An ISO 8601 UTC instant, as every answer and delivery carries its times. */
 export const Timestamp = Schema.String.annotate({
@@ -12,3 +12,16 @@ export const iso = (millis: number): string => DateTime.formatIso(DateTime.makeU
 
 /** The UTC calendar day (`YYYY-MM-DD`) of an epoch-milliseconds instant. */
 export const day = (millis: number): string => DateTime.formatIsoDateUtc(DateTime.makeUnsafe(millis))
+
+/** True when `text` is a real calendar day written `YYYY-MM-DD` (not `2024-02-30`, not `2024-13-45`). */
+export const isCalendarDate = (text: string): boolean => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false
+  const parsed = DateTime.make(`${text}T00:00:00Z`)
+  return Option.isSome(parsed) && DateTime.formatIsoDateUtc(parsed.value) === text
+}
+
+/** A calendar day as `YYYY-MM-DD`; impossible days are refused with a message saying so. */
+export const IsoDate = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" }),
+  Schema.makeFilter((text: string) => isCalendarDate(text) || `${text} is not a calendar date`)
+).annotate({ description: "A calendar day, YYYY-MM-DD", examples: ["2025-11-19"] })

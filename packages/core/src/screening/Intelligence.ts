@@ -38,6 +38,8 @@ export interface SingleOptions {
   readonly includeDetails?: boolean
   /** The detection already made of the address (with `chain`), so the checksum is not verified twice. */
   readonly detected?: Chain.Valid
+  /** Screen against the lists as they were on this day (`YYYY-MM-DD`, not after today); default today. */
+  readonly asOf?: string
 }
 
 /** A screening answered through the cache: the result, whether it came from there, and when. */
@@ -57,6 +59,8 @@ export interface BatchOptions {
   readonly includeDetails?: boolean
   /** Addresses screened at once, 1–10 (default 3). */
   readonly concurrency?: number
+  /** Screen against the lists as they were on this day; default today. */
+  readonly asOf?: string
 }
 
 /** The most addresses one batch takes, and the default and largest concurrency. */
@@ -117,18 +121,18 @@ export class Intelligence extends Context.Service<
       // A pipeline rather than a generator: it runs on every request.
       const single = (address: string, options: SingleOptions): Effect.Effect<Screened, InvalidAddress> =>
         Effect.flatMap(Clock.currentTimeMillis, (started) => {
-          const today = isoDay(started)
+          const asOf = options.asOf ?? isoDay(started)
           const chain = options.chain ?? "auto"
           const includeDetails = options.includeDetails === true
           const screenOptions = {
             chain,
             includeDetails,
-            asOf: today,
+            asOf,
             ...(options.detected === undefined ? {} : { detected: options.detected })
           }
           return cache
             .through(
-              `${options.policy}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${today}`,
+              `${options.policy}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${asOf}`,
               screening.screen(address, screenOptions),
               (r) => lifetime(options.policy, r)
             )
@@ -160,7 +164,8 @@ export class Intelligence extends Context.Service<
               policy: "v3",
               chain,
               detected,
-              includeDetails: options.includeDetails === true
+              includeDetails: options.includeDetails === true,
+              ...(options.asOf === undefined ? {} : { asOf: options.asOf })
             }).pipe(
               Effect.map(restamped),
               Effect.catchTag("InvalidAddress", (e) => Effect.succeed(invalidAddress(address, e.message)))

@@ -4,7 +4,7 @@ import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, DateTime, Effect, Exit, Schema, Stream } from "effect"
 import type { ParsedRecord } from "../Intel.ts"
 import { IntelIndex, type VersionMode } from "../IntelIndex.ts"
-import type { StoreError } from "../../kernel/index.ts"
+import { Instant, type StoreError } from "../../kernel/index.ts"
 import { ParseFailure, type Parser, type Skipped } from "./Parser.ts"
 
 /** What to ingest the input as. */
@@ -122,6 +122,13 @@ export const run = Effect.fnUntraced(function* <E>(
     if (current !== undefined && current.contentHash === contentHash) {
       yield* index.discard(version)
       return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome
+    }
+    const today = Instant.day(now)
+    if (!Instant.isCalendarDate(asOf) || asOf > today) {
+      return yield* new IngestFailed({
+        list: request.list,
+        message: `${request.origin} is dated ${asOf}, ${Instant.isCalendarDate(asOf) ? `after today (${today})` : "not a calendar date"}; nothing changed`
+      })
     }
     if (current !== undefined && asOf < current.asOf) {
       return yield* new IngestFailed({

@@ -3,6 +3,7 @@
  * the defaults (list names, publishers, version modes) every host applies alike, the CLI and the facade.
  */
 import { Effect, Schema } from "effect"
+import { Instant } from "../../kernel/index.ts"
 import { Category } from "../Intel.ts"
 import type { Outcome, Request } from "./Ingest.ts"
 import * as AddressList from "./AddressList.ts"
@@ -17,10 +18,8 @@ import * as UsdtEvents from "./UsdtEvents.ts"
 export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
 export type Kind = (typeof kinds)[number]
 
-/** A date given as YYYY-MM-DD. */
-export const IsoDate = Schema.String.check(
-  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" })
-)
+/** A calendar day given as YYYY-MM-DD. */
+export const IsoDate = Instant.IsoDate
 
 /** One source to ingest: a kind, a file or URL, and what the data does not say itself. */
 export const SourceSpec = Schema.Struct({
