@@ -20,12 +20,15 @@ export const IsoDate = Ingestion.Sources.IsoDate
 export const SourceSpec = Ingestion.Sources.SourceSpec
 export type SourceSpec = Ingestion.Sources.SourceSpec
 
+/** What identifies an input wherever it is named from: a URL as given, a file by its absolute path. */
+export const originKey = (input: string) => (/^https?:\/\//i.test(input) ? input : resolve(input))
+
 /** Ingests one source: progress bar on a terminal, one summary line either way. */
 export const ingestOne = (
   spec: SourceSpec
 ): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
   Effect.gen(function* () {
-    const { request, parser } = yield* Ingestion.Sources.plan(spec).pipe(
+    const { request, parser } = yield* Ingestion.Sources.plan(spec, originKey(spec.input)).pipe(
       Effect.mapError((e) => new CommandFailed({ message: e.message }))
     )
     const input = yield* Input.open(spec.input).pipe(Effect.mapError((e) => new CommandFailed({ message: e.message })))
@@ -99,6 +102,10 @@ export const command = Command.make(
       ),
       Flag.withDefault(false)
     ),
+    replace: Flag.Boolean("replace").pipe(
+      Flag.withDescription("Replace a list that holds another kind of data or another publisher's"),
+      Flag.withDefault(false)
+    ),
     maxDelistShare: Flag.Finite("max-delist-share").pipe(
       Flag.withDescription("Largest share (0-1) of a list's active records one version may de-list; default 0.2"),
       Flag.optional
@@ -134,6 +141,7 @@ export const command = Command.make(
       const guarded = specs.map((spec) => ({
         ...spec,
         ...(args.allowShrink ? { allowShrink: true } : {}),
+        ...(args.replace ? { replace: true } : {}),
         ...Option.match(args.maxDelistShare, {
           onNone: () => ({}),
           onSome: (maxDelistedShare) => ({ maxDelistedShare })

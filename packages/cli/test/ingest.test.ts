@@ -172,6 +172,47 @@ describe("vigil ingest and screen", () => {
   })
 
   it.skipIf(!hasSharedData)(
+    "keeps two files of the same name apart, and refuses to replace a list with another kind of data unless told to",
+    async () => {
+      const cwd = tempDir()
+      const labels = "labels/dawsbot-eth-labels/data"
+      const ingestLabels = (chain: string) =>
+        runVigil(cwd, {}, [
+          "ingest",
+          "labels",
+          sharedData(`${labels}/${chain}/exploit/accounts.json`),
+          "--category",
+          "exploit"
+        ])
+      for (const chain of ["basescan", "arbiscan", "basescan"])
+        assert.strictEqual((await ingestLabels(chain)).code, 0, chain)
+      const lists = (await runVigil(cwd, {}, ["lists"])).stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+      assert.lengthOf(lists, 2, "two accounts.json files are two lists; the same file again is the same list")
+      for (const l of lists) {
+        assert.match(l.list, /^labels-accounts-[0-9a-f]{8}$/)
+        assert.isAbove(l.active, 0)
+        assert.strictEqual(l.delisted, 0, "neither de-listed the other")
+      }
+      assert.notStrictEqual(lists[0].list, lists[1].list)
+
+      writeFileSync(join(cwd, "ours.txt"), `${TORNADO}\n`)
+      const other = ["ingest", "address-list", "ours.txt", "--list", lists[0].list, "--category", "scam"]
+      const refused = await runVigil(cwd, {}, other)
+      assert.strictEqual(refused.code, 1)
+      assert.match(
+        refused.stderr,
+        /^vigil: labels-accounts-[0-9a-f]{8} holds labels data of labels-accounts-.* give it a list of its own \(--list NAME\), or --replace to replace this one; nothing changed\n$/
+      )
+      const replaced = await runVigil(cwd, {}, [...other, "--replace", "--allow-shrink"])
+      assert.strictEqual(replaced.code, 0, replaced.stderr)
+    },
+    60_000
+  )
+
+  it.skipIf(!hasSharedData)(
     "refuses a refresh that would empty or gut a list (exit 1, one line, the list in force), and takes it with --allow-shrink",
     async () => {
       const cwd = tempDir()

@@ -3,6 +3,7 @@
  * Promise methods over one ManagedRuntime holding the same core services the server answers with (the
  * screening policy and its cache, ingest, API keys). Effect users compose `Engine` and the adapters instead.
  */
+import { resolve } from "node:path"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import {
   ApiKeys,
@@ -122,7 +123,10 @@ export const createVigil = (options: Options): Vigil => {
     ingest: (source) =>
       run(
         Effect.gen(function* () {
-          const { request, parser } = yield* Ingestion.Sources.plan(source)
+          const { request, parser } = yield* Ingestion.Sources.plan(
+            source,
+            /^https?:\/\//i.test(source.input) ? source.input : resolve(source.input)
+          )
           const input = yield* Input.open(source.input)
           return yield* Ingestion.Ingest.run(request, parser, input.bytes)
         }).pipe(

@@ -24,6 +24,8 @@ export interface Request {
   readonly allowShrink?: boolean
   /** The largest share (0–1) of the active records one version may de-list; default {@link defaultMaxDelistedShare}. */
   readonly maxDelistedShare?: number
+  /** Replace a list that holds another kind of data or another publisher's (refused by default). */
+  readonly replace?: boolean
 }
 
 /** One version may de-list at most this share of a list's active records unless the operator allows more. */
@@ -67,6 +69,17 @@ export const run = Effect.fnUntraced(function* <E>(
   const now = yield* Clock.currentTimeMillis
   const ingestedAt = DateTime.formatIso(DateTime.makeUnsafe(now))
   const current = (yield* index.lists).find((l) => l.list === request.list)
+  // A list's identity is the kind of data and its publisher: another source never replaces it by accident.
+  if (
+    current !== undefined &&
+    request.replace !== true &&
+    (current.kind !== request.kind || current.source !== request.source)
+  ) {
+    return yield* new IngestFailed({
+      list: request.list,
+      message: `${request.list} holds ${current.kind} data of ${current.source} (from ${current.origin}); ${request.origin} is ${request.kind} data of ${request.source}: give it a list of its own (--list NAME), or --replace to replace this one; nothing changed`
+    })
+  }
   const version = yield* index.stage({
     list: request.list,
     source: request.source,

@@ -2,6 +2,8 @@
  * The sources a host can ingest, named by kind, and how a source becomes an ingest request and its parser:
  * the defaults (list names, publishers, version modes) every host applies alike, the CLI and the facade.
  */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect, Schema } from "effect"
 import { Instant } from "../../kernel/index.ts"
 import { Category } from "../Intel.ts"
@@ -33,6 +35,8 @@ export const SourceSpec = Schema.Struct({
   asOf: Schema.optionalKey(IsoDate),
   /** Accept a version with no valid record, or one that de-lists more than `maxDelistedShare` of the list. */
   allowShrink: Schema.optionalKey(Schema.Boolean),
+  /** Replace a list that holds another kind of data or another publisher's (refused otherwise). */
+  replace: Schema.optionalKey(Schema.Boolean),
   /** The largest share (0–1) of the list's active records this version may de-list; default 0.2. */
   maxDelistedShare: Schema.optionalKey(
     Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }, { message: "must be a share from 0 to 1" }))
@@ -48,14 +52,26 @@ export class InvalidSource extends Schema.TaggedError<InvalidSource>()("InvalidS
 /** The last part of a path or URL, without `pattern`. */
 const stem = (input: string, pattern: RegExp) => (input.split(/[\\/]/).pop() ?? input).replace(pattern, "")
 
+/**
+ * A list name derived from an input's file name, made unique to the input: two files both named `accounts.json`
+ * (in different folders, or fetched from different URLs) can never land in one list and de-list each other.
+ * `originKey` identifies the input (an absolute path or a URL); ingesting the same input again keeps the name.
+ */
+const derivedName = (prefix: string, input: string, pattern: RegExp, originKey: string) =>
+  `${prefix}-${stem(input, pattern)}-${bytesToHex(sha256(utf8ToBytes(originKey))).slice(0, 8)}`
+
 /** The ingest request and parser of a source. */
-export const plan = (spec: SourceSpec): Effect.Effect<{ request: Request; parser: Parser }, InvalidSource> => {
+export const plan = (
+  spec: SourceSpec,
+  originKey: string = spec.input
+): Effect.Effect<{ request: Request; parser: Parser }, InvalidSource> => {
   const common = {
     kind: spec.kind,
     origin: spec.input,
     ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }),
     ...(spec.allowShrink === undefined ? {} : { allowShrink: spec.allowShrink }),
-    ...(spec.maxDelistedShare === undefined ? {} : { maxDelistedShare: spec.maxDelistedShare })
+    ...(spec.maxDelistedShare === undefined ? {} : { maxDelistedShare: spec.maxDelistedShare }),
+    ...(spec.replace === undefined ? {} : { replace: spec.replace })
   }
   switch (spec.kind) {
     case "ofac-sdn-xml":
@@ -77,14 +93,14 @@ export const plan = (spec: SourceSpec): Effect.Effect<{ request: Request; parser
       return Effect.succeed({
         request: {
           ...common,
-          list: spec.list ?? `graphsense-${stem(spec.input, /\.ya?ml$/i)}`,
+          list: spec.list ?? derivedName("graphsense", spec.input, /\.ya?ml$/i, originKey),
           source: spec.source ?? "GraphSense",
           mode: "snapshot"
         },
         parser: GraphSense.make()
       })
     case "labels": {
-      const list = spec.list ?? `labels-${stem(spec.input, /\.(json|csv)$/i)}`
+      const list = spec.list ?? derivedName("labels", spec.input, /\.(json|csv)$/i, originKey)
       return Effect.succeed({
         request: { ...common, list, source: spec.source ?? list, mode: "snapshot" },
         parser: Labels.make({
