@@ -40,10 +40,12 @@ export const ingestOne = (
         })
       : undefined
     bar?.start(input.size ?? 0, 0, { records: 0 })
-    const outcome = yield* Ingestion.Ingest.run(request, parser, input.bytes, (bytes, records) =>
-      bar?.update(bytes, { records })
+    // The bar measures the file as stored (compressed bytes of a .bz2) and the records parsed so far.
+    const outcome = yield* Ingestion.Ingest.run(request, parser, input.bytes, (_, records) =>
+      bar?.update(input.read(), { records })
     ).pipe(
       Effect.ensuring(Effect.sync(() => bar?.stop())),
+      Effect.onInterrupt(() => Console.error(`vigil: interrupted; ${request.list} is unchanged`)),
       Effect.catchTags({
         IngestFailed: (e) => Effect.fail(new CommandFailed({ message: e.message })),
         InputError: (e) => Effect.fail(new CommandFailed({ message: e.message })),

@@ -8,10 +8,25 @@ import unbzip2 from "unbzip2-stream"
 /** What was named cannot be read: a missing file, an unreachable URL, a broken bzip2 stream. */
 export class InputError extends Schema.TaggedError<InputError>()("InputError", { message: Schema.String }) {}
 
-/** An opened input: its bytes, and its size when known (for progress). */
+/** An opened input: its bytes, its size when known, and how much of it has been read (both for progress). */
 export interface Input {
   readonly bytes: Stream.Stream<Uint8Array, InputError>
+  /** Bytes of the file or response as stored (compressed, for `.bz2`). */
   readonly size: number | undefined
+  /** Bytes of the file or response read so far, in the same measure as `size`. */
+  readonly read: () => number
+}
+
+/** Counts what passes through, before any decompression. */
+const counting = (source: AsyncIterable<Uint8Array>) => {
+  let read = 0
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of source) {
+      read += chunk.length
+      yield chunk
+    }
+  }
+  return { chunks: counted(), read: () => read }
 }
 
 const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
@@ -69,6 +84,7 @@ export const open = (origin: string): Effect.Effect<Input, InputError> =>
       readable = createReadStream(origin)
     }
     const bz2 = /\.bz2$/i.test(isUrl(origin) ? new URL(origin).pathname : origin)
-    const decoded: AsyncIterable<Uint8Array> = bz2 ? decompress(readable) : readable
-    return { size, bytes: Stream.fromAsyncIterable(decoded, failure(origin)) }
+    const raw = counting(readable)
+    const decoded: AsyncIterable<Uint8Array> = bz2 ? decompress(raw.chunks) : raw.chunks
+    return { size, read: raw.read, bytes: Stream.fromAsyncIterable(decoded, failure(origin)) }
   })
