@@ -15,7 +15,10 @@ const make = Effect.sync(() => {
   let generation = 0
   const staged = new Map<number, Staged>()
   const byList = new Map<string, Array<Intel.IntelRecord>>()
-  const current = new Map<string, { readonly version: number; readonly info: IntelIndex.VersionInfo }>()
+  const current = new Map<
+    string,
+    { readonly version: number; readonly number: number; readonly info: IntelIndex.VersionInfo }
+  >()
 
   return IntelIndex.IntelIndex.of({
     stage: (info) =>
@@ -51,12 +54,13 @@ const make = Effect.sync(() => {
               r.delistedAt === undefined && closing.has(IntelIndex.recordKey(r)) ? { ...r, delistedAt: info.asOf } : r
             )
         byList.set(info.list, [...kept, ...plan.insert])
-        current.set(info.list, { version, info })
+        const number = (current.get(info.list)?.number ?? 0) + 1
+        current.set(info.list, { version, number, info })
         generation = version
         staged.delete(version)
         return Effect.succeed({
           list: info.list,
-          version,
+          version: number,
           added: plan.added,
           delisted: plan.delisted,
           unchanged: plan.unchanged
@@ -70,22 +74,24 @@ const make = Effect.sync(() => {
       }),
     generation: Effect.sync(() => generation),
     lists: Effect.sync(() =>
-      [...current.values()].map(({ version, info }) => {
-        const records = byList.get(info.list) ?? []
-        const active = records.filter((r) => r.delistedAt === undefined).length
-        return {
-          list: info.list,
-          source: info.source,
-          kind: info.kind,
-          version,
-          asOf: info.asOf,
-          contentHash: info.contentHash,
-          origin: info.origin,
-          ingestedAt: info.ingestedAt,
-          active,
-          delisted: records.length - active
-        }
-      })
+      [...current.values()]
+        .sort((a, b) => (a.info.list < b.info.list ? -1 : a.info.list > b.info.list ? 1 : 0))
+        .map(({ number, info }) => {
+          const records = byList.get(info.list) ?? []
+          const active = records.filter((r) => r.delistedAt === undefined).length
+          return {
+            list: info.list,
+            source: info.source,
+            kind: info.kind,
+            version: number,
+            asOf: info.asOf,
+            contentHash: info.contentHash,
+            origin: info.origin,
+            ingestedAt: info.ingestedAt,
+            active,
+            delisted: records.length - active
+          }
+        })
     )
   })
 })

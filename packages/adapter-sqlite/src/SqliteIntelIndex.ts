@@ -101,8 +101,12 @@ const make = Effect.gen(function* () {
     generation: db.prepare<[], { g: number }>(
       "SELECT coalesce(max(id), 0) AS g FROM intel_versions WHERE state = 'committed'"
     ),
-    lists: db.prepare<[], VersionRow & { active: number; delisted: number }>(
+    versionNumber: db.prepare<[string, number], { n: number }>(
+      "SELECT count(*) AS n FROM intel_versions WHERE list = ? AND state = 'committed' AND id <= ?"
+    ),
+    lists: db.prepare<[], VersionRow & { active: number; delisted: number; number: number }>(
       `SELECT v.*, 
+         (SELECT count(*) FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
          (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
          (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
        FROM intel_lists l JOIN intel_versions v ON v.id = l.version ORDER BY l.list`
@@ -167,7 +171,14 @@ const make = Effect.gen(function* () {
           s.markCommitted.run(version)
           s.setCurrent.run(info.list, version)
           s.clearStaged.run(version)
-          return { list: info.list, version, added: plan.added, delisted: plan.delisted, unchanged: plan.unchanged }
+          const number = s.versionNumber.get(info.list, version)!.n
+          return {
+            list: info.list,
+            version: number,
+            added: plan.added,
+            delisted: plan.delisted,
+            unchanged: plan.unchanged
+          }
         })
         .pipe(
           Effect.ensuring(forget),
@@ -196,7 +207,7 @@ const make = Effect.gen(function* () {
         list: row.list,
         source: row.source,
         kind: row.kind,
-        version: row.id,
+        version: row.number,
         asOf: row.as_of,
         contentHash: row.content_hash,
         origin: row.origin,

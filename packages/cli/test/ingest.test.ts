@@ -269,11 +269,13 @@ describe("vigil ingest and screen", () => {
       const lists = JSON.parse((await runVigil(cwd, {}, ["lists"])).stdout.trim().split("\n")[0]!)
       assert.strictEqual(lists.active, 77)
       // The operator can raise the share, or accept the shrink.
-      assert.strictEqual(
-        (await ingest("short.txt", eth.slice(0, 10).join("\n"), ["--max-delist-share", "0.9"])).code,
-        0
-      )
-      assert.strictEqual((await ingest("empty.json", "[]", ["--allow-shrink"])).code, 0)
+      // Versions are numbered per list, and the refused attempts used no number.
+      const raised = await ingest("short.txt", eth.slice(0, 10).join("\n"), ["--max-delist-share", "0.9"])
+      assert.strictEqual(raised.code, 0)
+      assert.match(raised.stdout, /^ofac-eth: version 2 as of /)
+      const emptied = await ingest("empty.json", "[]", ["--allow-shrink"])
+      assert.strictEqual(emptied.code, 0)
+      assert.match(emptied.stdout, /^ofac-eth: version 3 as of /)
       assert.notStrictEqual(await blocked(), "BLOCK")
     },
     60_000

@@ -57,6 +57,7 @@ export interface ListStatus {
   readonly list: string
   readonly source: string
   readonly kind: string
+  /** The list's own version number: 1 for its first committed version, then 2, 3… (refused or discarded attempts use none). */
   readonly version: number
   readonly asOf: string
   readonly contentHash: string
@@ -71,6 +72,7 @@ export interface ListStatus {
 /** What committing a version changed. */
 export interface CommitOutcome {
   readonly list: string
+  /** The list's own version number: 1 for its first committed version, then 2, 3… (refused or discarded attempts use none). */
   readonly version: number
   readonly added: number
   readonly delisted: number
@@ -103,7 +105,7 @@ export class IntelIndex extends Context.Service<
     readonly lookup: (
       addresses: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
-    /** The committed lists. */
+    /** The committed lists, by name. */
     readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
     /**
      * A number that changes whenever a commit changes what `lookup` can return (0 before any commit), also when

@@ -98,6 +98,26 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.strictEqual((yield* index.lookup([B])).length, 1)
       }))
 
+    test("numbers each list's versions 1, 2, 3…, whatever other lists and failed attempts do", (index) =>
+      Effect.gen(function* () {
+        const first = yield* ingest(index, info("ofac", "2025-01-01"), [rec(A), rec(B)])
+        const other = yield* ingest(index, info("labels", "2025-01-01"), [rec(C)])
+        const discarded = yield* index.stage(info("ofac", "2025-02-01"))
+        yield* index.discard(discarded)
+        const shrunk = yield* index.stage(info("ofac", "2025-02-01"))
+        yield* index.append(shrunk, [rec(A)])
+        yield* Effect.flip(index.commit(shrunk, { asOf: "2025-02-01", contentHash: "x", maxDelistedShare: 0.2 }))
+        const second = yield* ingest(index, info("ofac", "2025-03-01"), [rec(A), rec(B), rec(C)])
+        assert.deepStrictEqual([first.version, other.version, second.version], [1, 1, 2])
+        assert.deepStrictEqual(
+          (yield* index.lists).map((l) => [l.list, l.version]),
+          [
+            ["labels", 1],
+            ["ofac", 2]
+          ]
+        )
+      }))
+
     test("refuses, inside the commit, a version that would de-list more than its allowed share, applying nothing", (index) =>
       Effect.gen(function* () {
         yield* ingest(index, info("ofac", "2025-03-04"), [rec(A), rec(B), rec(C)])

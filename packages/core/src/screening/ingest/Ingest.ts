@@ -177,7 +177,7 @@ export const run = Effect.fnUntraced(function* <E>(
     return {
       ...base,
       status: "committed",
-      version,
+      version: outcome.version,
       added: outcome.added,
       delisted: outcome.delisted,
       unchanged: outcome.unchanged
