@@ -43,6 +43,11 @@ export interface Outcome {
   readonly unchanged: number
   readonly skipped: Skipped
   readonly contentHash: string
+  /**
+   * Where `asOf` came from: the data's own date, the date the operator gave, or (an undated source such as a
+   * label set or the legacy CSV) the day of the ingest standing in for listing dates nobody stated.
+   */
+  readonly dated: "data" | "given" | "ingest"
 }
 
 /** The input could not be ingested; nothing was changed. */
@@ -130,8 +135,10 @@ export const run = Effect.fnUntraced(function* <E>(
     yield* take(() => parser.end())
     yield* flush
     const contentHash = bytesToHex(hash.digest())
-    const asOf = request.asOf ?? parser.asOf() ?? DateTime.formatIsoDateUtc(DateTime.makeUnsafe(now))
-    const base = { list: request.list, asOf, records, skipped: parser.skipped(), contentHash }
+    const stated = parser.asOf()
+    const asOf = request.asOf ?? stated ?? Instant.day(now)
+    const dated = request.asOf !== undefined ? "given" : stated !== undefined ? "data" : "ingest"
+    const base = { list: request.list, asOf, dated, records, skipped: parser.skipped(), contentHash } as const
     if (current !== undefined && current.contentHash === contentHash) {
       yield* index.discard(version)
       return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome

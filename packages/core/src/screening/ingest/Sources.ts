@@ -130,5 +130,11 @@ export const summary = (origin: string, o: Outcome): string => {
   const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.examples[0] ?? ""})`
   return o.status === "unchanged"
     ? `${o.list}: unchanged, ${origin} is identical to the current version${skipped}`
-    : `${o.list}: version ${o.version} as of ${o.asOf} from ${origin}: ${o.records} records (added ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}`
+    : `${o.list}: version ${o.version} as of ${o.asOf} from ${origin}: ${o.records} records (added ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}${undated(o)}`
 }
+
+/** What an undated source's summary says: its listing dates are unknown, and which date stands in for them. */
+const undated = (o: Outcome) =>
+  o.dated === "ingest"
+    ? `; the source states no date: listing dates unknown, the ingest date ${o.asOf} stands in (--as-of sets it)`
+    : ""
