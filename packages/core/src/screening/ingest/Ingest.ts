@@ -1,7 +1,7 @@
 /** Runs one list ingest: streams input through a parser into a staged version, then commits it atomically. */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Clock, DateTime, Effect, Exit, Schema, Stream } from "effect"
+import { Clock, Effect, Exit, Schema, Stream } from "effect"
 import type { ParsedRecord } from "../Intel.ts"
 import { IntelIndex, type VersionMode } from "../IntelIndex.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
@@ -72,7 +72,7 @@ export const run = Effect.fnUntraced(function* <E>(
 ): Effect.fn.Return<Outcome, IngestFailed | StoreError.StoreError | E, IntelIndex> {
   const index = yield* IntelIndex
   const now = yield* Clock.currentTimeMillis
-  const ingestedAt = DateTime.formatIso(DateTime.makeUnsafe(now))
+  const ingestedAt = Instant.iso(now)
   const current = (yield* index.lists).find((l) => l.list === request.list)
   // A list's identity is the kind of data and its publisher: another source never replaces it by accident.
   if (
