@@ -13,6 +13,8 @@ const notStaged = (operation: string, version: number) =>
 const make = Effect.sync(() => {
   let nextVersion = 1
   let generation = 0
+  /** The last version number of deleted lists, so a list made again under the name numbers on. */
+  const removed = new Map<string, number>()
   const staged = new Map<number, Staged>()
   const byList = new Map<string, Array<Intel.IntelRecord>>()
   const current = new Map<
@@ -54,9 +56,9 @@ const make = Effect.sync(() => {
               r.delistedAt === undefined && closing.has(IntelIndex.recordKey(r)) ? { ...r, delistedAt: info.asOf } : r
             )
         byList.set(info.list, [...kept, ...plan.insert])
-        const number = (current.get(info.list)?.number ?? 0) + 1
+        const number = (current.get(info.list)?.number ?? removed.get(info.list) ?? 0) + 1
         current.set(info.list, { version, number, info })
-        generation = version
+        generation++
         staged.delete(version)
         return Effect.succeed({
           list: info.list,
@@ -65,6 +67,17 @@ const make = Effect.sync(() => {
           delisted: plan.delisted,
           unchanged: plan.unchanged
         })
+      }),
+    remove: (list) =>
+      Effect.sync(() => {
+        const entry = current.get(list)
+        if (entry === undefined) return undefined
+        const records = byList.get(list)?.length ?? 0
+        byList.delete(list)
+        current.delete(list)
+        removed.set(list, entry.number)
+        generation++
+        return { list, version: entry.number, records }
       }),
     discard: (version) => Effect.sync(() => void staged.delete(version)),
     lookup: (addresses) =>

@@ -98,8 +98,16 @@ const make = Effect.gen(function* () {
     clearStaged: db.prepare<[number]>("DELETE FROM intel_staged WHERE version = ?"),
     discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
     byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
+    // Commits raise the newest committed version id; deletions add to the count of deletions: either moves it.
     generation: db.prepare<[], { g: number }>(
-      "SELECT coalesce(max(id), 0) AS g FROM intel_versions WHERE state = 'committed'"
+      `SELECT (SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
+         + (SELECT count(*) FROM intel_deletions) AS g`
+    ),
+    currentOf: db.prepare<[string], { version: number }>("SELECT version FROM intel_lists WHERE list = ?"),
+    countRecords: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM intel_records WHERE list = ?"),
+    dropCurrent: db.prepare<[string]>("DELETE FROM intel_lists WHERE list = ?"),
+    recordDeletion: db.prepare<[string, number, number, string]>(
+      "INSERT INTO intel_deletions (list, version, records, deleted_at) VALUES (?, ?, ?, ?)"
     ),
     versionNumber: db.prepare<[string, number], { n: number }>(
       "SELECT count(*) AS n FROM intel_versions WHERE list = ? AND state = 'committed' AND id <= ?"
@@ -191,6 +199,20 @@ const make = Effect.gen(function* () {
                   : Effect.succeed(outcome)
           )
         ),
+    remove: (list, at) =>
+      database
+        .transaction("IntelIndex.remove", () => {
+          const current = s.currentOf.get(list)
+          if (current === undefined) return undefined
+          const version = s.versionNumber.get(list, current.version)!.n
+          const records = s.countRecords.get(list)!.n
+          s.deleteList.run(list)
+          s.dropStaged.run(list)
+          s.dropCurrent.run(list)
+          s.recordDeletion.run(list, version, records, at)
+          return { list, version, records }
+        })
+        .pipe(Effect.ensuring(forget)),
     discard: (version) =>
       database.transaction("IntelIndex.discard", () => {
         s.discard.run(version)

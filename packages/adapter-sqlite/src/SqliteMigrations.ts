@@ -116,6 +116,19 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
       CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, status);
     `
+  },
+  {
+    version: 5,
+    name: "intel_deletions",
+    sql: `
+      CREATE TABLE intel_deletions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        list TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        records INTEGER NOT NULL,
+        deleted_at TEXT NOT NULL
+      );
+    `
   }
 ]
 

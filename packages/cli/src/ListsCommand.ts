@@ -1,16 +1,35 @@
-/** `vigil lists`: the lists ingested, their current version and counts, one JSON line each. */
+/** `vigil lists`: the lists ingested, their current version and counts, one JSON line each; `--delete` removes one. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { IntelIndex } from "@vigil/core"
-import { Effect } from "effect"
-import { Command } from "effect/cli"
-import { databaseFailure } from "./CommandFailed.ts"
+import { Instant, IntelIndex } from "@vigil/core"
+import { Clock, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 
 /** The command. */
-export const command = Command.make("lists", { db: databaseFlag }, ({ db }) =>
-  Effect.gen(function* () {
-    const index = yield* IntelIndex.IntelIndex
-    for (const list of yield* index.lists) yield* JsonLine.print(list)
-  }).pipe(Effect.provide(SqliteAdapter.layer({ filename: db })), Effect.catchTag("StoreError", databaseFailure(db)))
-).pipe(Command.withDescription("Show the ingested lists and their versions"))
+export const command = Command.make(
+  "lists",
+  {
+    delete: Flag.String("delete").pipe(
+      Flag.withDescription("Delete this list: its records leave every answer at once; the deletion is recorded"),
+      Flag.optional
+    ),
+    db: databaseFlag
+  },
+  (args) =>
+    Effect.gen(function* () {
+      const index = yield* IntelIndex.IntelIndex
+      if (Option.isSome(args.delete)) {
+        const list = args.delete.value
+        const removed = yield* index.remove(list, Instant.iso(yield* Clock.currentTimeMillis))
+        if (removed === undefined)
+          return yield* new CommandFailed({ message: `no list named ${list}; nothing changed` })
+        return yield* JsonLine.print({ deleted: removed.list, version: removed.version, records: removed.records })
+      }
+      for (const list of yield* index.lists) yield* JsonLine.print(list)
+    }).pipe(
+      Effect.provide(SqliteAdapter.layer({ filename: args.db })),
+      Effect.catchTag("StoreError", databaseFailure(args.db))
+    )
+).pipe(Command.withDescription("Show the ingested lists and their versions, or delete one (--delete NAME)"))

@@ -213,6 +213,19 @@ describe("vigil ingest and screen", () => {
       )
       const replaced = await runVigil(cwd, {}, [...other, "--replace", "--allow-shrink"])
       assert.strictEqual(replaced.code, 0, replaced.stderr)
+
+      // A list can be deleted: reported, and gone from every answer.
+      const deleted = await runVigil(cwd, {}, ["lists", "--delete", lists[1].list])
+      assert.strictEqual(deleted.code, 0, deleted.stderr)
+      assert.deepStrictEqual(JSON.parse(deleted.stdout), {
+        deleted: lists[1].list,
+        version: 1,
+        records: lists[1].active
+      })
+      assert.lengthOf((await runVigil(cwd, {}, ["lists"])).stdout.trim().split("\n"), 1)
+      const again = await runVigil(cwd, {}, ["lists", "--delete", lists[1].list])
+      assert.strictEqual(again.code, 1)
+      assert.match(again.stderr, /^vigil: no list named labels-accounts-[0-9a-f]{8}; nothing changed\n$/)
     },
     60_000
   )

@@ -69,6 +69,14 @@ export interface ListStatus {
   readonly delisted: number
 }
 
+/** What deleting a list removed: its records (active and de-listed) and the version that was in force. */
+export interface RemoveOutcome {
+  readonly list: string
+  /** The list's own number of the version that was in force. */
+  readonly version: number
+  readonly records: number
+}
+
 /** What committing a version changed. */
 export interface CommitOutcome {
   readonly list: string
@@ -99,6 +107,12 @@ export class IntelIndex extends Context.Service<
       version: number,
       completion: Completion
     ) => Effect.Effect<CommitOutcome, StoreError.StoreError | ShrinkRefused>
+    /**
+     * Deletes a list: its records and its place among the lists, in one atomic step, recorded with `at` (an ISO
+     * instant). Its versions stay as history, so a list made again under the name numbers on from them.
+     * `undefined` when there is no such list. Lookups and caches see the change at once (`generation` moves).
+     */
+    readonly remove: (list: string, at: string) => Effect.Effect<RemoveOutcome | undefined, StoreError.StoreError>
     /** Drops a staged version. */
     readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
     /** Every record ever ingested for these normalized addresses, de-listed ones included. */

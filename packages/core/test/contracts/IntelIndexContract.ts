@@ -98,6 +98,33 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.strictEqual((yield* index.lookup([B])).length, 1)
       }))
 
+    test("deletes a list atomically: its records leave lookups, the generation moves, a new list numbers on", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-01-01"), [rec(A), rec(B)])
+        yield* ingest(index, info("ofac", "2025-02-01"), [rec(A), rec(B), rec(C)])
+        yield* ingest(index, info("labels", "2025-01-01"), [rec(C, { category: "scam" })])
+        const before = yield* index.generation
+        assert.deepStrictEqual(yield* index.remove("ofac", "2025-03-01T00:00:00.000Z"), {
+          list: "ofac",
+          version: 2,
+          records: 3
+        })
+        assert.isAbove(yield* index.generation, before)
+        assert.deepStrictEqual(yield* index.lookup([A, B]), [])
+        assert.deepStrictEqual(
+          (yield* index.lookup([C])).map((r) => r.list),
+          ["labels"]
+        )
+        assert.deepStrictEqual(
+          (yield* index.lists).map((l) => l.list),
+          ["labels"]
+        )
+        assert.isUndefined(yield* index.remove("ofac", "2025-03-01T00:00:00.000Z"))
+        assert.isUndefined(yield* index.remove("nothing", "2025-03-01T00:00:00.000Z"))
+        const again = yield* ingest(index, info("ofac", "2025-04-01"), [rec(A)])
+        assert.deepStrictEqual([again.version, again.added, again.delisted], [3, 1, 0])
+      }))
+
     test("numbers each list's versions 1, 2, 3…, whatever other lists and failed attempts do", (index) =>
       Effect.gen(function* () {
         const first = yield* ingest(index, info("ofac", "2025-01-01"), [rec(A), rec(B)])
