@@ -4,7 +4,7 @@
  * serialisation.
  */
 import { ApiKeys, type ApiKeyStore, Chain, Instant, Intelligence, Quota, Status, V2 } from "@vigil/core"
-import { Clock, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -98,14 +98,13 @@ const intelServices = Effect.gen(function* () {
 
 /** Fails with a 400 on `options.as_of` when `asOf` is after today (by the Effect Clock). */
 const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const today = Instant.day(now)
-    return asOf > today
+  Effect.flatMap(Instant.today, (today) =>
+    asOf > today
       ? Effect.fail(
           new HttpErrors.BadRequest({ flavour, field: "options.as_of", message: `${asOf} is after today (${today})` })
         )
       : Effect.void
-  })
+  )
 
 /**
  * The intelligence routes after authentication and decoding (v3 single, v2, and the batch's parts): shared by
@@ -232,7 +231,7 @@ export const statusLayer: Layer.Layer<
         const request = yield* HttpServerRequest.HttpServerRequest
         const auth = yield* keys.authenticate(Auth.presentedKey(request.headers, "apiKey"))
         const usage = auth.status === "invalid" ? undefined : yield* quota.usage(auth.key)
-        const timestamp = Instant.iso(yield* Clock.currentTimeMillis)
+        const timestamp = yield* Instant.now
         return Responses.json(200, Status.report(auth, usage, timestamp))
       }).pipe(HttpErrors.answer("v2"))
     )

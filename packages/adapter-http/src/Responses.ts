@@ -1,6 +1,6 @@
 /** JSON responses of the API, errors included, in the wire shapes of the spec; only this adapter knows statuses. */
 import { Instant, type Quota, type StoreError } from "@vigil/core"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 
 const jsonType = "application/json"
@@ -45,9 +45,6 @@ export type Flavour = "v2" | "v3"
 /** Which flavour of error body a path gets. */
 export const flavourOf = (path: string): Flavour => (path.startsWith("/api/v2/") ? "v2" : "v3")
 
-/** The instant of an answer, by the Effect `Clock`. */
-const isoNow = Effect.map(Clock.currentTimeMillis, Instant.iso)
-
 /** `{error, message, details}`, plus `success:false, timestamp` on v2 routes (the time is the Effect `Clock`'s). */
 export const error = (
   flavour: Flavour,
@@ -58,7 +55,7 @@ export const error = (
   headers?: Record<string, string>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   flavour === "v2"
-    ? Effect.map(isoNow, (timestamp) =>
+    ? Effect.map(Instant.now, (timestamp) =>
         json(status, { success: false, error, message, ...(details ? { details } : {}), timestamp }, headers)
       )
     : Effect.succeed(json(status, { error, message, ...(details ? { details } : {}) }, headers))
@@ -69,7 +66,9 @@ export const webhookFailure = (
   error: string,
   details?: Record<string, unknown>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.map(isoNow, (timestamp) => json(status, { success: false, error, ...(details ? { details } : {}), timestamp }))
+  Effect.map(Instant.now, (timestamp) =>
+    json(status, { success: false, error, ...(details ? { details } : {}), timestamp })
+  )
 
 /** 400 naming the offending field. */
 export const validation = (flavour: Flavour, field: string, message: string, details: Record<string, unknown> = {}) =>

@@ -22,8 +22,6 @@ import * as Responses from "./Responses.ts"
 /** What the webhook handlers need. */
 export type Requirements = Webhooks.Webhooks | Quota.Quota | Screening.Screening | HttpMetrics | ApiKeys.ApiKeys
 
-const isoNow = Effect.map(Clock.currentTimeMillis, Instant.iso)
-
 /** Webhook routes answer their failures in the v2 shape, webhook refusals with spec §7's texts. */
 const answer = HttpErrors.answer("v2")
 
@@ -41,28 +39,28 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const registered = yield* webhooks.register(client.id, payload.url)
-          return Responses.json(201, WebhookResponses.registered(registered, yield* isoNow))
+          return Responses.json(201, WebhookResponses.registered(registered, yield* Instant.now))
         }).pipe(answer)
       )
       .handle("list", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* webhooks.list(client.id)
-          return Responses.json(200, WebhookResponses.list(list, yield* isoNow))
+          return Responses.json(200, WebhookResponses.list(list, yield* Instant.now))
         }).pipe(answer)
       )
       .handle("stats", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const stats = yield* webhooks.stats(client.id)
-          return Responses.json(200, WebhookResponses.stats(stats, yield* isoNow))
+          return Responses.json(200, WebhookResponses.stats(stats, yield* Instant.now))
         }).pipe(answer)
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* webhooks.remove(client.id, params.webhookId)
-          return Responses.json(200, WebhookResponses.deleted(yield* isoNow))
+          return Responses.json(200, WebhookResponses.deleted(yield* Instant.now))
         }).pipe(answer)
       )
       .handle("intel", ({ payload }) =>

@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { Instant, StoreError } from "@vigil/core"
 import Database from "better-sqlite3"
-import { Clock, Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer } from "effect"
 import { classify } from "./SqliteErrors.ts"
 import { type Migration, type MigrationReport, migrate, migrations } from "./SqliteMigrations.ts"
 
@@ -95,7 +95,7 @@ let processCommits = 0
 /** Opens, configures and migrates the database; the handle closes when the layer's scope ends. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
-  const now = Instant.iso(yield* Clock.currentTimeMillis)
+  const now = yield* Instant.now
   const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now))
   if (report instanceof StoreError.StoreError) return yield* report
   const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()

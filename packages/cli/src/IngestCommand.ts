@@ -20,15 +20,12 @@ export const IsoDate = Ingestion.Sources.IsoDate
 export const SourceSpec = Ingestion.Sources.SourceSpec
 export type SourceSpec = Ingestion.Sources.SourceSpec
 
-/** What identifies an input wherever it is named from: a URL as given, a file by its absolute path. */
-export const originKey = (input: string) => (/^https?:\/\//i.test(input) ? input : resolve(input))
-
 /** Ingests one source: progress bar on a terminal, one summary line either way. */
 export const ingestOne = (
   spec: SourceSpec
 ): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
   Effect.gen(function* () {
-    const { request, parser } = yield* Ingestion.Sources.plan(spec, originKey(spec.input)).pipe(
+    const { request, parser } = yield* Ingestion.Sources.plan(spec, Input.originKey(spec.input)).pipe(
       Effect.mapError((e) => new CommandFailed({ message: e.message }))
     )
     const input = yield* Input.open(spec.input).pipe(Effect.mapError((e) => new CommandFailed({ message: e.message })))

@@ -1,7 +1,7 @@
 /** `vigil lists`: the lists ingested, their current version and counts, one JSON line each; `--delete` removes one. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Instant, IntelIndex } from "@vigil/core"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
@@ -22,7 +22,7 @@ export const command = Command.make(
       const index = yield* IntelIndex.IntelIndex
       if (Option.isSome(args.delete)) {
         const list = args.delete.value
-        const removed = yield* index.remove(list, Instant.iso(yield* Clock.currentTimeMillis))
+        const removed = yield* index.remove(list, yield* Instant.now)
         if (removed === undefined)
           return yield* new CommandFailed({ message: `no list named ${list}; nothing changed` })
         return yield* JsonLine.print({ deleted: removed.list, version: removed.version, records: removed.records })

@@ -1,7 +1,7 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Chain, Instant, Screening } from "@vigil/core"
-import { Clock, Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
@@ -44,7 +44,7 @@ export const command = Command.make(
       if (addresses.length === 0)
         return yield* new CommandFailed({ message: "give addresses to screen, or --file FILE" })
       if (Option.isSome(args.asOf)) {
-        const today = Instant.day(yield* Clock.currentTimeMillis)
+        const today = yield* Instant.today
         if (args.asOf.value > today) {
           return yield* new CommandFailed({ message: `--as-of ${args.asOf.value} is after today (${today})` })
         }

@@ -1,6 +1,7 @@
 /** Opens what a user names for ingest, a file path or an http(s) URL, as a byte stream; `.bz2` is decompressed on the fly. */
 import { Effect, Schema, Stream } from "effect"
 import { createReadStream, statSync } from "node:fs"
+import { resolve } from "node:path"
 import { Readable } from "node:stream"
 import type { ReadableStream as WebReadableStream } from "node:stream/web"
 import unbzip2 from "unbzip2-stream"
@@ -30,6 +31,9 @@ const counting = (source: AsyncIterable<Uint8Array>) => {
 }
 
 const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
+
+/** What identifies an input wherever it is named from: a URL as given, a file by its absolute path. */
+export const originKey = (origin: string): string => (isUrl(origin) ? origin : resolve(origin))
 
 const failure = (origin: string) => (cause: unknown) =>
   new InputError({ message: `cannot read ${origin}: ${cause instanceof Error ? cause.message : String(cause)}` })

@@ -3,7 +3,6 @@
  * Promise methods over one ManagedRuntime holding the same core services the server answers with (the
  * screening policy and its cache, ingest, API keys). Effect users compose `Engine` and the adapters instead.
  */
-import { resolve } from "node:path"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import {
   ApiKeys,
@@ -123,10 +122,7 @@ export const createVigil = (options: Options): Vigil => {
     ingest: (source) =>
       run(
         Effect.gen(function* () {
-          const { request, parser } = yield* Ingestion.Sources.plan(
-            source,
-            /^https?:\/\//i.test(source.input) ? source.input : resolve(source.input)
-          )
+          const { request, parser } = yield* Ingestion.Sources.plan(source, Input.originKey(source.input))
           const input = yield* Input.open(source.input)
           return yield* Ingestion.Ingest.run(request, parser, input.bytes)
         }).pipe(

@@ -1,5 +1,5 @@
 /** The one wire form of a point in time: an ISO 8601 UTC instant with milliseconds. */
-import { DateTime, Option, Schema } from "effect"
+import { Clock, DateTime, Effect, Option, Schema } from "effect"
 
 /** An ISO 8601 UTC instant, as every answer and delivery carries its times. */
 export const Timestamp = Schema.String.annotate({
@@ -12,6 +12,12 @@ export const iso = (millis: number): string => DateTime.formatIso(DateTime.makeU
 
 /** The UTC calendar day (`YYYY-MM-DD`) of an epoch-milliseconds instant. */
 export const day = (millis: number): string => DateTime.formatIsoDateUtc(DateTime.makeUnsafe(millis))
+
+/** Now, by the Effect `Clock`, as {@link iso} text. */
+export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, iso)
+
+/** Today, by the Effect `Clock`, as {@link day} text. */
+export const today: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, day)
 
 /** True when `text` is a real calendar day written `YYYY-MM-DD` (not `2024-02-30`, not `2024-13-45`). */
 export const isCalendarDate = (text: string): boolean => {

@@ -144,10 +144,15 @@ export const run = Effect.fnUntraced(function* <E>(
       return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome
     }
     const today = Instant.day(now)
-    if (!Instant.isCalendarDate(asOf) || asOf > today) {
+    const wrongDate = !Instant.isCalendarDate(asOf)
+      ? "not a calendar date"
+      : asOf > today
+        ? `after today (${today})`
+        : undefined
+    if (wrongDate !== undefined) {
       return yield* new IngestFailed({
         list: request.list,
-        message: `${request.origin} is dated ${asOf}, ${Instant.isCalendarDate(asOf) ? `after today (${today})` : "not a calendar date"}; nothing changed`
+        message: `${request.origin} is dated ${asOf}, ${wrongDate}; nothing changed`
       })
     }
     if (current !== undefined && asOf < current.asOf) {
