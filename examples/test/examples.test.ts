@@ -42,7 +42,13 @@ describe("examples", () => {
   it("web handler screens an address posted through the host, method, headers and body forwarded", async () => {
     const db = join(dir, "host.db")
     const vigil = createVigil({ db })
-    await vigil.ingest({ kind: "address-list", input: listFile(), list: "ours", category: "sanctions" })
+    await vigil.ingest({
+      kind: "address-list",
+      input: listFile(),
+      list: "ours",
+      category: "sanctions",
+      authority: "official"
+    })
     const { key } = await vigil.keys.create({ name: "Host" })
     await vigil.close()
     const { SqliteAdapter } = await import("@vigil/adapter-sqlite")
@@ -102,6 +108,7 @@ describe("createVigil facade", () => {
         input: listFile(),
         list: "ours",
         category: "sanctions",
+        authority: "official",
         asOf: "2024-01-01"
       })
       assert.deepInclude(ingested, { status: "committed", list: "ours", records: 1 })
@@ -129,6 +136,24 @@ describe("createVigil facade", () => {
       await expect(vigil.ingest({ kind: "address-list", input: listFile() })).rejects.toThrow(
         /address-list needs --list/
       )
+      // List repairs: a second version rolled back, a date corrected, the list deleted.
+      await vigil.ingest({
+        kind: "address-list",
+        input: listFile(),
+        list: "ours",
+        category: "sanctions",
+        asOf: "2024-02-01",
+        allowShrink: true,
+        authority: "curated"
+      })
+      assert.strictEqual((await vigil.lists())[0]?.authority, "curated")
+      assert.deepInclude(await vigil.rollbackList("ours"), { list: "ours", version: 2, current: 1, asOf: "2024-01-01" })
+      assert.strictEqual((await vigil.lists())[0]?.authority, "official")
+      await expect(vigil.rollbackList("ours")).rejects.toThrow(/AmendRefused: ours has only one version in effect/)
+      assert.deepInclude(await vigil.redateList("ours", 1, "2023-12-01"), { current: 1, asOf: "2023-12-01" })
+      await expect(vigil.redateList("ours", 1, "2023-02-30")).rejects.toThrow(/2023-02-30 is not a calendar date/)
+      assert.deepStrictEqual(await vigil.deleteList("ours"), { list: "ours", version: 1, records: 1 })
+      assert.isUndefined(await vigil.deleteList("ours"))
     } finally {
       await vigil.close()
     }

@@ -48,7 +48,20 @@ export const scenario: Scenario = {
     const db = join(dir, "vigil.db")
     const listFile = join(dir, "list.txt")
     writeFileSync(listFile, [SANCTIONED, ...batch.slice(0, 5)].join("\n") + "\n")
-    vigil(["ingest", "address-list", listFile, "--list", "bench-sanctions", "--category", "sanctions"], db)
+    vigil(
+      [
+        "ingest",
+        "address-list",
+        listFile,
+        "--list",
+        "bench-sanctions",
+        "--category",
+        "sanctions",
+        "--authority",
+        "official"
+      ],
+      db
+    )
     const key = JSON.parse(
       vigil(
         [

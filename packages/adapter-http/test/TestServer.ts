@@ -92,16 +92,29 @@ export const v2 = (key: string, address: string) =>
 export const issue = (request: ApiKeys.IssueRequest) =>
   Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (keys) => keys.issue(request)).pipe(Effect.map((i) => i.key))
 
-/** Ingests `addresses` as one snapshot of the address list `list` with `category`, dated `asOf`. */
+/**
+ * Ingests `addresses` as one snapshot of the address list `list` with `category`, dated `asOf`; the list is
+ * declared official unless `options.authority` says otherwise.
+ */
 export const ingest = (
   list: string,
   category: Intel.Category,
   addresses: ReadonlyArray<string>,
   asOf: string,
-  options: { readonly allowShrink?: boolean } = {}
+  options: { readonly allowShrink?: boolean; readonly authority?: Intel.Authority } = {}
 ) =>
   Ingestion.Ingest.run(
-    { kind: "address-list", list, source: "TEST", mode: "snapshot", origin: "test", asOf, ...options },
+    {
+      kind: "address-list",
+      list,
+      source: "TEST",
+      mode: "snapshot",
+      origin: "test",
+      asOf,
+      authority: "official",
+      defaultAuthority: "curated",
+      ...options
+    },
     Ingestion.AddressList.make({ list, category }),
     Stream.make(new TextEncoder().encode(addresses.join("\n") + "\n"))
   )

@@ -1,10 +1,16 @@
-/** IntelIndex in process memory: staged versions in a map, each commit applied in one synchronous step. */
+/** IntelIndex in process memory: versions and what they contained in maps, each change applied in one synchronous step. */
 import { type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 
-interface Staged {
-  readonly info: IntelIndex.StageInfo
+/** A version of a list: staged until committed; withdrawn by a rollback or by deleting the list. */
+interface Version {
+  readonly id: number
+  info: IntelIndex.VersionInfo
   readonly records: Array<Intel.ParsedRecord>
+  state: "staged" | "committed"
+  withdrawn: boolean
+  /** The list's own number, once committed. */
+  number: number
 }
 
 const notStaged = (operation: string, version: number) =>
@@ -13,73 +19,149 @@ const notStaged = (operation: string, version: number) =>
 const make = Effect.sync(() => {
   let nextVersion = 1
   let generation = 0
-  /** The last version number of deleted lists, so a list made again under the name numbers on. */
-  const removed = new Map<string, number>()
-  const staged = new Map<number, Staged>()
-  const byList = new Map<string, Array<Intel.IntelRecord>>()
-  const current = new Map<
-    string,
-    { readonly version: number; readonly number: number; readonly info: IntelIndex.VersionInfo }
-  >()
+  const versions = new Map<number, Version>()
+  /** Committed versions of each list, in the order they were committed (withdrawn ones included, for numbering). */
+  const history = new Map<string, Array<Version>>()
+  const byList = new Map<string, ReadonlyArray<Intel.IntelRecord>>()
+
+  const staged = (id: number) => {
+    const v = versions.get(id)
+    return v?.state === "staged" ? v : undefined
+  }
+  const inEffect = (list: string) => (history.get(list) ?? []).filter((v) => !v.withdrawn)
+  /** The list's version in force: its newest in date (the later ingested within a date). */
+  const currentOf = (list: string) => IntelIndex.inDateOrder(inEffect(list)).at(-1)
+  const rebuild = (list: string) => {
+    const records = IntelIndex.rebuild(inEffect(list))
+    byList.set(list, records)
+    return records
+  }
+  const amendOutcome = (list: string, version: number): IntelIndex.AmendOutcome => {
+    const current = currentOf(list)!
+    const records = byList.get(list) ?? []
+    const active = records.filter((r) => r.delistedAt === undefined).length
+    return {
+      list,
+      version,
+      current: current.number,
+      asOf: current.info.asOf,
+      active,
+      delisted: records.length - active
+    }
+  }
+  const noList = (list: string) =>
+    Effect.fail(new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` }))
 
   return IntelIndex.IntelIndex.of({
     stage: (info) =>
       Effect.sync(() => {
-        for (const [id, s] of staged) if (s.info.list === info.list) staged.delete(id)
+        for (const [id, v] of versions) if (v.state === "staged" && v.info.list === info.list) versions.delete(id)
         const id = nextVersion++
-        staged.set(id, { info, records: [] })
+        versions.set(id, {
+          id,
+          info: { ...info, asOf: "", contentHash: "" },
+          records: [],
+          state: "staged",
+          withdrawn: false,
+          number: 0
+        })
         return id
       }),
     append: (version, records) =>
       Effect.suspend(() => {
-        const s = staged.get(version)
-        if (s === undefined) return Effect.fail(notStaged("IntelIndex.append", version))
-        for (const r of records) s.records.push(r)
+        const v = staged(version)
+        if (v === undefined) return Effect.fail(notStaged("IntelIndex.append", version))
+        for (const r of records) v.records.push(r)
         return Effect.void
       }),
     commit: (version, completion) =>
-      Effect.suspend((): Effect.Effect<IntelIndex.CommitOutcome, StoreError.StoreError | IntelIndex.ShrinkRefused> => {
-        const s = staged.get(version)
-        if (s === undefined) return Effect.fail(notStaged("IntelIndex.commit", version))
-        const info: IntelIndex.VersionInfo = { ...s.info, ...completion }
-        const existing = byList.get(info.list) ?? []
-        const active = new Map(
-          existing.filter((r) => r.delistedAt === undefined).map((r) => [IntelIndex.recordKey(r), r])
-        )
-        const plan = IntelIndex.planCommit(info, new Set(active.keys()), s.records)
-        const refused = IntelIndex.shrinkRefusal(info.list, plan, new Set(active.keys()), completion)
-        if (refused !== undefined) return Effect.fail(refused)
-        const closing = new Set(plan.close)
-        const kept = plan.replaceAll
-          ? []
-          : existing.map((r) =>
-              r.delistedAt === undefined && closing.has(IntelIndex.recordKey(r)) ? { ...r, delistedAt: info.asOf } : r
-            )
-        byList.set(info.list, [...kept, ...plan.insert])
-        const number = (current.get(info.list)?.number ?? removed.get(info.list) ?? 0) + 1
-        current.set(info.list, { version, number, info })
-        generation++
-        staged.delete(version)
-        return Effect.succeed({
-          list: info.list,
-          version: number,
-          added: plan.added,
-          delisted: plan.delisted,
-          unchanged: plan.unchanged
-        })
-      }),
+      Effect.suspend(
+        (): Effect.Effect<
+          IntelIndex.CommitOutcome,
+          StoreError.StoreError | IntelIndex.ShrinkRefused | IntelIndex.AmendRefused
+        > => {
+          const v = staged(version)
+          if (v === undefined) return Effect.fail(notStaged("IntelIndex.commit", version))
+          const info: IntelIndex.VersionInfo = { ...v.info, ...completion }
+          const list = info.list
+          const existing = byList.get(list) ?? []
+          const before = IntelIndex.activeKeysOf(existing)
+          const newest = currentOf(list)
+          const backfill = newest !== undefined && info.asOf < newest.info.asOf
+          let records: ReadonlyArray<Intel.IntelRecord>
+          let counts: { readonly added: number; readonly delisted: number; readonly unchanged: number }
+          if (backfill) {
+            records = IntelIndex.rebuild([...inEffect(list), { info, records: v.records }])
+            counts = IntelIndex.intervalChanges(existing, records)
+          } else {
+            const applied = IntelIndex.apply(existing, info, v.records)
+            records = applied.records
+            counts = applied.plan
+          }
+          const refused = IntelIndex.shrinkRefusal(list, before, IntelIndex.activeKeysOf(records), completion)
+          if (refused !== undefined) return Effect.fail(refused)
+          const committed = history.get(list) ?? []
+          v.info = info
+          v.state = "committed"
+          v.number = committed.length + 1
+          history.set(list, [...committed, v])
+          byList.set(list, records)
+          generation++
+          return Effect.succeed({
+            list,
+            version: v.number,
+            added: counts.added,
+            delisted: counts.delisted,
+            unchanged: counts.unchanged
+          })
+        }
+      ),
     remove: (list) =>
       Effect.sync(() => {
-        const entry = current.get(list)
-        if (entry === undefined) return undefined
+        const current = currentOf(list)
+        if (current === undefined) return undefined
         const records = byList.get(list)?.length ?? 0
+        for (const v of inEffect(list)) v.withdrawn = true
+        for (const [id, v] of versions) if (v.state === "staged" && v.info.list === list) versions.delete(id)
         byList.delete(list)
-        current.delete(list)
-        removed.set(list, entry.number)
         generation++
-        return { list, version: entry.number, records }
+        return { list, version: current.number, records }
       }),
-    discard: (version) => Effect.sync(() => void staged.delete(version)),
+    rollback: (list) =>
+      Effect.suspend(() => {
+        const current = currentOf(list)
+        if (current === undefined) return noList(list)
+        if (inEffect(list).length < 2) {
+          return Effect.fail(
+            new IntelIndex.AmendRefused({
+              list,
+              message: `${list} has only one version in effect (version ${current.number}); nothing to roll back to (--delete removes the list)`
+            })
+          )
+        }
+        current.withdrawn = true
+        rebuild(list)
+        generation++
+        return Effect.succeed(amendOutcome(list, current.number))
+      }),
+    redate: (list, version, asOf) =>
+      Effect.suspend(() => {
+        if (currentOf(list) === undefined) return noList(list)
+        const v = (history.get(list) ?? [])[version - 1]
+        if (v === undefined || v.withdrawn) {
+          return Effect.fail(
+            new IntelIndex.AmendRefused({ list, message: `${list} has no version ${version} in effect` })
+          )
+        }
+        v.info = { ...v.info, asOf }
+        rebuild(list)
+        generation++
+        return Effect.succeed(amendOutcome(list, version))
+      }),
+    discard: (version) =>
+      Effect.sync(() => {
+        if (staged(version) !== undefined) versions.delete(version)
+      }),
     lookup: (addresses) =>
       Effect.sync(() => {
         const wanted = new Set(addresses)
@@ -87,24 +169,26 @@ const make = Effect.sync(() => {
       }),
     generation: Effect.sync(() => generation),
     lists: Effect.sync(() =>
-      [...current.values()]
-        .sort((a, b) => (a.info.list < b.info.list ? -1 : a.info.list > b.info.list ? 1 : 0))
-        .map(({ number, info }) => {
-          const records = byList.get(info.list) ?? []
-          const active = records.filter((r) => r.delistedAt === undefined).length
-          return {
-            list: info.list,
-            source: info.source,
-            kind: info.kind,
-            version: number,
-            asOf: info.asOf,
-            contentHash: info.contentHash,
-            origin: info.origin,
-            ingestedAt: info.ingestedAt,
-            active,
-            delisted: records.length - active
-          }
-        })
+      [...byList.keys()].sort().map((list) => {
+        const current = currentOf(list)!
+        const records = byList.get(list) ?? []
+        const active = records.filter((r) => r.delistedAt === undefined).length
+        const info = current.info
+        return {
+          list,
+          source: info.source,
+          kind: info.kind,
+          authority: inEffect(list).at(-1)!.info.authority,
+          version: current.number,
+          asOf: info.asOf,
+          since: IntelIndex.inDateOrder(inEffect(list))[0]!.info.asOf,
+          contentHash: info.contentHash,
+          origin: info.origin,
+          ingestedAt: info.ingestedAt,
+          active,
+          delisted: records.length - active
+        }
+      })
     )
   })
 })

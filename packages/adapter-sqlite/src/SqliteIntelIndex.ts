@@ -31,6 +31,9 @@ interface VersionRow {
   readonly origin: string
   readonly ingested_at: string
   readonly state: "staged" | "committed"
+  readonly authority: Intel.Authority
+  readonly contents_kept: 0 | 1
+  readonly withdrawn_at: string | null
 }
 
 const fromRow = (row: RecordRow): Intel.IntelRecord => ({
@@ -57,11 +60,19 @@ const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
   asOf: row.as_of,
   contentHash: row.content_hash,
   origin: row.origin,
-  ingestedAt: row.ingested_at
+  ingestedAt: row.ingested_at,
+  authority: row.authority
 })
 
 const notStaged = (operation: string, version: number) =>
   new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
+
+const parseStaged = (row: { record: string }) => JSON.parse(row.record) as Intel.ParsedRecord
+
+/** A refusal raised inside a transaction, so that everything the transaction did is rolled back. */
+class Refusal {
+  constructor(readonly refused: IntelIndex.AmendRefused | IntelIndex.ShrinkRefused) {}
+}
 
 /** How many addresses' records are remembered before the memory starts over. */
 const maxRemembered = 20_000
@@ -70,16 +81,39 @@ const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase.SqliteDatabase
   const s = yield* database.use("IntelIndex.prepare", (db) => ({
     dropStaged: db.prepare<[string]>("DELETE FROM intel_versions WHERE list = ? AND state = 'staged'"),
-    insertVersion: db.prepare<[string, string, string, string, string, string]>(
-      `INSERT INTO intel_versions (list, source, kind, mode, as_of, content_hash, origin, ingested_at, state)
-       VALUES (?, ?, ?, ?, '', '', ?, ?, 'staged')`
+    insertVersion: db.prepare<[string, string, string, string, string, string, string]>(
+      `INSERT INTO intel_versions (list, source, kind, mode, as_of, content_hash, origin, ingested_at, state,
+         authority, contents_kept)
+       VALUES (?, ?, ?, ?, '', '', ?, ?, 'staged', ?, 1)`
     ),
     complete: db.prepare<[string, string, number]>(
       "UPDATE intel_versions SET as_of = ?, content_hash = ? WHERE id = ?"
     ),
     version: db.prepare<[number], VersionRow>("SELECT * FROM intel_versions WHERE id = ?"),
     stageRecord: db.prepare<[number, string]>("INSERT INTO intel_staged (version, record) VALUES (?, ?)"),
-    stagedRecords: db.prepare<[number], { record: string }>("SELECT record FROM intel_staged WHERE version = ?"),
+    stagedRecords: db.prepare<[number], { record: string }>(
+      "SELECT record FROM intel_staged WHERE version = ? ORDER BY rowid"
+    ),
+    // The versions in effect, in the order they were ingested (a rebuild orders them by date).
+    inEffect: db.prepare<[string], VersionRow>(
+      "SELECT * FROM intel_versions WHERE list = ? AND state = 'committed' AND withdrawn_at IS NULL ORDER BY id"
+    ),
+    newest: db.prepare<[string], { id: number }>(
+      `SELECT id FROM intel_versions WHERE list = ? AND state = 'committed' AND withdrawn_at IS NULL
+       ORDER BY as_of DESC, id DESC LIMIT 1`
+    ),
+    byNumber: db.prepare<[string, number], VersionRow>(
+      "SELECT * FROM intel_versions WHERE list = ? AND state = 'committed' ORDER BY id LIMIT 1 OFFSET ?"
+    ),
+    withdraw: db.prepare<[string, number]>("UPDATE intel_versions SET withdrawn_at = ? WHERE id = ?"),
+    withdrawAll: db.prepare<[string, string]>(
+      "UPDATE intel_versions SET withdrawn_at = ? WHERE list = ? AND state = 'committed' AND withdrawn_at IS NULL"
+    ),
+    setDate: db.prepare<[string, number]>("UPDATE intel_versions SET as_of = ? WHERE id = ?"),
+    recordAmendment: db.prepare<[string, string, number, string, string]>(
+      "INSERT INTO intel_amendments (list, action, version, detail, at) VALUES (?, ?, ?, ?, ?)"
+    ),
+    listRecords: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE list = ?"),
     activeRecords: db.prepare<[string], { id: number; address: string; category: Intel.Category; reference: string }>(
       "SELECT id, address, category, reference FROM intel_records WHERE list = ? AND delisted_at IS NULL"
     ),
@@ -95,13 +129,12 @@ const make = Effect.gen(function* () {
     setCurrent: db.prepare<[string, number]>(
       "INSERT INTO intel_lists (list, version) VALUES (?, ?) ON CONFLICT (list) DO UPDATE SET version = excluded.version"
     ),
-    clearStaged: db.prepare<[number]>("DELETE FROM intel_staged WHERE version = ?"),
     discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
     byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
-    // Commits raise the newest committed version id; deletions add to the count of deletions: either moves it.
+    // Commits raise the newest committed version id; deletions and amendments add to their counts: each moves it.
     generation: db.prepare<[], { g: number }>(
       `SELECT (SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
-         + (SELECT count(*) FROM intel_deletions) AS g`
+         + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments) AS g`
     ),
     currentOf: db.prepare<[string], { version: number }>("SELECT version FROM intel_lists WHERE list = ?"),
     countRecords: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM intel_records WHERE list = ?"),
@@ -112,9 +145,17 @@ const make = Effect.gen(function* () {
     versionNumber: db.prepare<[string, number], { n: number }>(
       "SELECT count(*) AS n FROM intel_versions WHERE list = ? AND state = 'committed' AND id <= ?"
     ),
-    lists: db.prepare<[], VersionRow & { active: number; delisted: number; number: number }>(
-      `SELECT v.*, 
+    lists: db.prepare<
+      [],
+      VersionRow & { active: number; delisted: number; number: number; since: string; declared: Intel.Authority }
+    >(
+      `SELECT v.*,
          (SELECT count(*) FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
+         (SELECT min(e.as_of) FROM intel_versions e
+            WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
+         (SELECT e.authority FROM intel_versions e
+            WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
+            ORDER BY e.id DESC LIMIT 1) AS declared,
          (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
          (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
        FROM intel_lists l JOIN intel_versions v ON v.id = l.version ORDER BY l.list`
@@ -137,11 +178,93 @@ const make = Effect.gen(function* () {
     return row?.state === "staged" ? row : undefined
   }
 
+  const insertAll = (records: ReadonlyArray<Intel.IntelRecord>) => {
+    for (const r of records) {
+      s.insertRecord.run({
+        jurisdiction: null,
+        entityName: null,
+        entityType: null,
+        label: null,
+        delistedAt: null,
+        ...r
+      })
+    }
+  }
+
+  /** The number the list gives the version with id `id`. */
+  const numberOf = (list: string, id: number) => s.versionNumber.get(list, id)!.n
+
+  /**
+   * Rebuilds a list's records from its versions in effect, in date order, and points the list at its newest;
+   * a refusal when a version in effect was committed before versions kept their contents.
+   */
+  const rebuildList = (list: string): ReadonlyArray<Intel.IntelRecord> | IntelIndex.AmendRefused => {
+    const versions = s.inEffect.all(list)
+    const missing = versions.find((v) => v.contents_kept === 0)
+    if (missing !== undefined) {
+      return new IntelIndex.AmendRefused({
+        list,
+        message: `version ${numberOf(list, missing.id)} of ${list} (${missing.as_of}) was stored before versions kept their contents, so the list's history cannot be rebuilt; ingest its sources again in date order into a new list`
+      })
+    }
+    const records = IntelIndex.rebuild(
+      versions.map((v) => ({ info: infoOf(v), records: s.stagedRecords.all(v.id).map(parseStaged) }))
+    )
+    s.deleteList.run(list)
+    insertAll(records)
+    const newest = s.newest.get(list)
+    if (newest !== undefined) s.setCurrent.run(list, newest.id)
+    return records
+  }
+
+  const amendOutcome = (list: string, version: number, records: ReadonlyArray<Intel.IntelRecord>) => {
+    const current = s.currentOf.get(list)!.version
+    const active = records.filter((r) => r.delistedAt === undefined).length
+    return {
+      list,
+      version,
+      current: numberOf(list, current),
+      asOf: s.version.get(current)!.as_of,
+      active,
+      delisted: records.length - active
+    }
+  }
+
+  /** Runs an amendment in one transaction; a refusal rolls it back. */
+  const amend = (
+    operation: string,
+    f: () => IntelIndex.AmendOutcome | IntelIndex.AmendRefused
+  ): Effect.Effect<IntelIndex.AmendOutcome, StoreError.StoreError | IntelIndex.AmendRefused> =>
+    database
+      .transaction(operation, () => {
+        const outcome = f()
+        if (outcome instanceof IntelIndex.AmendRefused) throw new Refusal(outcome)
+        return outcome
+      })
+      .pipe(
+        Effect.catchDefect((defect) =>
+          defect instanceof Refusal && defect.refused instanceof IntelIndex.AmendRefused
+            ? Effect.fail(defect.refused)
+            : Effect.die(defect)
+        ),
+        Effect.ensuring(forget)
+      )
+
+  const noList = (list: string) => new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` })
+
   return IntelIndex.IntelIndex.of({
     stage: (info) =>
       database.transaction("IntelIndex.stage", () => {
         s.dropStaged.run(info.list)
-        const result = s.insertVersion.run(info.list, info.source, info.kind, info.mode, info.origin, info.ingestedAt)
+        const result = s.insertVersion.run(
+          info.list,
+          info.source,
+          info.kind,
+          info.mode,
+          info.origin,
+          info.ingestedAt,
+          info.authority
+        )
         return Number(result.lastInsertRowid)
       }),
     append: (version, records) =>
@@ -158,45 +281,55 @@ const make = Effect.gen(function* () {
           const row = stagedVersion(version)
           if (row === undefined) return undefined
           const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
-          const active = new Map(s.activeRecords.all(info.list).map((r) => [IntelIndex.recordKey(r), r.id]))
-          const staged = s.stagedRecords.all(version).map((r) => JSON.parse(r.record) as Intel.ParsedRecord)
-          const plan = IntelIndex.planCommit(info, new Set(active.keys()), staged)
-          const refused = IntelIndex.shrinkRefusal(info.list, plan, new Set(active.keys()), completion)
-          if (refused !== undefined) return refused
+          const activeRows = s.activeRecords.all(info.list)
+          const active = new Map(activeRows.map((r) => [IntelIndex.recordKey(r), r.id]))
+          const before = new Set(active.keys())
+          const current = s.currentOf.get(info.list)
+          const newestDate = current === undefined ? undefined : s.version.get(current.version)!.as_of
           s.complete.run(completion.asOf, completion.contentHash, version)
+          s.markCommitted.run(version)
+          if (newestDate !== undefined && completion.asOf < newestDate) {
+            // A backfill: the version takes its place in the list's history and the list is rebuilt from it.
+            const previous = s.listRecords.all(info.list).map(fromRow)
+            const rebuilt = rebuildList(info.list)
+            if (rebuilt instanceof IntelIndex.AmendRefused) throw new Refusal(rebuilt)
+            const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeKeysOf(rebuilt), completion)
+            if (refused !== undefined) throw new Refusal(refused)
+            return {
+              list: info.list,
+              version: numberOf(info.list, version),
+              ...IntelIndex.intervalChanges(previous, rebuilt)
+            }
+          }
+          const staged = s.stagedRecords.all(version).map(parseStaged)
+          const plan = IntelIndex.planCommit(info, before, staged)
+          const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeAfter(plan, before), completion)
+          if (refused !== undefined) throw new Refusal(refused)
           if (plan.replaceAll) s.deleteList.run(info.list)
           for (const key of plan.close) s.close.run(info.asOf, active.get(key)!)
-          for (const r of plan.insert) {
-            s.insertRecord.run({
-              jurisdiction: null,
-              entityName: null,
-              entityType: null,
-              label: null,
-              delistedAt: null,
-              ...r
-            })
-          }
-          s.markCommitted.run(version)
+          insertAll(plan.insert)
           s.setCurrent.run(info.list, version)
-          s.clearStaged.run(version)
-          const number = s.versionNumber.get(info.list, version)!.n
           return {
             list: info.list,
-            version: number,
+            version: numberOf(info.list, version),
             added: plan.added,
             delisted: plan.delisted,
             unchanged: plan.unchanged
           }
         })
         .pipe(
+          Effect.catchDefect((defect) =>
+            defect instanceof Refusal ? Effect.fail(defect.refused) : Effect.die(defect)
+          ),
           Effect.ensuring(forget),
           Effect.flatMap(
-            (outcome): Effect.Effect<IntelIndex.CommitOutcome, StoreError.StoreError | IntelIndex.ShrinkRefused> =>
-              outcome === undefined
-                ? Effect.fail(notStaged("IntelIndex.commit", version))
-                : outcome instanceof IntelIndex.ShrinkRefused
-                  ? Effect.fail(outcome)
-                  : Effect.succeed(outcome)
+            (
+              outcome
+            ): Effect.Effect<
+              IntelIndex.CommitOutcome,
+              StoreError.StoreError | IntelIndex.ShrinkRefused | IntelIndex.AmendRefused
+            > =>
+              outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
           )
         ),
     remove: (list, at) =>
@@ -204,15 +337,49 @@ const make = Effect.gen(function* () {
         .transaction("IntelIndex.remove", () => {
           const current = s.currentOf.get(list)
           if (current === undefined) return undefined
-          const version = s.versionNumber.get(list, current.version)!.n
+          const version = numberOf(list, current.version)
           const records = s.countRecords.get(list)!.n
           s.deleteList.run(list)
           s.dropStaged.run(list)
           s.dropCurrent.run(list)
+          s.withdrawAll.run(at, list)
           s.recordDeletion.run(list, version, records, at)
           return { list, version, records }
         })
         .pipe(Effect.ensuring(forget)),
+    rollback: (list, at) =>
+      amend("IntelIndex.rollback", () => {
+        const current = s.currentOf.get(list)
+        if (current === undefined) return noList(list)
+        const number = numberOf(list, current.version)
+        if (s.inEffect.all(list).length < 2) {
+          return new IntelIndex.AmendRefused({
+            list,
+            message: `${list} has only one version in effect (version ${number}); nothing to roll back to (--delete removes the list)`
+          })
+        }
+        s.withdraw.run(at, current.version)
+        const records = rebuildList(list)
+        if (records instanceof IntelIndex.AmendRefused) return records
+        s.recordAmendment.run(list, "rollback", number, `withdrew version ${number}`, at)
+        return amendOutcome(list, number, records)
+      }),
+    redate: (list, version, asOf, at) =>
+      amend("IntelIndex.redate", () => {
+        if (s.currentOf.get(list) === undefined) return noList(list)
+        const row = version >= 1 ? s.byNumber.get(list, version - 1) : undefined
+        if (row === undefined || row.withdrawn_at !== null) {
+          return new IntelIndex.AmendRefused({
+            list,
+            message: `${list} has no version ${version} in effect`
+          })
+        }
+        s.setDate.run(asOf, row.id)
+        const records = rebuildList(list)
+        if (records instanceof IntelIndex.AmendRefused) return records
+        s.recordAmendment.run(list, "redate", version, `${row.as_of} -> ${asOf}`, at)
+        return amendOutcome(list, version, records)
+      }),
     discard: (version) =>
       database.transaction("IntelIndex.discard", () => {
         s.discard.run(version)
@@ -229,8 +396,10 @@ const make = Effect.gen(function* () {
         list: row.list,
         source: row.source,
         kind: row.kind,
+        authority: row.declared,
         version: row.number,
         asOf: row.as_of,
+        since: row.since,
         contentHash: row.content_hash,
         origin: row.origin,
         ingestedAt: row.ingested_at,

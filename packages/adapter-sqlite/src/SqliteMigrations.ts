@@ -129,6 +129,32 @@ export const migrations: ReadonlyArray<Migration> = [
         deleted_at TEXT NOT NULL
       );
     `
+  },
+  {
+    version: 6,
+    name: "intel_history",
+    // Lists get an authority (existing ones the default of their kind); versions keep what they contained from
+    // now on (intel_staged rows stay after commit), can be withdrawn, and amendments are recorded.
+    sql: `
+      ALTER TABLE intel_versions ADD COLUMN authority TEXT NOT NULL DEFAULT 'curated'
+        CHECK (authority IN ('official', 'curated', 'scraped'));
+      UPDATE intel_versions SET authority = 'official' WHERE kind IN ('ofac-sdn-xml', 'ofac-sdn-csv', 'usdt-events');
+      UPDATE intel_versions SET authority = 'scraped' WHERE kind = 'labels';
+      ALTER TABLE intel_versions ADD COLUMN contents_kept INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE intel_versions ADD COLUMN withdrawn_at TEXT;
+      UPDATE intel_versions SET withdrawn_at = (
+          SELECT min(d.deleted_at) FROM intel_deletions d
+          WHERE d.list = intel_versions.list AND d.deleted_at >= intel_versions.ingested_at)
+        WHERE state = 'committed';
+      CREATE TABLE intel_amendments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        list TEXT NOT NULL,
+        action TEXT NOT NULL CHECK (action IN ('rollback', 'redate')),
+        version INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+    `
   }
 ]
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
-import { QuotaStore } from "@vigil/core"
+import { IntelIndex, QuotaStore } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { tempPath } from "./TempDatabase.ts"
@@ -62,6 +62,71 @@ describe("SqliteDatabase", () => {
       assert.strictEqual(report.from, report.to)
       assert.strictEqual(again.windows[0]?.used, 7)
     })
+  )
+
+  it.effect(
+    "gives lists stored before authorities existed their kind's authority, and says why their history cannot be rebuilt",
+    () =>
+      Effect.gen(function* () {
+        const filename = yield* tempPath()
+        // A database as the build before the history migration left it: two lists, one deleted and made again.
+        const raw = new Database(filename)
+        SqliteMigrations.migrate(raw, SqliteMigrations.migrations.slice(0, 5), "2025-01-01T00:00:00.000Z")
+        const version = raw.prepare(
+          `INSERT INTO intel_versions (list, source, kind, mode, as_of, content_hash, origin, ingested_at, state)
+         VALUES (?, ?, ?, 'snapshot', ?, 'h', 'file', ?, 'committed')`
+        )
+        const sdn = Number(
+          version.run("ofac-sdn", "OFAC", "ofac-sdn-xml", "2025-03-04", "2025-03-05T00:00:00.000Z").lastInsertRowid
+        )
+        const gone = Number(
+          version.run("labels-x", "x", "labels", "2025-01-01", "2025-01-02T00:00:00.000Z").lastInsertRowid
+        )
+        raw
+          .prepare("INSERT INTO intel_deletions (list, version, records, deleted_at) VALUES ('labels-x', 1, 0, ?)")
+          .run("2025-02-01T00:00:00.000Z")
+        const labels = Number(
+          version.run("labels-x", "x", "labels", "2025-03-01", "2025-03-02T00:00:00.000Z").lastInsertRowid
+        )
+        raw
+          .prepare("INSERT INTO intel_lists (list, version) VALUES (?, ?), (?, ?)")
+          .run("ofac-sdn", sdn, "labels-x", labels)
+        raw.close()
+        assert.isAbove(labels, gone)
+
+        const outcome = yield* withAdapter(
+          filename,
+          Effect.gen(function* () {
+            const index = yield* IntelIndex.IntelIndex
+            const lists = yield* index.lists
+            const staged = yield* index.stage({
+              list: "ofac-sdn",
+              source: "OFAC",
+              kind: "ofac-sdn-xml",
+              mode: "snapshot",
+              origin: "older",
+              ingestedAt: "2025-04-01T00:00:00.000Z",
+              authority: "official"
+            })
+            const backfill = yield* Effect.flip(index.commit(staged, { asOf: "2025-01-01", contentHash: "o" }))
+            const rollback = yield* Effect.flip(index.rollback("ofac-sdn", "2025-04-01T00:00:00.000Z"))
+            return { lists, backfill, rollback }
+          })
+        )
+        assert.deepStrictEqual(
+          outcome.lists.map((l) => [l.list, l.authority, l.version, l.since]),
+          [
+            ["labels-x", "scraped", 2, "2025-03-01"],
+            ["ofac-sdn", "official", 1, "2025-03-04"]
+          ]
+        )
+        assert.strictEqual(outcome.backfill._tag, "AmendRefused")
+        assert.include(
+          outcome.backfill.message,
+          "version 1 of ofac-sdn (2025-03-04) was stored before versions kept their contents"
+        )
+        assert.strictEqual(outcome.rollback._tag, "AmendRefused")
+      })
   )
 
   it.effect("refuses a database written by a newer schema, and leaves it as it was", () =>

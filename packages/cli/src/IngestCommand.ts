@@ -105,6 +105,16 @@ export const command = Command.make(
       Flag.withDescription("Replace a list that holds another kind of data or another publisher's"),
       Flag.withDefault(false)
     ),
+    authority: Flag.Literals("authority", Intel.Authority.literals).pipe(
+      Flag.withDescription(
+        "The list's authority: official (only official lists decide the sanctioned flag), curated or scraped; default: the list keeps its own, a new one its kind's"
+      ),
+      Flag.optional
+    ),
+    backfill: Flag.Boolean("backfill").pipe(
+      Flag.withDescription("Add a snapshot dated before the list's current version to its history"),
+      Flag.withDefault(false)
+    ),
     maxDelistShare: Flag.Finite("max-delist-share").pipe(
       Flag.withDescription("Largest share (0-1) of a list's active records one version may de-list; default 0.2"),
       Flag.optional
@@ -125,7 +135,8 @@ export const command = Command.make(
                 ...Option.match(args.category, { onNone: () => ({}), onSome: (category) => ({ category }) }),
                 ...Option.match(args.label, { onNone: () => ({}), onSome: (label) => ({ label }) }),
                 ...Option.match(args.format, { onNone: () => ({}), onSome: (format) => ({ format }) }),
-                ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
+                ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) }),
+                ...Option.match(args.authority, { onNone: () => ({}), onSome: (authority) => ({ authority }) })
               }
             ]
           : yield* new CommandFailed({
@@ -141,6 +152,7 @@ export const command = Command.make(
         ...spec,
         ...(args.allowShrink ? { allowShrink: true } : {}),
         ...(args.replace ? { replace: true } : {}),
+        ...(args.backfill ? { backfill: true } : {}),
         ...Option.match(args.maxDelistShare, {
           onNone: () => ({}),
           onSome: (maxDelistedShare) => ({ maxDelistedShare })

@@ -52,7 +52,7 @@ describe("vigil ingest and screen", () => {
     assert.strictEqual(first.code, 0, first.stderr)
     assert.match(
       first.stdout,
-      /^ours: version \d+ as of 2024-01-01 from blocklist\.txt: 1 records \(added 1, de-listed 0, unchanged 0\); skipped 1 \(first: line 3: not-an-address/
+      /^ours \(curated\): version \d+ as of 2024-01-01 from blocklist\.txt: 1 records \(added 1, de-listed 0, unchanged 0\); skipped 1 \(first: line 3: not-an-address/
     )
 
     writeFileSync(join(cwd, "broken.json"), '["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", ')
@@ -137,7 +137,7 @@ describe("vigil ingest and screen", () => {
         .trim()
         .split("\n")
         .map((l) => l.split(":")[0]),
-      ["mixers", "scams"]
+      ["mixers (curated)", "scams (curated)"]
     )
     writeFileSync(join(cwd, "conf", "bad.json"), JSON.stringify({ sources: [{ kind: "nope", input: "x" }] }))
     const bad = await runVigil(cwd, {}, ["ingest", "--config", "conf/bad.json"])
@@ -230,6 +230,90 @@ describe("vigil ingest and screen", () => {
     60_000
   )
 
+  it("takes an operator's word that a list is official, backfills, rolls a version back and corrects a date", async () => {
+    const cwd = tempDir()
+    const A = "0x098b716b8aaf21512996dc57eb0615e2383e2f96"
+    const B = "0x8589427373d6d84e98730d7795d8f6f8731fda16"
+    writeFileSync(join(cwd, "both.txt"), `${A}\n${B}\n`)
+    writeFileSync(join(cwd, "b.txt"), `${B}\n`)
+    const ingest = (file: string, asOf: string, extra: ReadonlyArray<string> = []) =>
+      runVigil(cwd, {}, [
+        "ingest",
+        "address-list",
+        file,
+        "--list",
+        "watch",
+        "--category",
+        "sanctions",
+        "--as-of",
+        asOf,
+        ...extra
+      ])
+    const screen = async (asOf?: string) => {
+      const r = JSON.parse(
+        (await runVigil(cwd, {}, ["screen", A, ...(asOf === undefined ? [] : ["--as-of", asOf])])).stdout
+      )
+      return [r.flags.sanctioned, r.recommendation.action, r.signals[0]?.type ?? "none"]
+    }
+    const lists = async () => JSON.parse((await runVigil(cwd, {}, ["lists"])).stdout.trim())
+
+    // An operator's own list is curated: its sanctions claim is reported, not a sanctions match.
+    assert.match((await ingest("both.txt", "2025-01-01")).stdout, /^watch \(curated\): version 1 as of 2025-01-01/)
+    assert.deepStrictEqual(await screen(), [false, "REVIEW", "sanctions_reported"])
+    // Declared official, the same content makes a new version under the new authority.
+    const declared = await ingest("both.txt", "2025-01-01", ["--authority", "official"])
+    assert.match(declared.stdout, /^watch \(curated -> official\): version 2 as of 2025-01-01/)
+    assert.deepStrictEqual(await screen(), [true, "BLOCK", "sanctions_match"])
+    // A later version drops A (allowed explicitly); a refresh without --authority keeps the list official.
+    const dropped = await ingest("b.txt", "2025-02-01", ["--max-delist-share", "1"])
+    assert.match(dropped.stdout, /^watch \(official\): version 3 as of 2025-02-01.*de-listed 1/)
+    assert.deepStrictEqual(await screen(), [false, "ALLOW", "none"])
+
+    // Rolled back, the list is what versions 1 and 2 made it.
+    const rolled = await runVigil(cwd, {}, ["lists", "--rollback", "watch"])
+    assert.strictEqual(rolled.code, 0, rolled.stderr)
+    assert.deepStrictEqual(JSON.parse(rolled.stdout), {
+      rolled_back: "watch",
+      version: 3,
+      current: 2,
+      as_of: "2025-01-01",
+      active: 2,
+      delisted: 0
+    })
+    assert.deepStrictEqual(await screen(), [true, "BLOCK", "sanctions_match"])
+
+    // An older snapshot is refused unless it is a backfill; as one, it dates A's listing back.
+    assert.deepStrictEqual(await screen("2024-11-15"), [false, "ALLOW", "none"])
+    const older = await ingest("both.txt", "2024-11-01")
+    assert.strictEqual(older.code, 1)
+    assert.match(older.stderr, /older than the list's current version \(2025-01-01\); --backfill adds it/)
+    const backfill = await ingest("both.txt", "2024-11-01", ["--backfill"])
+    assert.match(backfill.stdout, /^watch \(official\): version 4 as of 2024-11-01, added to its history \(backfill\)/)
+    assert.deepStrictEqual(await screen("2024-11-15"), [true, "BLOCK", "sanctions_match"])
+    assert.deepStrictEqual([(await lists()).since, (await lists()).asOf], ["2024-11-01", "2025-01-01"])
+
+    // The backfilled version was dated wrongly: corrected, the listing starts on the right day.
+    const redated = await runVigil(cwd, {}, ["lists", "--redate", "watch", "--version", "4", "--as-of", "2024-12-01"])
+    assert.strictEqual(redated.code, 0, redated.stderr)
+    assert.deepInclude(JSON.parse(redated.stdout), { redated: "watch", version: 4, to: "2024-12-01", current: 2 })
+    assert.deepStrictEqual(await screen("2024-11-15"), [false, "ALLOW", "none"])
+    assert.deepStrictEqual(await screen("2024-12-15"), [true, "BLOCK", "sanctions_match"])
+
+    for (const [args, message] of [
+      [["lists", "--redate", "watch", "--as-of", "2024-12-01"], /--redate needs --version N and --as-of/],
+      [["lists", "--redate", "watch", "--version", "4", "--as-of", "2999-01-01"], /after today/],
+      [["lists", "--redate", "watch", "--version", "3", "--as-of", "2024-12-01"], /watch has no version 3 in effect/],
+      [["lists", "--rollback", "nothing"], /there is no list named nothing; nothing changed/],
+      [["lists", "--rollback", "watch", "--delete", "watch"], /give one of --delete, --rollback, --redate/]
+    ] as const) {
+      const refused = await runVigil(cwd, {}, [...args])
+      assert.strictEqual(refused.code, 1, args.join(" "))
+      assert.match(refused.stderr, message)
+      assert.strictEqual(refused.stderr.trim().split("\n").length, 1, refused.stderr)
+    }
+    assert.deepStrictEqual([(await lists()).version, (await lists()).authority], [2, "official"])
+  }, 60_000)
+
   it.skipIf(!hasSharedData)(
     "refuses a refresh that would empty or gut a list (exit 1, one line, the list in force), and takes it with --allow-shrink",
     async () => {
@@ -250,6 +334,8 @@ describe("vigil ingest and screen", () => {
           "ofac-eth",
           "--category",
           "sanctions",
+          "--authority",
+          "official",
           ...extra
         ])
       }
@@ -290,10 +376,10 @@ describe("vigil ingest and screen", () => {
       // Versions are numbered per list, and the refused attempts used no number.
       const raised = await ingest("short.txt", eth.slice(0, 10).join("\n"), ["--max-delist-share", "0.9"])
       assert.strictEqual(raised.code, 0)
-      assert.match(raised.stdout, /^ofac-eth: version 2 as of /)
+      assert.match(raised.stdout, /^ofac-eth \(official\): version 2 as of /)
       const emptied = await ingest("empty.json", "[]", ["--allow-shrink"])
       assert.strictEqual(emptied.code, 0)
-      assert.match(emptied.stdout, /^ofac-eth: version 3 as of /)
+      assert.match(emptied.stdout, /^ofac-eth \(official\): version 3 as of /)
       assert.notStrictEqual(await blocked(), "BLOCK")
     },
     60_000
@@ -337,7 +423,10 @@ describe("vigil ingest and screen", () => {
       const file = sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.xml.bz2")
       const result = await runVigil(cwd, { NODE_OPTIONS: "--max-old-space-size=96" }, ["ingest", "ofac-sdn-xml", file])
       assert.strictEqual(result.code, 0, result.stderr)
-      assert.match(result.stdout, /^ofac-sdn: version \d+ as of 2025-11-19 from .*: 727 records \(added 726,/)
+      assert.match(
+        result.stdout,
+        /^ofac-sdn \(official\): version \d+ as of 2025-11-19 from .*: 727 records \(added 726,/
+      )
       assert.notInclude(result.stdout, "states no date", "the SDN is dated by its DateOfIssue")
       const tron = await runVigil(cwd, {}, ["screen", "TAYhjpL8pPs8T84FSM329nffQpc6jD8GBM"])
       const r = JSON.parse(tron.stdout)

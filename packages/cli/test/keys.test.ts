@@ -89,6 +89,8 @@ describe("vigil keys", () => {
         "watch",
         "--category",
         "sanctions",
+        "--authority",
+        "official",
         "--as-of",
         asOf
       ])

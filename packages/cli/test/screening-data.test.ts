@@ -13,6 +13,9 @@ const brave = "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses"
 const sdnOld = sharedData("sanctions/ofac-sdn-advanced-xml-history/sdn_advanced.2025-03-04.digital-currency-subset.xml")
 const sdnNew = sharedData(`${brave}/sdn_advanced.digital-currency-subset.xml`)
 const usdtEvents = sharedData("stablecoin-blacklists/bhemen-usdt-ethereum-events/data/usdt_configs.csv")
+const explorerLabels = sharedData("labels/brianleect-etherscan-labels/data/etherscan/combined/combinedAllLabels.json")
+const explorerOfacFolder = sharedData("labels/dawsbot-eth-labels/data/etherscan/ofac-sanctions-lists/accounts.json")
+const router = "0xd90e2f925DA726b50C4Ed8D0Fb90Ad053324F31b"
 
 const lines = (path: string) =>
   readFileSync(path, "utf8")
@@ -70,7 +73,6 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
   })
 
   it("answers the Tornado Cash router differently before and after its 2025 de-listing", async () => {
-    const router = "0xd90e2f925DA726b50C4Ed8D0Fb90Ad053324F31b"
     const before = await screen(router, "2024-06-01")
     assert.isTrue(before.flags.sanctioned)
     assert.strictEqual(before.recommendation.action, "BLOCK")
@@ -119,6 +121,59 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
     for (const address of released) assert.isFalse((await screen(address)).flags.blacklisted, address)
   })
 
+  it("does not call Tornado Cash sanctioned today on the word of explorer label sets; it was, as of 2025-01-01", async () => {
+    const labels = await ingest({
+      kind: "labels",
+      input: explorerLabels,
+      list: "etherscan-labels",
+      source: "Etherscan"
+    })
+    const folder = await ingest({
+      kind: "labels",
+      input: explorerOfacFolder,
+      format: "explorer-accounts",
+      category: "sanctions",
+      list: "etherscan-ofac-folder",
+      source: "Etherscan"
+    })
+    assert.deepStrictEqual([labels.authority, folder.authority], ["scraped", "scraped"])
+    const today = await screen(router)
+    assert.isFalse(today.flags.sanctioned)
+    assert.notInclude(["BLOCK"], today.recommendation.action)
+    assert.notStrictEqual(today.risk_level, "critical")
+    const reported = today.signals.filter((s) => s.type === "sanctions_reported")
+    assert.deepStrictEqual(reported.map((s) => s.evidence.list).sort(), ["etherscan-labels", "etherscan-ofac-folder"])
+    for (const s of reported) {
+      assert.strictEqual(s.evidence.authority, "scraped")
+      assert.include(s.summary, "Sanctions reported by Etherscan")
+      assert.include(
+        s.summary,
+        `not on the official lists in force on ${today.metadata.as_of} (ofac-sdn of 2025-11-19, usdt-ethereum of 2023-02-20)`
+      )
+    }
+    assert.isFalse(today.signals.some((s) => s.type === "sanctions_match"))
+    const then = await screen(router, "2025-01-01")
+    assert.isTrue(then.flags.sanctioned)
+    assert.strictEqual(then.recommendation.action, "BLOCK")
+    assert.strictEqual(then.signals[0]?.evidence.authority, "official")
+    // Every address the explorer folder calls sanctioned is sanctioned exactly when the official list names it,
+    // and below BLOCK otherwise.
+    const claimed = (JSON.parse(readFileSync(explorerOfacFolder, "utf8")) as Array<{ address: string }>).map((e) =>
+      e.address.toLowerCase()
+    )
+    let unconfirmed = 0
+    for (const address of claimed) {
+      const r = await screen(address)
+      const official = r.signals.some((s) => s.type === "sanctions_match" && s.evidence.authority === "official")
+      assert.strictEqual(r.flags.sanctioned, official, address)
+      if (!official) {
+        unconfirmed++
+        assert.notStrictEqual(r.recommendation.action, "BLOCK", address)
+      }
+    }
+    assert.isAtLeast(unconfirmed, 30)
+  })
+
   it("records both lists with their versions and provenance", async () => {
     const lists = await run(Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (i) => i.lists))
     const sdn = lists.find((l) => l.list === "ofac-sdn")
@@ -127,4 +182,72 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
     const usdt = lists.find((l) => l.list === "usdt-ethereum")
     assert.strictEqual(usdt?.asOf, "2023-02-20")
   })
+})
+
+describe.skipIf(!hasSharedData)("backfilling the shared OFAC history (SQLite)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "vigil-backfill-"))
+  const open = (name: string) =>
+    ManagedRuntime.make(
+      Screening.Screening.layer.pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, name) })))
+    )
+  const inOrder = open("in-order.db")
+  const backfilled = open("backfilled.db")
+  afterAll(async () => {
+    await inOrder.dispose()
+    await backfilled.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("answers every address on every date the same as in-order ingest when the older SDN comes second", async () => {
+    await inOrder.runPromise(IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: sdnOld }))
+    await inOrder.runPromise(IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: sdnNew }))
+    await backfilled.runPromise(IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: sdnNew }))
+    const refused = await backfilled.runPromiseExit(IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: sdnOld }))
+    assert.isTrue(refused._tag === "Failure" && String(refused.cause).includes("--backfill"))
+    const outcome = await backfilled.runPromise(
+      IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: sdnOld, backfill: true })
+    )
+    assert.deepStrictEqual([outcome.version, outcome.backfilled], [2, true])
+
+    const records = await inOrder.runPromise(
+      Effect.gen(function* () {
+        const index = yield* IntelIndex.IntelIndex
+        const all = [
+          ...lines(sharedData("sanctions/ofac-sdn-advanced-xml-history/sanctioned_addresses_ETH.2025-03-04.txt")),
+          ...lines(sharedData(`${brave}/sanctioned_addresses_ETH.txt`)),
+          ...lines(sharedData(`${brave}/sanctioned_addresses_XBT.txt`)),
+          ...lines(sharedData(`${brave}/sanctioned_addresses_TRX.txt`))
+        ]
+        return yield* index.lookup([
+          ...new Set(all.map((a) => Chain.detect(a)).flatMap((d) => (d.valid ? [d.normalized] : [])))
+        ])
+      })
+    )
+    const addresses = [...new Set(records.map((r) => r.address))]
+    // The dates where an answer can change, and the days either side of each.
+    const shift = (date: string, days: number) =>
+      new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+    const edges = new Set(records.flatMap((r) => [r.listedAt, ...(r.delistedAt === undefined ? [] : [r.delistedAt])]))
+    const dates = [...new Set([...edges].flatMap((d) => [shift(d, -1), d, shift(d, 1)]))].filter(
+      (d) => d <= "2026-01-01"
+    )
+    assert.isAtLeast(addresses.length, 700)
+    assert.isAtLeast(dates.length, 30)
+    const answer = (runtime: typeof inOrder, address: string, asOf: string) =>
+      runtime.runPromise(
+        Effect.map(
+          Effect.flatMap(Effect.service(Screening.Screening), (s) => s.screen(address, { asOf })),
+          (r) => [r.score, r.recommendation.action, r.flags.sanctioned, r.signals.map((s) => s.evidence)] as const
+        )
+      )
+    const differences: Array<string> = []
+    for (const asOf of dates) {
+      for (const address of addresses) {
+        const a = JSON.stringify(await answer(inOrder, address, asOf))
+        const b = JSON.stringify(await answer(backfilled, address, asOf))
+        if (a !== b) differences.push(`${address} on ${asOf}: ${a} vs ${b}`)
+      }
+    }
+    assert.deepStrictEqual(differences.slice(0, 5), [])
+  }, 120_000)
 })

@@ -1,5 +1,8 @@
 import { fc, test } from "@fast-check/vitest"
 import { Intel, Scoring } from "@vigil/core"
+
+/** Every list official, as the scoring tables assume. */
+const official: Scoring.Context = { authorityOf: () => "official", officialLists: "the official lists" }
 import { assert, describe, it } from "vitest"
 
 const record = (category: Intel.Category, extra: Partial<Intel.IntelRecord> = {}): Intel.IntelRecord => ({
@@ -53,7 +56,7 @@ describe("Scoring tables", () => {
 
 describe("Scoring.assess outcomes", () => {
   it("finds nothing to say about an address with no record: minimal, ALLOW", () => {
-    const a = Scoring.assess([])
+    const a = Scoring.assess([], official)
     assert.deepStrictEqual(
       { score: a.score, band: a.band, action: a.action, signals: a.signals, labels: a.labels },
       { score: 0, band: "minimal", action: "ALLOW", signals: [], labels: [] }
@@ -63,14 +66,17 @@ describe("Scoring.assess outcomes", () => {
   })
 
   it("blocks a sanctioned address: score at least 85, critical, flagged, entity named", () => {
-    const a = Scoring.assess([
-      record("sanctions", {
-        source: "OFAC",
-        entityName: "Garantex Europe OU",
-        entityType: "entity",
-        reference: "SDN 35926"
-      })
-    ])
+    const a = Scoring.assess(
+      [
+        record("sanctions", {
+          source: "OFAC",
+          entityName: "Garantex Europe OU",
+          entityType: "entity",
+          reference: "SDN 35926"
+        })
+      ],
+      official
+    )
     assert.isAtLeast(a.score, 85)
     assert.strictEqual(a.band, "critical")
     assert.strictEqual(a.action, "BLOCK")
@@ -82,27 +88,27 @@ describe("Scoring.assess outcomes", () => {
   })
 
   it("holds a frozen stablecoin address at high or above and flags it blacklisted", () => {
-    const a = Scoring.assess([record("stablecoin_blacklist", { source: "Tether", label: "USDT" })])
+    const a = Scoring.assess([record("stablecoin_blacklist", { source: "Tether", label: "USDT" })], official)
     assert.isAtLeast(a.score, 60)
     assert.isTrue(a.flags.blacklisted)
     assert.include(a.labels, "USDT Blacklisted")
   })
 
   it("names an exchange from a positive record without raising the score", () => {
-    const a = Scoring.assess([record("exchange", { entityName: "Binance", entityType: "exchange" })])
+    const a = Scoring.assess([record("exchange", { entityName: "Binance", entityType: "exchange" })], official)
     assert.strictEqual(a.score, 0)
     assert.deepStrictEqual(a.entity, { name: "Binance", type: "exchange", category: "exchange" })
     assert.strictEqual(a.signals[0]?.polarity, "positive")
   })
 
   it("lets a sanctioned exchange stay critical", () => {
-    const a = Scoring.assess([record("exchange", { entityName: "Garantex" }), record("sanctions")])
+    const a = Scoring.assess([record("exchange", { entityName: "Garantex" }), record("sanctions")], official)
     assert.strictEqual(a.band, "critical")
   })
 
   it("corroborates: a second medium finding raises the score but by less than its own weight", () => {
-    const one = Scoring.assess([record("mixer")])
-    const two = Scoring.assess([record("mixer"), record("gambling")])
+    const one = Scoring.assess([record("mixer")], official)
+    const two = Scoring.assess([record("mixer"), record("gambling")], official)
     assert.strictEqual(one.score, 75)
     assert.strictEqual(two.score, 80)
   })
@@ -113,7 +119,10 @@ describe("Scoring properties", () => {
   const any = fc.array(fc.constantFrom(...categories), { maxLength: 8 })
 
   test.prop([any])("scores stay within [0, 100] and the band and action follow the score", (cs) => {
-    const a = Scoring.assess(cs.map((c, i) => record(c, { reference: `r${i}` })))
+    const a = Scoring.assess(
+      cs.map((c, i) => record(c, { reference: `r${i}` })),
+      official
+    )
     assert.isTrue(a.score >= 0 && a.score <= 100)
     assert.strictEqual(a.band, Scoring.band(a.score))
     assert.strictEqual(a.action, Scoring.actions[a.band])
@@ -121,11 +130,14 @@ describe("Scoring properties", () => {
   })
 
   test.prop([risk, fc.constantFrom(...riskCategories)])("adding a risk signal never lowers the score", (cs, extra) => {
-    const before = Scoring.assess(cs.map((c, i) => record(c, { reference: `r${i}` })))
-    const after = Scoring.assess([
-      ...cs.map((c, i) => record(c, { reference: `r${i}` })),
-      record(extra, { reference: "x" })
-    ])
+    const before = Scoring.assess(
+      cs.map((c, i) => record(c, { reference: `r${i}` })),
+      official
+    )
+    const after = Scoring.assess(
+      [...cs.map((c, i) => record(c, { reference: `r${i}` })), record(extra, { reference: "x" })],
+      official
+    )
     assert.isAtLeast(after.score, before.score)
   })
 
@@ -142,13 +154,94 @@ describe("Scoring properties", () => {
     "a positive signal never changes the score",
     (cs, positive) => {
       const records = cs.map((c, i) => record(c, { reference: `r${i}` }))
-      assert.strictEqual(Scoring.assess([...records, record(positive)]).score, Scoring.assess(records).score)
+      assert.strictEqual(
+        Scoring.assess([...records, record(positive)], official).score,
+        Scoring.assess(records, official).score
+      )
     }
   )
 
   test.prop([risk])("the signals' contributions add up to the score", (cs) => {
-    const a = Scoring.assess(cs.map((c, i) => record(c, { reference: `r${i}` })))
+    const a = Scoring.assess(
+      cs.map((c, i) => record(c, { reference: `r${i}` })),
+      official
+    )
     const total = a.signals.reduce((sum, s) => sum + s.contribution, 0)
     assert.isTrue(Math.abs(total - a.score) <= 0.5 + 0.01 * a.signals.length, `${total} vs ${a.score}`)
   })
+})
+
+describe("Scoring by authority", () => {
+  const authorities = Intel.Authority.literals
+  /** Lists named `list-<category>` by default; `authorityOf` reads the authority from a suffix `@<authority>`. */
+  const byName: Scoring.Context = {
+    authorityOf: (list) => (list.split("@")[1] as Intel.Authority | undefined) ?? "official",
+    officialLists: "the official list in force on 2026-11-24 (ofac-sdn of 2025-11-19)"
+  }
+  const at = (authority: Intel.Authority, category: Intel.Category, extra: Partial<Intel.IntelRecord> = {}) =>
+    record(category, { list: `${category}@${authority}`, ...extra })
+
+  it("takes a scraped sanctions label for a weaker, unconfirmed signal that says so: high, REVIEW, not sanctioned", () => {
+    const a = Scoring.assess(
+      [at("scraped", "sanctions", { source: "Etherscan labels", label: "OFAC Sanctioned", reference: "0xd90e" })],
+      byName
+    )
+    assert.isFalse(a.flags.sanctioned)
+    assert.deepStrictEqual([a.score, a.band, a.action], [60, "high", "REVIEW"])
+    assert.strictEqual(a.signals[0]?.type, "sanctions_reported")
+    assert.strictEqual(a.signals[0]?.evidence.authority, "scraped")
+    assert.strictEqual(
+      a.signals[0]?.summary,
+      "Sanctions reported by Etherscan labels (sanctions@scraped 0xd90e, scraped labels); not on the official list in force on 2026-11-24 (ofac-sdn of 2025-11-19)."
+    )
+    assert.deepStrictEqual(a.labels, ["Sanctions reported by Etherscan labels"])
+    assert.strictEqual(a.entity.category, "sanctions_reported")
+    assert.strictEqual(a.confidence, 0.65)
+  })
+
+  it("counts a third-party sanctions claim as a match once an official record confirms it", () => {
+    const a = Scoring.assess([at("scraped", "sanctions"), at("official", "sanctions", { source: "OFAC" })], byName)
+    assert.isTrue(a.flags.sanctioned)
+    assert.deepStrictEqual(
+      a.signals.map((s) => [s.type, s.evidence.authority]),
+      [
+        ["sanctions_match", "official"],
+        ["sanctions_match", "scraped"]
+      ].sort((x, y) => (x[1]! < y[1]! ? -1 : 1))
+    )
+    assert.strictEqual(a.action, "BLOCK")
+  })
+
+  it("lends confidence by authority: official over curated over scraped", () => {
+    const confidence = (authority: Intel.Authority) => Scoring.assess([at(authority, "hack")], byName).confidence
+    assert.deepStrictEqual(authorities.map(confidence), [0.98, 0.85, 0.75])
+  })
+
+  test.prop([
+    fc.array(
+      fc.tuple(fc.constantFrom("curated", "scraped") as fc.Arbitrary<Intel.Authority>, fc.constantFrom(...categories)),
+      {
+        maxLength: 8
+      }
+    )
+  ])("no record of a curated or scraped list ever sets the sanctioned flag", (items) => {
+    const a = Scoring.assess(
+      items.map(([authority, c], i) => at(authority, c, { reference: `r${i}` })),
+      byName
+    )
+    assert.isFalse(a.flags.sanctioned)
+    assert.isFalse(a.signals.some((s) => s.type === "sanctions_match"))
+  })
+
+  test.prop([fc.constantFrom("curated", "scraped") as fc.Arbitrary<Intel.Authority>, fc.integer({ min: 1, max: 4 })])(
+    "unconfirmed sanctions claims alone, however many, never block",
+    (authority, n) => {
+      const a = Scoring.assess(
+        Array.from({ length: n }, (_, i) => at(authority, "sanctions", { reference: `r${i}` })),
+        byName
+      )
+      assert.notStrictEqual(a.band, "critical")
+      assert.notStrictEqual(a.action, "BLOCK")
+    }
+  )
 })

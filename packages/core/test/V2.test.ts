@@ -1,6 +1,9 @@
 import { type Intel, Scoring, Screening, V2 } from "@vigil/core"
 import { assert, describe, it } from "vitest"
 
+/** Every list official. */
+const official: Scoring.Context = { authorityOf: () => "official", officialLists: "the official lists" }
+
 const result = (
   records: ReadonlyArray<Partial<Intel.IntelRecord> & Pick<Intel.IntelRecord, "category">>
 ): Screening.Result => {
@@ -14,7 +17,8 @@ const result = (
       listedAt: "2024-01-01",
       ingestedAt: "2024-01-01T00:00:00Z",
       ...r
-    }))
+    })),
+    official
   )
   return {
     address: "0xAA",

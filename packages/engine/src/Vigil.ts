@@ -9,6 +9,7 @@ import {
   type ApiKeyStore,
   Engine,
   Ingestion,
+  Instant,
   IntelIndex,
   Intelligence,
   type IntelResult,
@@ -49,6 +50,12 @@ export interface Vigil {
   readonly ingest: (source: Ingestion.Sources.SourceSpec) => Promise<Ingestion.Ingest.Outcome>
   /** The ingested lists with their current version. */
   readonly lists: () => Promise<ReadonlyArray<IntelIndex.ListStatus>>
+  /** Deletes a list and its records (recorded); undefined when there is no such list. */
+  readonly deleteList: (list: string) => Promise<IntelIndex.RemoveOutcome | undefined>
+  /** Withdraws a list's current version: the list becomes what its earlier versions made it (recorded). */
+  readonly rollbackList: (list: string) => Promise<IntelIndex.AmendOutcome>
+  /** Corrects the date of a list's version (`YYYY-MM-DD`, not after today) and rebuilds its intervals (recorded). */
+  readonly redateList: (list: string, version: number, asOf: string) => Promise<IntelIndex.AmendOutcome>
   /** API keys for a server on the same database: issued once in plain text, stored hashed. */
   readonly keys: {
     readonly create: (request: ApiKeys.IssueRequest) => Promise<ApiKeys.Issued>
@@ -138,6 +145,20 @@ export const createVigil = (options: Options): Vigil => {
       run(
         Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (i) => i.lists).pipe(
           Effect.catchTag("StoreError", rejected)
+        )
+      ),
+    deleteList: (list) =>
+      run(
+        Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (i) =>
+          Effect.flatMap(Instant.now, (at) => i.remove(list, at))
+        ).pipe(Effect.catchTag("StoreError", rejected))
+      ),
+    rollbackList: (list) =>
+      run(Ingestion.Ingest.rollback(list).pipe(Effect.catchTags({ AmendRefused: rejected, StoreError: rejected }))),
+    redateList: (list, version, asOf) =>
+      run(
+        Ingestion.Ingest.redate(list, version, asOf).pipe(
+          Effect.catchTags({ AmendRefused: rejected, StoreError: rejected })
         )
       ),
     keys: {

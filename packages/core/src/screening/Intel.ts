@@ -28,6 +28,17 @@ export const Category = Schema.Literals([
 /** A record category. */
 export type Category = typeof Category.Type
 
+/**
+ * How far a list's word goes, set per list: `official` is the issuer's own list (OFAC's SDN, Tether's blacklist
+ * events, or a list the operator declares official), `curated` a third party that reviews what it publishes
+ * (GraphSense tag packs, an operator's own list by default), `scraped` labels collected from explorers and the
+ * like. Only official lists decide `flags.sanctioned`; authority also sets the confidence a record lends.
+ */
+export const Authority = Schema.Literals(["official", "curated", "scraped"])
+
+/** A list's authority. */
+export type Authority = typeof Authority.Type
+
 /** One list entry about one address, as stored. Dates are ISO `YYYY-MM-DD`; `ingestedAt` is a full timestamp. */
 export const IntelRecord = Schema.Struct({
   /** The list it came from, e.g. `ofac-sdn` or `usdt-ethereum`. */

@@ -1,6 +1,6 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
 import { Context, type Effect, Schema } from "effect"
-import type { IntelRecord, ParsedRecord } from "./Intel.ts"
+import type { Authority, IntelRecord, ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
 
 /**
@@ -21,6 +21,8 @@ export interface StageInfo {
   /** Where the input came from (a file name or URL), for provenance. */
   readonly origin: string
   readonly ingestedAt: string
+  /** How far the list's word goes; the list's is that of its version ingested last (and still in effect). */
+  readonly authority: Authority
 }
 
 /** What is known once the whole input has been read. */
@@ -63,6 +65,10 @@ export interface ListStatus {
   readonly contentHash: string
   readonly origin: string
   readonly ingestedAt: string
+  /** The authority of the version ingested last: the operator's latest word on the list. */
+  readonly authority: Authority
+  /** The date of the list's oldest version in effect: before it, the list says nothing. */
+  readonly since: string
   /** Records in force as of the list's current version. */
   readonly active: number
   /** Records kept as history (de-listed). */
@@ -76,6 +82,24 @@ export interface RemoveOutcome {
   readonly version: number
   readonly records: number
 }
+
+/** What rolling a list back or correcting a version's date did; the list's current version afterwards. */
+export interface AmendOutcome {
+  readonly list: string
+  /** The list's own number of the version withdrawn (rollback) or re-dated. */
+  readonly version: number
+  /** The version in force afterwards and its date. */
+  readonly current: number
+  readonly asOf: string
+  readonly active: number
+  readonly delisted: number
+}
+
+/** A rollback or date correction that cannot be made; nothing was changed. */
+export class AmendRefused extends Schema.TaggedError<AmendRefused>()("AmendRefused", {
+  list: Schema.String,
+  message: Schema.String
+}) {}
 
 /** What committing a version changed. */
 export interface CommitOutcome {
@@ -102,17 +126,36 @@ export class IntelIndex extends Context.Service<
       version: number,
       records: ReadonlyArray<ParsedRecord>
     ) => Effect.Effect<void, StoreError.StoreError>
-    /** Applies a staged version, completed with its date and hash, to its list atomically and makes it current. */
+    /**
+     * Applies a staged version, completed with its date and hash, to its list atomically. A version dated before
+     * the list's newest takes its place in the list's history (a backfill): the listing intervals are rebuilt from
+     * every version in date order, exactly as ingesting them in that order would have made them.
+     */
     readonly commit: (
       version: number,
       completion: Completion
-    ) => Effect.Effect<CommitOutcome, StoreError.StoreError | ShrinkRefused>
+    ) => Effect.Effect<CommitOutcome, StoreError.StoreError | ShrinkRefused | AmendRefused>
     /**
      * Deletes a list: its records and its place among the lists, in one atomic step, recorded with `at` (an ISO
      * instant). Its versions stay as history, so a list made again under the name numbers on from them.
      * `undefined` when there is no such list. Lookups and caches see the change at once (`generation` moves).
      */
     readonly remove: (list: string, at: string) => Effect.Effect<RemoveOutcome | undefined, StoreError.StoreError>
+    /**
+     * Withdraws the list's current version (its newest in date) and rebuilds the list from the versions left, as
+     * if the withdrawn one had never been ingested; recorded with `at`. Refused for a list of one version.
+     */
+    readonly rollback: (list: string, at: string) => Effect.Effect<AmendOutcome, StoreError.StoreError | AmendRefused>
+    /**
+     * Corrects the date of the list's version numbered `version` to `asOf` and rebuilds the list's listing
+     * intervals from its versions in their new date order; recorded with `at`.
+     */
+    readonly redate: (
+      list: string,
+      version: number,
+      asOf: string,
+      at: string
+    ) => Effect.Effect<AmendOutcome, StoreError.StoreError | AmendRefused>
     /** Drops a staged version. */
     readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
     /** Every record ever ingested for these normalized addresses, de-listed ones included. */
@@ -162,29 +205,96 @@ export interface CommitPlan {
   readonly unchanged: number
 }
 
-/** How many of the currently active records a plan leaves no longer active (de-listed or gone). */
-export const removedActive = (plan: CommitPlan, activeKeys: ReadonlySet<string>): number => {
-  if (!plan.replaceAll) return plan.close.length
-  const stillActive = new Set(plan.insert.filter((r) => r.delistedAt === undefined).map(recordKey))
-  let removed = 0
-  for (const k of activeKeys) if (!stillActive.has(k)) removed++
-  return removed
+/** The keys active after a plan is applied to a list whose active keys are `activeKeys`. */
+export const activeAfter = (plan: CommitPlan, activeKeys: ReadonlySet<string>): ReadonlySet<string> => {
+  const after = new Set(plan.replaceAll ? [] : activeKeys)
+  for (const k of plan.close) after.delete(k)
+  for (const r of plan.insert) if (r.delistedAt === undefined) after.add(recordKey(r))
+  return after
 }
 
-/** The refusal of a plan under `completion.maxDelistedShare`, or undefined when it may be applied. */
+/**
+ * The refusal of a change from the active keys `before` to `after` under `completion.maxDelistedShare`, or
+ * undefined when it may be applied.
+ */
 export const shrinkRefusal = (
   list: string,
-  plan: CommitPlan,
-  activeKeys: ReadonlySet<string>,
+  before: ReadonlySet<string>,
+  after: ReadonlySet<string>,
   completion: Completion
 ): ShrinkRefused | undefined => {
   const maxShare = completion.maxDelistedShare
-  if (maxShare === undefined || activeKeys.size === 0) return undefined
-  const removed = removedActive(plan, activeKeys)
-  return removed > maxShare * activeKeys.size
-    ? new ShrinkRefused({ list, active: activeKeys.size, removed, maxShare })
+  if (maxShare === undefined || before.size === 0) return undefined
+  let removed = 0
+  for (const k of before) if (!after.has(k)) removed++
+  return removed > maxShare * before.size
+    ? new ShrinkRefused({ list, active: before.size, removed, maxShare })
     : undefined
 }
+
+/** A version with what it contained, as kept for rebuilding a list. */
+export interface KeptVersion {
+  readonly info: VersionInfo
+  readonly records: ReadonlyArray<ParsedRecord>
+}
+
+/** The keys of the records in force after the last version (no de-listing date). */
+export const activeKeysOf = (records: ReadonlyArray<IntelRecord>): ReadonlySet<string> =>
+  new Set(records.filter((r) => r.delistedAt === undefined).map(recordKey))
+
+/** Applies one version to a list's records: the step of every commit, and of every rebuild. */
+export const apply = (
+  records: ReadonlyArray<IntelRecord>,
+  info: VersionInfo,
+  staged: ReadonlyArray<ParsedRecord>
+): { readonly records: ReadonlyArray<IntelRecord>; readonly plan: CommitPlan } => {
+  const plan = planCommit(info, activeKeysOf(records), staged)
+  const closing = new Set(plan.close)
+  const kept = plan.replaceAll
+    ? []
+    : records.map((r) =>
+        r.delistedAt === undefined && closing.has(recordKey(r)) ? { ...r, delistedAt: info.asOf } : r
+      )
+  return { records: [...kept, ...plan.insert], plan }
+}
+
+/**
+ * A list's records rebuilt from its versions in effect: ordered by date (versions of one date in the order
+ * given, which callers make the order of ingest) and applied one by one, so the result is what ingesting them in
+ * date order gives, whatever order they arrived in.
+ */
+export const rebuild = (versions: ReadonlyArray<KeptVersion>): ReadonlyArray<IntelRecord> =>
+  inDateOrder(versions).reduce<ReadonlyArray<IntelRecord>>(
+    (records, v) => apply(records, v.info, v.records).records,
+    []
+  )
+
+/**
+ * What a rebuild changed, counted in listing intervals: `added` intervals it made or reshaped, of which
+ * `delisted` have an end, and `unchanged` ones it kept as they were.
+ */
+export const intervalChanges = (
+  before: ReadonlyArray<IntelRecord>,
+  after: ReadonlyArray<IntelRecord>
+): { readonly added: number; readonly delisted: number; readonly unchanged: number } => {
+  const interval = (r: IntelRecord) => `${recordKey(r)}\u0000${r.listedAt}\u0000${r.delistedAt ?? ""}`
+  const old = new Set(before.map(interval))
+  const changed = after.filter((r) => !old.has(interval(r)))
+  return {
+    added: changed.length,
+    delisted: changed.filter((r) => r.delistedAt !== undefined).length,
+    unchanged: after.length - changed.length
+  }
+}
+
+/** Versions ordered by date, keeping the given order within a date. */
+export const inDateOrder = <V extends { readonly info: { readonly asOf: string } }>(
+  versions: ReadonlyArray<V>
+): ReadonlyArray<V> =>
+  versions
+    .map((v, i) => [v, i] as const)
+    .sort(([a, i], [b, j]) => (a.info.asOf < b.info.asOf ? -1 : a.info.asOf > b.info.asOf ? 1 : i - j))
+    .map(([v]) => v)
 
 /**
  * Plans a commit from the list's currently active keys and the staged records: the one rule every adapter

@@ -16,8 +16,16 @@ export const Signal = Schema.Struct({
   weight: Schema.Finite,
   source: Schema.String,
   polarity: Schema.Literals(["risk", "positive"]),
+  summary: Schema.String.annotate({
+    description:
+      "What was found, where, and how far the source's word goes; a sanctions claim no official list confirms says so."
+  }),
   evidence: Schema.Struct({
     list: Schema.String,
+    authority: Intel.Authority.annotate({
+      description:
+        "The list's authority: official (the issuer's own list), curated (a third party that reviews it) or scraped labels."
+    }),
     reference: Schema.String,
     category: Intel.Category,
     listedAt: Schema.String,

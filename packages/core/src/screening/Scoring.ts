@@ -3,11 +3,12 @@
  * entity and labels, with a breakdown an auditor can recompute by hand. Pure and deterministic.
  */
 import { Schema } from "effect"
-import type { Category, IntelRecord } from "./Intel.ts"
+import type { Authority, Category, IntelRecord } from "./Intel.ts"
 
 /** Signal types, one per kind of finding. */
 export const SignalType = Schema.Literals([
   "sanctions_match",
+  "sanctions_reported",
   "stablecoin_blacklist",
   "threat_actor",
   "phishing",
@@ -45,6 +46,12 @@ export const weights: {
   smart_money: { type: "smart_money", weight: 0, tier: 0 }
 }
 
+/**
+ * A sanctions claim of a curated or scraped list that no official list in force confirms: a signal of its own,
+ * weighted so that by itself it asks for review (high) and never blocks (critical).
+ */
+export const reported = { type: "sanctions_reported", weight: 60, tier: 3 } as const
+
 /** How much each further risk signal adds, relative to what the strongest one left open. */
 export const corroboration = 0.5
 
@@ -55,8 +62,11 @@ export interface Signal {
   readonly polarity: "risk" | "positive"
   /** The publisher of the evidence, e.g. `OFAC`. */
   readonly source: string
+  /** One sentence saying what was found, where, and how far that source's word goes. */
+  readonly summary: string
   readonly evidence: {
     readonly list: string
+    readonly authority: Authority
     readonly reference: string
     readonly category: Category
     readonly listedAt: string
@@ -87,15 +97,32 @@ export const actions: { readonly [B in Band]: Action } = {
   minimal: "ALLOW"
 }
 
-/** How far each kind of publisher is trusted, for confidence. */
-const reliability = (category: Category): number =>
-  category === "sanctions"
-    ? 0.99
-    : category === "stablecoin_blacklist"
-      ? 0.98
-      : weights[category].tier === 1
-        ? 0.85
-        : 0.75
+/**
+ * How far a record is trusted, for confidence: an official list's own record most, then a curated third party's,
+ * then scraped labels; within each, the strongest kinds of finding more.
+ */
+export const reliability = (category: Category, authority: Authority, tier = weights[category].tier): number => {
+  const strong = tier === 1
+  switch (authority) {
+    case "official":
+      return category === "sanctions" ? 0.99 : 0.98
+    case "curated":
+      return strong ? 0.85 : 0.75
+    case "scraped":
+      return strong ? 0.75 : 0.65
+  }
+}
+
+/** What scoring needs to know beyond the records: the lists' authority and what official lists are in force. */
+export interface Context {
+  /** The authority of a list, by name. */
+  readonly authorityOf: (list: string) => Authority
+  /**
+   * The official lists a third-party sanctions claim was checked against, as a reader should see them, e.g.
+   * `the official lists in force on 2026-11-24 (ofac-sdn of 2025-11-19)`.
+   */
+  readonly officialLists: string
+}
 
 /**
  * The composite score of risk weights: the strongest counts in full, and the others, each at `corroboration`
@@ -137,42 +164,76 @@ const threatCategories: ReadonlyArray<Category> = [
   "ransomware"
 ]
 
-const entityCategory = (category: Category): string =>
+const entityCategory = (category: Category, confirmed: boolean): string =>
   category === "sanctions"
-    ? "sanctioned"
+    ? confirmed
+      ? "sanctioned"
+      : "sanctions_reported"
     : category === "stablecoin_blacklist"
       ? "blacklisted"
       : threatCategories.includes(category)
         ? "threat_actor"
         : category
 
-const labelOf = (r: IntelRecord): string =>
+const labelOf = (r: IntelRecord, confirmed: boolean): string =>
   r.category === "sanctions"
-    ? `${r.source} Sanctioned`
+    ? confirmed
+      ? `${r.source} Sanctioned`
+      : `Sanctions reported by ${r.source}`
     : r.category === "stablecoin_blacklist"
       ? `${r.label ?? "Stablecoin"} Blacklisted`
       : (r.label ?? r.category.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase()))
 
-/** Scores the records in force for one address (de-listed records must already be filtered out). */
-export const assess = (records: ReadonlyArray<IntelRecord>): Assessment => {
-  const raw = records.map((r) => ({ record: r, ...weights[r.category] }))
+const authorityWords: { readonly [A in Authority]: string } = {
+  official: "official list",
+  curated: "curated list",
+  scraped: "scraped labels"
+}
+
+/**
+ * Scores the records in force for one address (de-listed records must already be filtered out). A sanctions
+ * record counts as a sanctions match only when it is official, or when an official sanctions record in force
+ * confirms it; otherwise it is a `sanctions_reported` signal that says it is unconfirmed.
+ */
+export const assess = (records: ReadonlyArray<IntelRecord>, context: Context): Assessment => {
+  const officialSanctions = records.some(
+    (r) => r.category === "sanctions" && context.authorityOf(r.list) === "official"
+  )
+  const kind = (r: IntelRecord) => (r.category === "sanctions" && !officialSanctions ? reported : weights[r.category])
+  const raw = records.map((r) => ({ record: r, authority: context.authorityOf(r.list), ...kind(r) }))
   const risk = raw
     .filter((s) => s.weight > 0)
     .sort((a, b) => b.weight - a.weight || a.record.list.localeCompare(b.record.list))
   const positive = raw.filter((s) => s.weight === 0)
-  const unrounded = composite(risk.map((s) => s.weight))
-  const top = risk[0]?.weight ?? 0
-  const restShares = risk.slice(1).map((s) => corroboration * s.weight)
+  // Unconfirmed sanctions claims count once, however many lists repeat them: repetition is not confirmation.
+  const firstReported = risk.findIndex((s) => s.type === reported.type)
+  const counts = (s: (typeof risk)[number], i: number) => s.type !== reported.type || i === firstReported
+  const counted = risk.filter(counts)
+  const unrounded = composite(counted.map((s) => s.weight))
+  const top = counted[0]?.weight ?? 0
+  const restShares = counted.slice(1).map((s) => corroboration * s.weight)
   const restTotal = restShares.reduce((a, b) => a + b, 0)
-  const contribution = (i: number) =>
-    i === 0 ? top : restTotal === 0 ? 0 : ((unrounded - top) * restShares[i - 1]!) / restTotal
+  const contribution = (s: (typeof risk)[number]) => {
+    const i = counted.indexOf(s)
+    return i === -1 ? 0 : i === 0 ? top : restTotal === 0 ? 0 : ((unrounded - top) * restShares[i - 1]!) / restTotal
+  }
+  const summary = (s: (typeof raw)[number]) => {
+    const reference = s.record.reference === s.record.list ? "" : ` ${s.record.reference}`
+    const where = `${s.record.list}${reference}, ${authorityWords[s.authority]}`
+    const what = s.record.label ?? s.record.entityName ?? s.record.category.replace(/_/g, " ")
+    return s.type === reported.type
+      ? `Sanctions reported by ${s.record.source} (${where}); not on ${context.officialLists}.`
+      : `${what}: listed by ${s.record.source} since ${s.record.listedAt} (${where}).`
+  }
   const toSignal = (s: (typeof raw)[number], polarity: "risk" | "positive", points: number): Signal => ({
     type: s.type,
     weight: s.weight,
     polarity,
     source: s.record.source,
+    summary: summary(s),
     evidence: {
       list: s.record.list,
+      authority: s.authority,
       reference: s.record.reference,
       category: s.record.category,
       listedAt: s.record.listedAt,
@@ -183,7 +244,7 @@ export const assess = (records: ReadonlyArray<IntelRecord>): Assessment => {
     contribution: Math.round(points * 100) / 100
   })
   const signals = [
-    ...risk.map((s, i) => toSignal(s, "risk", contribution(i))),
+    ...risk.map((s) => toSignal(s, "risk", contribution(s))),
     ...positive.map((s) => toSignal(s, "positive", 0))
   ]
   const score = Math.round(unrounded)
@@ -192,7 +253,10 @@ export const assess = (records: ReadonlyArray<IntelRecord>): Assessment => {
   const confidence =
     records.length === 0
       ? 0.5
-      : Math.min(0.99, Math.max(...records.map((r) => reliability(r.category))) + 0.03 * (lists.size - 1))
+      : Math.min(
+          0.99,
+          Math.max(...raw.map((s) => reliability(s.record.category, s.authority, s.tier))) + 0.03 * (lists.size - 1)
+        )
   const named = [...risk, ...positive].find((s) => s.record.entityName !== undefined)?.record
   const lead = risk[0]?.record ?? positive[0]?.record
   return {
@@ -201,7 +265,7 @@ export const assess = (records: ReadonlyArray<IntelRecord>): Assessment => {
     action: actions[band(score)],
     confidence: Math.round(confidence * 100) / 100,
     flags: {
-      sanctioned: has(["sanctions"]),
+      sanctioned: officialSanctions,
       blacklisted: has(["stablecoin_blacklist"]),
       threat_actor: has(threatCategories),
       smart_money: has(["smart_money"])
@@ -209,9 +273,9 @@ export const assess = (records: ReadonlyArray<IntelRecord>): Assessment => {
     entity: {
       name: named?.entityName ?? "Unknown Entity",
       type: named?.entityType ?? (lead === undefined ? "wallet" : lead.category === "exchange" ? "exchange" : "wallet"),
-      category: lead === undefined ? "unknown" : entityCategory(lead.category)
+      category: lead === undefined ? "unknown" : entityCategory(lead.category, officialSanctions)
     },
-    labels: [...new Set(records.map(labelOf))],
+    labels: [...new Set(records.map((r) => labelOf(r, officialSanctions)))],
     signals
   }
 }

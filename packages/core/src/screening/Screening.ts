@@ -3,7 +3,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Chain, Instant } from "../kernel/index.ts"
 import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
-import { IntelIndex } from "./IntelIndex.ts"
+import { IntelIndex, type ListStatus } from "./IntelIndex.ts"
 import * as Scoring from "./Scoring.ts"
 
 /** The address given is not a valid address (of the requested network, when one was named). */
@@ -33,6 +33,7 @@ export const wireSignal = (s: Scoring.Signal): IntelResult.Signal => ({
   weight: s.weight,
   source: s.source,
   polarity: s.polarity,
+  summary: s.summary,
   evidence: s.evidence
 })
 
@@ -61,7 +62,29 @@ interface Found {
 }
 
 const unavailable: Found = { complete: false, records: [] }
-const noSources = Effect.succeed(0)
+
+/** What screening needs to know of the lists in force: how many, and each one's authority. */
+interface Catalog {
+  readonly count: number
+  readonly authority: ReadonlyMap<string, Intel.Authority>
+  readonly official: ReadonlyArray<ListStatus>
+}
+
+const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [] }
+
+/** A list the index no longer names (deleted since the lookup) is taken at the weakest authority. */
+const authorityIn = (catalog: Catalog) => (list: string) => catalog.authority.get(list) ?? "scraped"
+
+/** How the official lists a third-party sanctions claim was checked against read on `asOf`. */
+export const officialLists = (official: ReadonlyArray<Pick<ListStatus, "list" | "asOf" | "since">>, asOf: string) => {
+  const inForce = official.filter((l) => l.since <= asOf)
+  if (inForce.length === 0) return `any official list: none is loaded for ${asOf}`
+  const named = inForce
+    .slice(0, 3)
+    .map((l) => (l.asOf <= asOf ? `${l.list} of ${l.asOf}` : `${l.list} as it stood on ${asOf}`))
+  const more = inForce.length > 3 ? ` and ${inForce.length - 3} more` : ""
+  return `the official ${inForce.length === 1 ? "list" : "lists"} in force on ${asOf} (${named.join(", ")}${more})`
+}
 
 /** The v3 result of one screening. */
 const result = (
@@ -69,14 +92,20 @@ const result = (
   detected: Chain.Valid,
   asOf: string,
   found: Found,
-  sources: number,
+  catalog: Catalog,
   started: number,
   finished: number,
   includeDetails: boolean
 ): Result => {
+  const sources = catalog.count
   const complete = found.complete && sources > 0
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
-  const a = Scoring.assess(inForce)
+  const a = Scoring.assess(
+    inForce,
+    inForce.length === 0
+      ? { authorityOf: () => "scraped", officialLists: "" }
+      : { authorityOf: authorityIn(catalog), officialLists: officialLists(catalog.official, asOf) }
+  )
   return {
     // EVM addresses are case-insensitive and answered lowercase (spec §4.1); other families keep their case.
     address: detected.family === "evm" ? detected.normalized : address,
@@ -138,18 +167,24 @@ export class Screening extends Context.Service<
   static readonly layer: Layer.Layer<Screening, never, IntelIndex> = Layer.effect(Screening)(
     Effect.gen(function* () {
       const index = yield* IntelIndex
-      /** How many lists are in force, counted again only when a commit changed the index. */
-      let counted: { readonly generation: number; readonly count: number } | undefined
-      const listCount = Effect.flatMap(index.generation, (generation) =>
-        counted?.generation === generation
-          ? Effect.succeed(counted.count)
+      /** The lists in force, read again only when a commit changed the index. */
+      let known: { readonly generation: number; readonly catalog: Catalog } | undefined
+      const current = Effect.flatMap(index.generation, (generation) =>
+        known?.generation === generation
+          ? Effect.succeed(known.catalog)
           : Effect.map(index.lists, (lists) => {
-              counted = { generation, count: lists.length }
-              return lists.length
+              const catalog: Catalog = {
+                count: lists.length,
+                authority: new Map(lists.map((l) => [l.list, l.authority])),
+                official: lists.filter((l) => l.authority === "official")
+              }
+              known = { generation, catalog }
+              return catalog
             })
       )
 
-      const sourcesUsed = Effect.orElseSucceed(listCount, () => 0)
+      const catalog = Effect.orElseSucceed(current, () => emptyCatalog)
+      const noCatalog = Effect.succeed(emptyCatalog)
 
       const lookup = (normalized: string) =>
         index.lookup([normalized]).pipe(
@@ -166,9 +201,9 @@ export class Screening extends Context.Service<
           if (!detected.valid) return Effect.fail(new InvalidAddress({ address, message: detected.reason }))
           const asOf = options.asOf ?? Instant.day(started)
           return Effect.flatMap(lookup(detected.normalized), (found) =>
-            Effect.flatMap(found.complete ? sourcesUsed : noSources, (sources) =>
+            Effect.flatMap(found.complete ? catalog : noCatalog, (lists) =>
               Effect.map(Clock.currentTimeMillis, (finished) =>
-                result(address, detected, asOf, found, sources, started, finished, options.includeDetails === true)
+                result(address, detected, asOf, found, lists, started, finished, options.includeDetails === true)
               )
             )
           )

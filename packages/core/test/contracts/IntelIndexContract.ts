@@ -1,5 +1,6 @@
 /** The behaviour every IntelIndex adapter must show. Each test gets a fresh index from `layer`. */
 import { assert, describe, it } from "@effect/vitest"
+import { fc } from "@fast-check/vitest"
 import { Intel, IntelIndex } from "@vigil/core"
 import { Effect, type Layer } from "effect"
 
@@ -17,6 +18,7 @@ export const info = (
   contentHash: `hash-${asOf}`,
   origin: "test",
   ingestedAt: `${asOf}T12:00:00.000Z`,
+  authority: "official",
   ...overrides
 })
 
@@ -31,6 +33,29 @@ const rec = (address: string, extra: Partial<Intel.ParsedRecord> = {}): Intel.Pa
 const A = "0x00000000000000000000000000000000000000aa"
 const B = "0x00000000000000000000000000000000000000bb"
 const C = "0x00000000000000000000000000000000000000cc"
+
+/** Every record of `addresses` as intervals, in a stable order: what answers on any date depend on. */
+const intervals = (records: ReadonlyArray<Intel.IntelRecord>) =>
+  records.map((r) => `${r.list} ${r.address} ${r.category} ${r.reference} ${r.listedAt}..${r.delistedAt ?? ""}`).sort()
+
+const pool = [A, B, C, "0x00000000000000000000000000000000000000dd", "0x00000000000000000000000000000000000000ee"]
+
+/** Snapshots of one list: distinct dates, each a subset of the pool (some records with a stated listing date). */
+const snapshots = fc
+  .uniqueArray(fc.integer({ min: 1, max: 28 }), { minLength: 1, maxLength: 5 })
+  .chain((days) =>
+    fc.tuple(
+      fc.constant(days.map((d) => `2025-02-${String(d).padStart(2, "0")}`)),
+      fc.array(fc.subarray(pool.map((_, i) => i)), { minLength: days.length, maxLength: days.length }),
+      fc.array(fc.boolean(), { minLength: pool.length, maxLength: pool.length })
+    )
+  )
+  .map(([dates, members, stated]) =>
+    dates.map((asOf, v) => ({
+      asOf,
+      records: members[v]!.map((i) => rec(pool[i]!, stated[i] ? { listedAt: "2024-12-25" } : {}))
+    }))
+  )
 
 /** Registers the IntelIndex contract against an adapter's layer (built anew for every test). */
 export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, unknown>) =>
@@ -290,6 +315,120 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         const found = yield* index.lookup([A, B, C])
         assert.strictEqual(found.length, 3)
         assert.deepStrictEqual(yield* index.lookup([]), [])
+      }))
+
+    const commitAll = (
+      index: IntelIndex.IntelIndex["Service"],
+      versions: ReadonlyArray<{ readonly asOf: string; readonly records: ReadonlyArray<Intel.ParsedRecord> }>
+    ) => Effect.forEach(versions, (v) => ingest(index, info("ofac", v.asOf, { contentHash: v.asOf }), v.records))
+
+    it("gives the same intervals whatever order a list's snapshots arrive in (backfill = in-order ingest)", async () => {
+      await fc.assert(
+        fc.asyncProperty(snapshots, fc.infiniteStream(fc.nat()), async (versions, order) => {
+          const shuffled = [...versions]
+          for (let i = shuffled.length - 1; i > 0; i--) {
+            const j = order.next().value % (i + 1)
+            ;[shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!]
+          }
+          const byDate = [...versions].sort((a, b) => (a.asOf < b.asOf ? -1 : 1))
+          const run = (vs: typeof versions) =>
+            Effect.runPromise(
+              Effect.gen(function* () {
+                const index = yield* IntelIndex.IntelIndex
+                yield* commitAll(index, vs)
+                const lists = yield* index.lists
+                return {
+                  records: intervals(yield* index.lookup(pool)),
+                  asOf: lists[0]?.asOf,
+                  since: lists[0]?.since
+                }
+              }).pipe(Effect.scoped, Effect.provide(layer)) as Effect.Effect<
+                { records: Array<string>; asOf: string | undefined; since: string | undefined },
+                never
+              >
+            )
+          assert.deepStrictEqual(await run(shuffled), await run(byDate))
+        }),
+        { numRuns: 25 }
+      )
+    }, 60_000)
+
+    test("rolls a list back to what its earlier versions made it, and refuses to roll back its only version", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-01-01"), [rec(A), rec(B)])
+        const afterFirst = intervals(yield* index.lookup(pool))
+        yield* ingest(index, info("ofac", "2025-02-01", { authority: "curated" }), [rec(B), rec(C)])
+        const before = yield* index.generation
+        const outcome = yield* index.rollback("ofac", "2025-02-02T00:00:00.000Z")
+        assert.deepStrictEqual(outcome, {
+          list: "ofac",
+          version: 2,
+          current: 1,
+          asOf: "2025-01-01",
+          active: 2,
+          delisted: 0
+        })
+        assert.isAbove(yield* index.generation, before)
+        assert.deepStrictEqual(intervals(yield* index.lookup(pool)), afterFirst)
+        const [status] = yield* index.lists
+        assert.deepStrictEqual(
+          [status?.version, status?.asOf, status?.authority, status?.active],
+          [1, "2025-01-01", "official", 2]
+        )
+        const refused = yield* Effect.flip(index.rollback("ofac", "2025-02-03T00:00:00.000Z"))
+        assert.strictEqual(refused._tag, "AmendRefused")
+        assert.include(refused.message, "only one version")
+        assert.deepStrictEqual(intervals(yield* index.lookup(pool)), afterFirst)
+        assert.strictEqual(
+          (yield* Effect.flip(index.rollback("none", "2025-02-03T00:00:00.000Z")))._tag,
+          "AmendRefused"
+        )
+        // The next version numbers on after the withdrawn one.
+        const next = yield* ingest(index, info("ofac", "2025-03-01"), [rec(A), rec(B)])
+        assert.strictEqual(next.version, 3)
+      }))
+
+    test("corrects a version's date: the intervals become those of the corrected history", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-01-01"), [rec(A)])
+        yield* ingest(index, info("ofac", "2025-03-01"), [rec(A), rec(B)])
+        const outcome = yield* index.redate("ofac", 2, "2025-02-01", "2025-03-02T00:00:00.000Z")
+        assert.deepStrictEqual([outcome.version, outcome.current, outcome.asOf], [2, 2, "2025-02-01"])
+        assert.deepStrictEqual(intervals(yield* index.lookup([B])), [`ofac ${B} sanctions ref-${B} 2025-02-01..`])
+        // Moved before the other version, it becomes the older one: B is de-listed on the first's date.
+        const moved = yield* index.redate("ofac", 2, "2024-12-01", "2025-03-03T00:00:00.000Z")
+        assert.deepStrictEqual([moved.current, moved.asOf], [1, "2025-01-01"])
+        assert.deepStrictEqual(intervals(yield* index.lookup([A, B])), [
+          `ofac ${A} sanctions ref-${A} 2024-12-01..`,
+          `ofac ${B} sanctions ref-${B} 2024-12-01..2025-01-01`
+        ])
+        assert.strictEqual((yield* index.lists)[0]?.since, "2024-12-01")
+        const refused = yield* Effect.flip(index.redate("ofac", 7, "2025-01-01", "2025-03-03T00:00:00.000Z"))
+        assert.include(refused.message, "no version 7")
+      }))
+
+    test("rebuilds a list made again after its deletion from its new versions only", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-01-01"), [rec(A)])
+        yield* index.remove("ofac", "2025-01-02T00:00:00.000Z")
+        yield* ingest(index, info("ofac", "2025-03-01"), [rec(B)])
+        yield* ingest(index, info("ofac", "2025-02-01"), [rec(B), rec(C)])
+        assert.deepStrictEqual(intervals(yield* index.lookup(pool)), [
+          `ofac ${B} sanctions ref-${B} 2025-02-01..`,
+          `ofac ${C} sanctions ref-${C} 2025-02-01..2025-03-01`
+        ])
+      }))
+
+    test("keeps the authority of the version ingested last as the list's", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("mine", "2025-02-01", { authority: "curated" }), [rec(A)])
+        assert.strictEqual((yield* index.lists)[0]?.authority, "curated")
+        yield* ingest(index, info("mine", "2025-01-01", { authority: "official" }), [rec(A)])
+        const [status] = yield* index.lists
+        assert.deepStrictEqual(
+          [status?.authority, status?.asOf, status?.since],
+          ["official", "2025-02-01", "2025-01-01"]
+        )
       }))
 
     test("appends large batches", (index) =>

@@ -2,8 +2,8 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect, Exit, Schema, Stream } from "effect"
-import type { ParsedRecord } from "../Intel.ts"
-import { IntelIndex, type VersionMode } from "../IntelIndex.ts"
+import type { Authority, ParsedRecord } from "../Intel.ts"
+import { AmendRefused, IntelIndex, type VersionMode } from "../IntelIndex.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
 import { ParseFailure, type Parser, type Skipped } from "./Parser.ts"
 
@@ -26,6 +26,15 @@ export interface Request {
   readonly maxDelistedShare?: number
   /** Replace a list that holds another kind of data or another publisher's (refused by default). */
   readonly replace?: boolean
+  /** The list's authority as the operator declares it; absent: the list keeps its own, a new list gets `defaultAuthority`. */
+  readonly authority?: Authority
+  /** The authority a new list of this kind gets when the operator declares none. */
+  readonly defaultAuthority: Authority
+  /**
+   * Add a snapshot dated before the list's current version to the list's history: the listing intervals are
+   * rebuilt as if the versions had been ingested in date order (refused without it).
+   */
+  readonly backfill?: boolean
 }
 
 /** One version may de-list at most this share of a list's active records unless the operator allows more. */
@@ -48,6 +57,11 @@ export interface Outcome {
    * label set or the legacy CSV) the day of the ingest standing in for listing dates nobody stated.
    */
   readonly dated: "data" | "given" | "ingest"
+  /** The list's authority after the ingest, and before it when this ingest changed it. */
+  readonly authority: Authority
+  readonly authorityWas?: Authority
+  /** The version was dated before the list's current one and took its place in the history. */
+  readonly backfilled: boolean
 }
 
 /** The input could not be ingested; nothing was changed. */
@@ -62,7 +76,8 @@ const batchSize = 2_000
  * Ingests `input` (raw bytes, e.g. a file's contents) as a new version of `request.list`. Records are
  * appended in batches as the parser completes them; if anything fails or the fiber is interrupted the
  * staged version is discarded, so the previous version stays in force untouched. An input identical to the
- * current version changes nothing; a version dated before the current one is refused.
+ * current version changes nothing; a version dated before the current one is refused unless `backfill` asks
+ * for it to take its place in the list's history.
  */
 export const run = Effect.fnUntraced(function* <E>(
   request: Request,
@@ -85,13 +100,15 @@ export const run = Effect.fnUntraced(function* <E>(
       message: `${request.list} holds ${current.kind} data of ${current.source} (from ${current.origin}); ${request.origin} is ${request.kind} data of ${request.source}: give it a list of its own (--list NAME), or --replace to replace this one; nothing changed`
     })
   }
+  const authority = request.authority ?? current?.authority ?? request.defaultAuthority
   const version = yield* index.stage({
     list: request.list,
     source: request.source,
     kind: request.kind,
     mode: request.mode,
     origin: request.origin,
-    ingestedAt
+    ingestedAt,
+    authority
   })
   const hash = sha256.create()
   let bytes = 0
@@ -138,8 +155,26 @@ export const run = Effect.fnUntraced(function* <E>(
     const stated = parser.asOf()
     const asOf = request.asOf ?? stated ?? Instant.day(now)
     const dated = request.asOf !== undefined ? "given" : stated !== undefined ? "data" : "ingest"
-    const base = { list: request.list, asOf, dated, records, skipped: parser.skipped(), contentHash } as const
-    if (current !== undefined && current.contentHash === contentHash) {
+    const backfilled = current !== undefined && asOf < current.asOf
+    const base = {
+      list: request.list,
+      asOf,
+      dated,
+      records,
+      skipped: parser.skipped(),
+      contentHash,
+      authority,
+      ...(current !== undefined && current.authority !== authority ? { authorityWas: current.authority } : {}),
+      backfilled
+    } as const
+    // The same content under the same authority changes nothing, unless it is dated before the list's current
+    // version (then it can date listings back, as a backfill).
+    if (
+      current !== undefined &&
+      current.contentHash === contentHash &&
+      current.authority === authority &&
+      !backfilled
+    ) {
       yield* index.discard(version)
       return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome
     }
@@ -155,10 +190,16 @@ export const run = Effect.fnUntraced(function* <E>(
         message: `${request.origin} is dated ${asOf}, ${wrongDate}; nothing changed`
       })
     }
-    if (current !== undefined && asOf < current.asOf) {
+    if (backfilled && request.mode === "history") {
       return yield* new IngestFailed({
         list: request.list,
-        message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}); nothing changed`
+        message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}), and a ${request.kind} input carries its whole history, so an older one adds nothing; nothing changed`
+      })
+    }
+    if (backfilled && request.backfill !== true) {
+      return yield* new IngestFailed({
+        list: request.list,
+        message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}); --backfill adds it to the list's history; nothing changed`
       })
     }
     if (records === 0 && request.allowShrink !== true) {
@@ -177,14 +218,22 @@ export const run = Effect.fnUntraced(function* <E>(
           : { maxDelistedShare: request.maxDelistedShare ?? defaultMaxDelistedShare })
       })
       .pipe(
-        Effect.catchTag("ShrinkRefused", (refused) =>
-          Effect.fail(
-            new IngestFailed({
-              list: request.list,
-              message: `${request.origin}: ${refused.message}; refused, the list is unchanged (--allow-shrink if this is intended)`
-            })
-          )
-        )
+        Effect.catchTags({
+          ShrinkRefused: (refused) =>
+            Effect.fail(
+              new IngestFailed({
+                list: request.list,
+                message: `${request.origin}: ${refused.message}; refused, the list is unchanged (--allow-shrink if this is intended)`
+              })
+            ),
+          AmendRefused: (refused) =>
+            Effect.fail(
+              new IngestFailed({
+                list: request.list,
+                message: `${request.origin}: ${refused.message}; nothing changed`
+              })
+            )
+        })
       )
     return {
       ...base,
@@ -199,3 +248,21 @@ export const run = Effect.fnUntraced(function* <E>(
     Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(index.discard(version))))
   )
 })
+
+/** Withdraws `list`'s current version (see {@link IntelIndex.rollback}), recorded with the time now. */
+export const rollback = (list: string) =>
+  Effect.flatMap(IntelIndex, (index) => Effect.flatMap(Instant.now, (at) => index.rollback(list, at)))
+
+/**
+ * Corrects the date of `list`'s version numbered `version` to `asOf` (see {@link IntelIndex.redate}); a date that
+ * is not a calendar date or lies after today is refused, as it is for an ingest.
+ */
+export const redate = (list: string, version: number, asOf: string) =>
+  Effect.gen(function* () {
+    const index = yield* IntelIndex
+    const today = yield* Instant.today
+    if (!Instant.isCalendarDate(asOf))
+      return yield* new AmendRefused({ list, message: `${asOf} is not a calendar date (YYYY-MM-DD)` })
+    if (asOf > today) return yield* new AmendRefused({ list, message: `${asOf} is after today (${today})` })
+    return yield* index.redate(list, version, asOf, yield* Instant.now)
+  })

@@ -6,7 +6,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { Effect, Schema } from "effect"
 import { Instant } from "../../kernel/index.ts"
-import { Category } from "../Intel.ts"
+import { Authority, Category } from "../Intel.ts"
 import type { Outcome, Request } from "./Ingest.ts"
 import * as AddressList from "./AddressList.ts"
 import * as GraphSense from "./GraphSense.ts"
@@ -19,6 +19,20 @@ import * as UsdtEvents from "./UsdtEvents.ts"
 /** The kinds of input that can be ingested. */
 export const kinds = ["ofac-sdn-xml", "ofac-sdn-csv", "usdt-events", "graphsense", "labels", "address-list"] as const
 export type Kind = (typeof kinds)[number]
+
+/**
+ * The authority a new list of each kind gets unless the operator declares one: the issuers' own lists are
+ * official, reviewed third-party packs and the operator's own lists curated, label sets collected from
+ * explorers and the like scraped.
+ */
+export const defaultAuthority: { readonly [K in Kind]: Authority } = {
+  "ofac-sdn-xml": "official",
+  "ofac-sdn-csv": "official",
+  "usdt-events": "official",
+  graphsense: "curated",
+  labels: "scraped",
+  "address-list": "curated"
+}
 
 /** A calendar day given as YYYY-MM-DD. */
 export const IsoDate = Instant.IsoDate
@@ -37,6 +51,10 @@ export const SourceSpec = Schema.Struct({
   allowShrink: Schema.optionalKey(Schema.Boolean),
   /** Replace a list that holds another kind of data or another publisher's (refused otherwise). */
   replace: Schema.optionalKey(Schema.Boolean),
+  /** The list's authority (official, curated, scraped); default: the list keeps its own, a new one its kind's. */
+  authority: Schema.optionalKey(Authority),
+  /** Add a snapshot dated before the list's current version to its history. */
+  backfill: Schema.optionalKey(Schema.Boolean),
   /** The largest share (0–1) of the list's active records this version may de-list; default 0.2. */
   maxDelistedShare: Schema.optionalKey(
     Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }, { message: "must be a share from 0 to 1" }))
@@ -71,7 +89,10 @@ export const plan = (
     ...(spec.asOf === undefined ? {} : { asOf: spec.asOf }),
     ...(spec.allowShrink === undefined ? {} : { allowShrink: spec.allowShrink }),
     ...(spec.maxDelistedShare === undefined ? {} : { maxDelistedShare: spec.maxDelistedShare }),
-    ...(spec.replace === undefined ? {} : { replace: spec.replace })
+    ...(spec.replace === undefined ? {} : { replace: spec.replace }),
+    ...(spec.authority === undefined ? {} : { authority: spec.authority }),
+    ...(spec.backfill === undefined ? {} : { backfill: spec.backfill }),
+    defaultAuthority: defaultAuthority[spec.kind]
   }
   switch (spec.kind) {
     case "ofac-sdn-xml":
@@ -130,8 +151,10 @@ export const summary = (origin: string, o: Outcome): string => {
   const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.examples[0] ?? ""})`
   return o.status === "unchanged"
     ? `${o.list}: unchanged, ${origin} is identical to the current version${skipped}`
-    : `${o.list}: version ${o.version} as of ${o.asOf} from ${origin}: ${o.records} records (added ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}${undated(o)}`
+    : `${o.list} (${authority(o)}): version ${o.version} as of ${o.asOf}${o.backfilled ? ", added to its history (backfill)" : ""} from ${origin}: ${o.records} records (${o.backfilled ? "listing intervals made or reshaped" : "added"} ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}${undated(o)}`
 }
+
+const authority = (o: Outcome) => (o.authorityWas === undefined ? o.authority : `${o.authorityWas} -> ${o.authority}`)
 
 /** What an undated source's summary says: its listing dates are unknown, and which date stands in for them. */
 const undated = (o: Outcome) =>
