@@ -26,11 +26,26 @@ const AsOf = Instant.IsoDate.annotate({
     "Screen against the lists as they were on this day (YYYY-MM-DD, a real calendar day, not after today); default today."
 })
 
+/**
+ * An `options` object that refuses what it does not know: a misspelt or unsupported option (`asOf`, `chains`) is
+ * a 400 naming it, never silently ignored.
+ */
+const Options = <const Fields extends Schema.Struct.Fields>(fields: Fields) => {
+  const known = Object.keys(fields)
+  const Unknown = Schema.String.check(Schema.makeFilter((key: string) => !known.includes(key)))
+  const strict = Schema.StructWithRest(Schema.Struct(fields), [
+    Schema.Record(Unknown, Schema.Never.annotate({ message: `is not an option (options: ${known.join(", ")})` }))
+  ]).annotate({ description: `Screening options; any other key is refused (400). Known: ${known.join(", ")}.` })
+  // No other key survives decoding, so the value is exactly the struct's: typed as such, without the index
+  // signature the refusing rest adds to the type.
+  return strict as unknown as Schema.Codec<Schema.Struct.Type<Fields>, Schema.Struct.Encoded<Fields>>
+}
+
 /** Body of `POST /api/v3/intel`. */
 export const V3Request = Schema.Struct({
   address: Address,
   options: Schema.optionalKey(
-    Schema.Struct({
+    Options({
       include_details: Schema.optionalKey(Schema.Boolean),
       chain: Schema.optionalKey(ChainHint),
       enable_agentic: Schema.optionalKey(Schema.Boolean),
@@ -54,7 +69,7 @@ export const BatchRequest = Schema.Struct({
         "1 to 25 addresses; networks may be mixed. An invalid one becomes a failed item, not a failed request."
     }),
   options: Schema.optionalKey(
-    Schema.Struct({
+    Options({
       batch_size: Schema.optionalKey(
         Schema.Int.check(
           Schema.isBetween({ minimum: 1, maximum: 10 }, { message: "must be a whole number from 1 to 10" })

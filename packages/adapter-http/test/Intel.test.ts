@@ -160,7 +160,13 @@ describe("POST /api/v3/intel", () => {
           "options.include_details",
           /boolean/i
         ],
-        ["array body", { json: [LAZARUS] }, "body", /./]
+        ["array body", { json: [LAZARUS] }, "body", /./],
+        [
+          "an unknown option (misspelt as_of)",
+          { json: { address: LAZARUS, options: { asOf: "2022-01-01" } } },
+          "options.asOf",
+          /^options\.asOf: is not an option \(options: include_details, chain, enable_agentic, as_of\)$/
+        ]
       ]
       for (const [name, request, field, message] of cases) {
         const r = yield* call("POST", "/api/v3/intel", {
@@ -357,6 +363,7 @@ describe("POST /api/v3/intel/batch", () => {
         [{ addresses: [CLEAN], options: { batch_size: 0 } }, "options.batch_size"],
         [{ addresses: [CLEAN], options: { batch_size: 11 } }, "options.batch_size"],
         [{ addresses: [CLEAN], options: { batch_size: 2.5 } }, "options.batch_size"],
+        [{ addresses: [CLEAN], options: { concurrency: 2 } }, "options.concurrency"],
         [{ addresses: "0xabc" }, "addresses"],
         [{ addresses: [CLEAN, 7] }, "addresses.1"]
       ]
