@@ -65,7 +65,7 @@ export const scenario: Scenario = {
               input: sharedData("stablecoin-blacklists/bhemen-usdt-ethereum-events/data/usdt_configs.csv")
             }
           ],
-          IngestCommand.ingestOne
+          (spec) => IngestCommand.ingestOne(spec)
         )
       )
       const keys = addresses()

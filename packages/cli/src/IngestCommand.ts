@@ -20,9 +20,13 @@ export const IsoDate = Ingestion.Sources.IsoDate
 export const SourceSpec = Ingestion.Sources.SourceSpec
 export type SourceSpec = Ingestion.Sources.SourceSpec
 
-/** Ingests one source: progress bar on a terminal, one summary line either way. */
+/**
+ * Ingests one source: progress bar on a terminal, one summary line either way, and with `details` a line for every
+ * entry passed over, with why.
+ */
 export const ingestOne = (
-  spec: SourceSpec
+  spec: SourceSpec,
+  details = false
 ): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
   Effect.gen(function* () {
     const { request, parser } = yield* Ingestion.Sources.plan(spec, Input.originKey(spec.input)).pipe(
@@ -53,6 +57,12 @@ export const ingestOne = (
       })
     )
     yield* Console.log(Ingestion.Sources.summary(spec.input, outcome))
+    if (details) {
+      const { count, reasons } = outcome.skipped
+      for (const reason of reasons) yield* Console.log(`  skipped ${reason}`)
+      if (count > reasons.length)
+        yield* Console.log(`  … and ${count - reasons.length} more skipped (reasons not kept)`)
+    }
     return outcome
   })
 
@@ -119,6 +129,10 @@ export const command = Command.make(
       Flag.withDescription("Largest share (0-1) of a list's active records one version may de-list; default 0.2"),
       Flag.optional
     ),
+    details: Flag.Boolean("details").pipe(
+      Flag.withDescription("After the summary, one line per entry passed over, with why"),
+      Flag.withDefault(false)
+    ),
     db: databaseFlag
   },
   (args) =>
@@ -158,7 +172,7 @@ export const command = Command.make(
           onSome: (maxDelistedShare) => ({ maxDelistedShare })
         })
       }))
-      yield* Effect.forEach(guarded, ingestOne, { discard: true }).pipe(
+      yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details), { discard: true }).pipe(
         Effect.provide(SqliteAdapter.layer({ filename: args.db })),
         Effect.catchTag("StoreError", databaseFailure(args.db))
       )

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import Database from "better-sqlite3"
+import { Chain } from "@vigil/core"
 import { assert, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 import { runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
@@ -226,6 +227,28 @@ describe("vigil ingest and screen", () => {
       const again = await runVigil(cwd, {}, ["lists", "--delete", lists[1].list])
       assert.strictEqual(again.code, 1)
       assert.match(again.stderr, /^vigil: no list named labels-accounts-[0-9a-f]{8}; nothing changed\n$/)
+    },
+    60_000
+  )
+
+  it.skipIf(!hasSharedData)(
+    "lists with --details every SDN address it skipped, each of no screened format, with why",
+    async () => {
+      const cwd = tempDir()
+      const file = sharedData(
+        "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.digital-currency-subset.xml"
+      )
+      const result = await runVigil(cwd, {}, ["ingest", "ofac-sdn-xml", file, "--details"])
+      assert.strictEqual(result.code, 0, result.stderr)
+      const [summary, ...details] = result.stdout.trim().split("\n")
+      const count = Number(/; skipped (\d+) /.exec(summary!)?.[1])
+      assert.isAbove(count, 0)
+      assert.lengthOf(details, count)
+      for (const line of details) {
+        const [, id, ticker, address, reason] = /^ {2}skipped SDN (\d+) ([A-Z0-9]+): (\S+): (.+)$/.exec(line) ?? []
+        assert.isDefined(reason, line)
+        assert.isFalse(Chain.detect(address!).valid, `${id} ${ticker} ${address} is of a screened format`)
+      }
     },
     60_000
   )

@@ -28,7 +28,7 @@ describe("address-list", () => {
     )
     assert.deepStrictEqual(parser.skipped(), {
       count: 1,
-      examples: ["line 5: not-an-address: not the format of any supported network"]
+      reasons: ["line 5: not-an-address: not the format of any supported network"]
     })
   })
 
@@ -137,7 +137,7 @@ describe("ofac-sdn-xml", () => {
         listedAt: "2022-08-08"
       }
     ])
-    assert.deepStrictEqual(parser.skipped().examples, [
+    assert.deepStrictEqual(parser.skipped().reasons, [
       "SDN 36118 LTC: LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z: a Litecoin address, not a supported network"
     ])
   })
@@ -177,7 +177,7 @@ tags:
         ["0x008fe40574e881e7247b50b991c0cc057d66647f", "evm", "exchange", "some exchange", "Ransomwhere tag pack"]
       ]
     )
-    assert.deepStrictEqual(parser.skipped().examples, ["tag 2: LTC currency is not a screened network"])
+    assert.deepStrictEqual(parser.skipped().reasons, ["tag 2: LTC currency is not a screened network"])
   })
 
   it("skips a tag that is not a mapping, with the decoder's reason", () => {
@@ -190,8 +190,8 @@ tags:
       records.map((r) => [r.address, r.category]),
       [["0x008fe40574e881e7247b50b991c0cc057d66647f", "scam"]]
     )
-    assert.lengthOf(parser.skipped().examples, 1)
-    assert.match(parser.skipped().examples[0]!, /^tag 0: Expected/)
+    assert.lengthOf(parser.skipped().reasons, 1)
+    assert.match(parser.skipped().reasons[0]!, /^tag 0: Expected/)
   })
 
   it("refuses YAML that is not a TagPack", () => {
@@ -289,7 +289,7 @@ describe("address-list line numbers", () => {
     parser.write("\n\n")
     parser.write("bad-one\n")
     parser.end()
-    assert.deepStrictEqual(parser.skipped().examples, ["line 3: bad-one: not the format of any supported network"])
+    assert.deepStrictEqual(parser.skipped().reasons, ["line 3: bad-one: not the format of any supported network"])
   })
 })
 
@@ -306,17 +306,17 @@ describe("label and list JSON formats", () => {
       records.map((r) => [r.address, r.label]),
       [[good, "Fake MEW"]]
     )
-    assert.deepStrictEqual(darklist.skipped().examples, [
+    assert.deepStrictEqual(darklist.skipped().reasons, [
       "item 1: address: Expected string",
       "item 2: Expected object",
       "item 3: address: required"
     ])
     const explorer = Ingestion.Labels.make({ list: "x", format: "explorer" })
     feed(explorer, JSON.stringify({ [good]: { name: "Hacker", labels: "Exploiter" } }))
-    assert.deepStrictEqual(explorer.skipped().examples, [`${good}: labels: Expected array`])
+    assert.deepStrictEqual(explorer.skipped().reasons, [`${good}: labels: Expected array`])
     const list = AddressList.make({ list: "l", category: "scam" })
     assert.strictEqual(feed(list, JSON.stringify([good, 7])).length, 1)
-    assert.deepStrictEqual(list.skipped().examples, ["item 1: Expected string"])
+    assert.deepStrictEqual(list.skipped().reasons, ["item 1: Expected string"])
   })
 
   it("refuses a file whose top level is not the format's", () => {

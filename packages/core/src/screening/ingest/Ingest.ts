@@ -206,7 +206,7 @@ export const run = Effect.fnUntraced(function* <E>(
       const skipped = parser.skipped()
       return yield* new IngestFailed({
         list: request.list,
-        message: `${request.origin} holds no valid record (${skipped.count} skipped${skipped.examples[0] === undefined ? "" : `, first: ${skipped.examples[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
+        message: `${request.origin} holds no valid record (${skipped.count} skipped${skipped.reasons[0] === undefined ? "" : `, first: ${skipped.reasons[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
       })
     }
     const outcome = yield* index

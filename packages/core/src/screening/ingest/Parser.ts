@@ -18,8 +18,12 @@ export interface Parser {
 /** What a parser passed over. */
 export interface Skipped {
   readonly count: number
-  readonly examples: ReadonlyArray<string>
+  /** Why each entry was passed over, in input order: every reason, up to {@link maxSkipReasons}. */
+  readonly reasons: ReadonlyArray<string>
 }
+
+/** The most skip reasons a parser keeps (each a short line); the count goes on beyond it. */
+export const maxSkipReasons = 100_000
 
 /** The input is not of the format the parser reads; `where` locates the problem (a line, an element). */
 export class ParseFailure extends Data.TaggedError("ParseFailure")<{
@@ -32,16 +36,16 @@ export class ParseFailure extends Data.TaggedError("ParseFailure")<{
   }
 }
 
-/** Counts skipped entries and keeps the first few reasons. */
+/** Counts skipped entries and keeps their reasons (up to {@link maxSkipReasons}). */
 export const skipLog = () => {
   let count = 0
-  const examples: Array<string> = []
+  const reasons: Array<string> = []
   return {
     add: (reason: string) => {
       count++
-      if (examples.length < 20) examples.push(reason)
+      if (reasons.length < maxSkipReasons) reasons.push(reason)
     },
-    get: (): Skipped => ({ count, examples: [...examples] })
+    get: (): Skipped => ({ count, reasons: [...reasons] })
   }
 }
 

@@ -148,7 +148,7 @@ export const plan = (
 
 /** One line saying what an ingest did. */
 export const summary = (origin: string, o: Outcome): string => {
-  const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.examples[0] ?? ""})`
+  const skipped = o.skipped.count === 0 ? "" : `; skipped ${o.skipped.count} (first: ${o.skipped.reasons[0] ?? ""})`
   return o.status === "unchanged"
     ? `${o.list}: unchanged, ${origin} is identical to the current version${skipped}`
     : `${o.list} (${authority(o)}): version ${o.version} as of ${o.asOf}${o.backfilled ? ", added to its history (backfill)" : ""} from ${origin}: ${o.records} records (${o.backfilled ? "listing intervals made or reshaped" : "added"} ${o.added}, de-listed ${o.delisted}, unchanged ${o.unchanged})${skipped}${undated(o)}`
