@@ -5,7 +5,8 @@ import { assert, describe, it } from "vitest"
 const official: Scoring.Context = { authorityOf: () => "official", officialLists: "the official lists" }
 
 const result = (
-  records: ReadonlyArray<Partial<Intel.IntelRecord> & Pick<Intel.IntelRecord, "category">>
+  records: ReadonlyArray<Partial<Intel.IntelRecord> & Pick<Intel.IntelRecord, "category">>,
+  context: Scoring.Context = official
 ): Screening.Result => {
   const a = Scoring.assess(
     records.map((r, i) => ({
@@ -18,7 +19,7 @@ const result = (
       ingestedAt: "2024-01-01T00:00:00Z",
       ...r
     })),
-    official
+    context
   )
   return {
     address: "0xAA",
@@ -113,5 +114,13 @@ describe("V2 projection", () => {
     const exchange = V2.project(result([{ category: "exchange", entityName: "Binance" }]))
     assert.deepStrictEqual(exchange.entity, { type: "service", name: "Binance" })
     assert.strictEqual(exchange.risk_assessment.risk_level, "clean")
+  })
+  it("projects an unconfirmed sanctions claim as a suspicious entity with its own tag, never as sanctioned", () => {
+    const scraped: Scoring.Context = { authorityOf: () => "scraped", officialLists: "the official lists" }
+    const data = V2.project(result([{ category: "sanctions", label: "OFAC Sanctioned" }], scraped))
+    assert.strictEqual(data.entity.type, "suspicious")
+    assert.strictEqual(data.risk_tags, "Sanctions Reported (Unconfirmed)")
+    assert.notStrictEqual(data.classification, "Sanctioned Entity")
+    assert.strictEqual(data.risk_assessment.risk_level, "high")
   })
 })

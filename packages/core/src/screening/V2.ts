@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { Instant } from "../kernel/index.ts"
 import type { Result } from "./Screening.ts"
+import type * as Scoring from "./Scoring.ts"
 
 const Timestamp = Instant.Timestamp
 
@@ -87,8 +88,9 @@ const guidance: { readonly [L in Level]: string } = {
   clean: "APPROVED: Clean risk profile - standard operations authorized"
 }
 
-const tagOf: Readonly<Record<string, string>> = {
+const tagOf: { readonly [T in Scoring.SignalType]: string } = {
   sanctions_match: "Sanctioned Entity",
+  sanctions_reported: "Sanctions Reported (Unconfirmed)",
   stablecoin_blacklist: "Stablecoin Blacklisted",
   threat_actor: "Threat Actor",
   phishing: "Phishing",
@@ -121,7 +123,7 @@ export const project = (result: Result): Data => {
           : result.signals.length > 0
             ? "individual"
             : "unknown"
-  const tags = [...new Set(result.signals.map((s) => tagOf[s.type] ?? s.type))]
+  const tags = [...new Set(result.signals.map((s) => tagOf[s.type]))]
   const named = result.entity.name === "Unknown Entity" ? null : result.entity.name
   return {
     address: result.address,
