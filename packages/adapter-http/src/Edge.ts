@@ -11,6 +11,34 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
+/** The deepest nesting of arrays and objects a JSON body may have; no route needs more than 3. */
+export const maxJsonDepth = 8
+
+/**
+ * True when JSON `text` nests arrays or objects deeper than {@link maxJsonDepth}: checked on the raw text before it
+ * is parsed, so a body of nested brackets costs one pass over its bytes instead of a parse and a decoding.
+ */
+export const tooDeep = (text: string): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92)
+        i++ // a backslash escapes the next character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > maxJsonDepth) return true
+    } else if (c === 93 || c === 125) depth--
+  }
+  return false
+}
+
+/** The 400 of a body nested deeper than {@link maxJsonDepth}. */
+export const tooDeepError = (flavour: Responses.Flavour) =>
+  new HttpErrors.BadRequest({ flavour, field: "body", message: `nested deeper than ${maxJsonDepth} levels` })
+
 /** Routes the metrics distinguish; anything else is counted as `unmatched`. */
 const knownRoutes = new Set([
   "/health",
@@ -94,6 +122,14 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
       const tooLarge = (flavour: Responses.Flavour) =>
         HttpErrors.respond(new HttpErrors.PayloadTooLarge({ flavour, limitBytes: maxBodyBytes }))
 
+      /** Reads the body (kept by the request for the handler) and checks its nesting; an unreadable one is left to the handler. */
+      const bodyTooDeep = (request: HttpServerRequest.HttpServerRequest) =>
+        request.text.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, limit),
+          Effect.map(tooDeep),
+          Effect.orElseSucceed(() => false)
+        )
+
       const render = (
         request: HttpServerRequest.HttpServerRequest,
         flavour: Responses.Flavour,
@@ -144,6 +180,16 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
           let response: HttpServerResponse.HttpServerResponse
           if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
             response = yield* tooLarge(flavour)
+          } else if (request.method === "POST" && (yield* bodyTooDeep(request))) {
+            response = yield* HttpErrors.respond(
+              path === "/api/v2/webhooks"
+                ? new HttpErrors.WebhookFailure({
+                    status: 400,
+                    text: "Invalid webhook URL provided",
+                    details: { reason: tooDeepError(flavour).message }
+                  })
+                : tooDeepError(flavour)
+            )
           } else {
             response = yield* httpEffect.pipe(
               Effect.provideService(HttpIncomingMessage.MaxBodySize, limit),

@@ -11,13 +11,14 @@
  * declines before reading a byte and goes through the router, which answers it as before. The HTTP tests compare
  * both paths' answers on the same requests.
  */
-import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { ApiKeys } from "@vigil/core"
 import { Cause, Effect, Exit, Option, Schema, SchemaIssue } from "effect"
 import { HttpServerResponse } from "effect/http"
 import * as Auth from "./Auth.ts"
 import * as Edge from "./Edge.ts"
 import * as HttpErrors from "./HttpErrors.ts"
+import { GatedServer, type Limits } from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import type * as Responses from "./Responses.ts"
@@ -117,19 +118,22 @@ export const make = (maxBodyBytes: number) =>
       then: (client: Parameters<typeof v3Intel>[1]) => Effect.Effect<Answer, HttpErrors.HttpError>
     ) => Effect.flatMap(Auth.authorize(keys, Auth.presentedKey(request.headers, prefer), flavour), then)
 
+    // As at the edge of the router: a body nested too deep is refused before anything else looks at it.
     const v3 = (request: IncomingMessage, text: string) =>
-      authorized(request, "bearer", "v3", (client) => {
-        let input: unknown
-        try {
-          input = text === "" ? undefined : JSON.parse(text)
-        } catch {
-          return Effect.fail(Edge.schemaIssue("v3", malformedJson, "Payload"))
-        }
-        const payload = decodePayload(input)
-        return Exit.isSuccess(payload)
-          ? v3Intel(payload.value, client)
-          : Effect.fail(Edge.schemaIssue("v3", schemaIssue(payload), "Payload"))
-      })
+      Edge.tooDeep(text)
+        ? Effect.fail(Edge.tooDeepError("v3"))
+        : authorized(request, "bearer", "v3", (client) => {
+            let input: unknown
+            try {
+              input = text === "" ? undefined : JSON.parse(text)
+            } catch {
+              return Effect.fail(Edge.schemaIssue("v3", malformedJson, "Payload"))
+            }
+            const payload = decodePayload(input)
+            return Exit.isSuccess(payload)
+              ? v3Intel(payload.value, client)
+              : Effect.fail(Edge.schemaIssue("v3", schemaIssue(payload), "Payload"))
+          })
 
     const v2 = (request: IncomingMessage, address: string) =>
       authorized(request, "apiKey", "v2", (client) => {
@@ -181,10 +185,10 @@ const schemaIssue = (exit: Exit.Failure<unknown, Schema.SchemaError>): SchemaIss
 }
 
 /** A Node HTTP server whose `request` events are offered to `lane` first, and reach the router when it declines. */
-export class LaneServer extends Server {
+export class LaneServer extends GatedServer {
   readonly #lane: Lane
-  constructor(lane: Lane) {
-    super()
+  constructor(lane: Lane, limits: Limits) {
+    super(limits)
     this.#lane = lane
   }
   override emit(event: string, ...args: Array<unknown>): boolean {

@@ -188,7 +188,10 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
           const client = yield* CurrentClient
           const options = payload.options
           if (options?.as_of !== undefined) yield* notAfterToday("v3", options.as_of)
-          const decision = yield* charge("v3", client, payload.addresses.length)
+          // Charged per address screened: an invalid one is a failed item and free, as a single invalid address is.
+          const chain = options?.chain ?? "auto"
+          const screened = payload.addresses.filter((a) => Chain.detect(a, chain).valid).length
+          const decision = yield* charge("v3", client, screened)
           const result = yield* intelligence.batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
             includeDetails: options?.include_details === true,

@@ -62,11 +62,18 @@ export const V3Result = IntelResult.IntelResult.annotate({ identifier: "V3IntelR
 
 /** Body of `POST /api/v3/intel/batch`. */
 export const BatchRequest = Schema.Struct({
-  addresses: Schema.Array(Schema.String)
+  addresses: Schema.Array(
+    Schema.String.check(
+      Schema.isMaxLength(128, {
+        message: "must be at most 128 characters",
+        toJsonSchema: () => ({ maxLength: 128 })
+      })
+    )
+  )
     .check(Schema.isBetweenLength(1, 25, { message: "must hold 1 to 25 addresses" }))
     .annotate({
       description:
-        "1 to 25 addresses; networks may be mixed. An invalid one becomes a failed item, not a failed request."
+        "1 to 25 addresses of at most 128 characters; networks may be mixed. An invalid one becomes a failed item (not charged), not a failed request."
     }),
   options: Schema.optionalKey(
     Options({

@@ -1,6 +1,5 @@
 /** The reference HTTP server: every route of the API on a Node HTTP listener, as one layer. */
 
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Engine, type StorageProbe, Version } from "@vigil/core"
 import { Effect, Layer } from "effect"
@@ -9,14 +8,28 @@ import type { ServeError } from "effect/http/HttpServerError"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
 import * as Edge from "./Edge.ts"
+import * as GatedServer from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
 
-/** The default cap on request bodies: far above a 25-address batch (about 3 KB), far below harm. */
-export const defaultMaxBodyBytes = 65_536
+/**
+ * The listener's limits: each default, and the range an operator may set it in. Bodies: a full batch of 25
+ * addresses of 128 characters is under 4 KB, so the default is far above any route's need and the maximum far
+ * below harm. Timeouts are fitted to such bodies: a client that has not sent its headers in 10 s, or its whole
+ * request in 30 s, is cut off, so slow connections cannot pile up.
+ */
+export const limits = {
+  maxBodyBytes: { default: 65_536, minimum: 1_024, maximum: 1_048_576 },
+  headersTimeoutMillis: { default: 10_000, minimum: 500, maximum: 120_000 },
+  requestTimeoutMillis: { default: 30_000, minimum: 1_000, maximum: 600_000 },
+  maxConnections: { minimum: 16, maximum: 1_000_000 }
+} as const
+
+/** The default cap on request bodies. */
+export const defaultMaxBodyBytes = limits.maxBodyBytes.default
 
 /** Where to listen. Port 0 picks a free port; the chosen one is in the log line. */
 export interface Options {
@@ -31,7 +44,16 @@ export interface Options {
    * every request goes through the HttpApi router, which answers the same.
    */
   readonly hotRoutes?: boolean
+  /** Connection limits of the listener (see {@link GatedServer.Limits}); defaults from {@link limits}. */
+  readonly connections?: Partial<GatedServer.Limits>
 }
+
+/** The connection limits `options` asks for, defaults filled in. */
+const connectionLimits = (options: Options): GatedServer.Limits => ({
+  headersTimeoutMillis: options.connections?.headersTimeoutMillis ?? limits.headersTimeoutMillis.default,
+  requestTimeoutMillis: options.connections?.requestTimeoutMillis ?? limits.requestTimeoutMillis.default,
+  maxConnections: options.connections?.maxConnections ?? GatedServer.defaultMaxConnections()
+})
 
 /** The services the server's handlers need: core's (`Engine.layer`) and a storage probe. */
 export type Requirements = StorageProbe.StorageProbe | Engine.Services
@@ -62,20 +84,26 @@ export const routes = (
 ): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
   routesOver(options).pipe(Layer.provide(HttpMetrics.layer))
 
-/** The Node listener, with the hot routes in front of the router unless they are turned off. */
+/**
+ * The Node listener, with the hot routes in front of the router unless they are turned off. It listens before
+ * the router's handler is attached, so it holds what arrives in between (`GatedServer`).
+ */
 const listener = (options: Options) =>
   Layer.effect(HttpServer.HttpServer)(
     Effect.gen(function* () {
       const listen = { host: options.host, port: options.port }
-      if (options.hotRoutes === false) return yield* NodeHttpServer.make(createServer, listen)
+      const connections = connectionLimits(options)
+      if (options.hotRoutes === false) {
+        return yield* NodeHttpServer.make(() => new GatedServer.GatedServer(connections), listen)
+      }
       const lane = yield* HotRoutes.make(options.maxBodyBytes ?? defaultMaxBodyBytes)
-      return yield* NodeHttpServer.make(() => new HotRoutes.LaneServer(lane), listen)
+      return yield* NodeHttpServer.make(() => new HotRoutes.LaneServer(lane, connections), listen)
     })
   )
 
 /**
- * Serves the API on `host:port`. The listening line is logged only after the request handler is attached,
- * so anything that waits for it never meets a server that accepts connections but does not answer them.
+ * Serves the API on `host:port`. A request that arrives before the router's handler is attached is held and
+ * answered once it is; the listening line is logged after that.
  * The layer exposes the `HttpServer`, whose `address` tells the bound port when `port` is 0.
  */
 export const layer = (options: Options): Layer.Layer<HttpServer.HttpServer, ServeError, Requirements> =>

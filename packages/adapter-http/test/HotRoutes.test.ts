@@ -245,11 +245,14 @@ describe("hot routes", () => {
       )
       const lane = yield* Effect.provide(HotRoutes.make(1000), context)
       const taken: Array<string> = []
-      const server = new HotRoutes.LaneServer((request, response) => {
-        const answered = lane(request, response)
-        if (answered) taken.push(`${request.method} ${request.url}`)
-        return answered
-      })
+      const server = new HotRoutes.LaneServer(
+        (request, response) => {
+          const answered = lane(request, response)
+          if (answered) taken.push(`${request.method} ${request.url}`)
+          return answered
+        },
+        { headersTimeoutMillis: 10_000, requestTimeoutMillis: 30_000, maxConnections: 1_024 }
+      )
       // What the lane declines reaches the server's own listeners, as the router's would.
       server.on("request", (_request, response) => response.writeHead(299).end())
       yield* Effect.acquireRelease(

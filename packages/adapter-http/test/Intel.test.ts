@@ -349,7 +349,7 @@ describe("POST /api/v3/intel/batch", () => {
       assert.strictEqual(r.json.metadata.version, "v3")
       assert.match(r.json.metadata.correlation_id, /^req_[0-9a-z]+_[0-9a-f]{12}$/)
       const status = yield* call("GET", "/api/v2/status", { headers: { "x-api-key": key } })
-      assert.strictEqual(status.json.usage.dailyUsed, 6, "one unit per address")
+      assert.strictEqual(status.json.usage.dailyUsed, 5, "one unit per address screened; the invalid one is free")
       assert.strictEqual(status.json.usage.recentRequests, 1, "one request for the rate")
     })
   )

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Outbound, VigilServer } from "@vigil/adapter-http"
+import { type GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, Engine, type Intel, Ingestion } from "@vigil/core"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
@@ -12,6 +12,8 @@ import { HttpServer } from "effect/http"
 export const layer = (
   options: {
     readonly maxBodyBytes?: number
+    readonly connections?: Partial<GatedServer.Limits>
+    readonly hotRoutes?: boolean
     readonly webhooks?: Engine.WebhookSettings
     readonly outbound?: Outbound.Options
   } = {}
@@ -25,7 +27,9 @@ export const layer = (
         VigilServer.layer({
           host: "127.0.0.1",
           port: 0,
-          ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
+          ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+          ...(options.connections === undefined ? {} : { connections: options.connections }),
+          ...(options.hotRoutes === undefined ? {} : { hotRoutes: options.hotRoutes })
         }).pipe(
           Layer.provideMerge(
             Engine.layer(options.webhooks === undefined ? {} : { webhooks: options.webhooks }).pipe(

@@ -1,5 +1,5 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { Outbound, VigilServer } from "@vigil/adapter-http"
+import { GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
@@ -29,15 +29,51 @@ const port = Flag.Int("port").pipe(
   Flag.withFallbackConfig(Config.schema(Port, "VIGIL_PORT").pipe(Config.withDefault(8080)))
 )
 
-const maxBodyBytes = Flag.Int("max-body-bytes").pipe(
-  Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 16_777_216 }))),
-  Flag.withDescription("Largest request body accepted, in bytes (1024-16777216); larger ones get 413"),
-  Flag.withFallbackConfig(
-    Config.schema(
-      Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 16_777_216 })),
-      "VIGIL_MAX_BODY_BYTES"
-    ).pipe(Config.withDefault(VigilServer.defaultMaxBodyBytes))
+/** An integer flag within `range`, falling back to the environment variable `env`, then to `fallback`. */
+const bounded = (
+  name: string,
+  env: string,
+  range: { readonly minimum: number; readonly maximum: number },
+  fallback: number,
+  description: string
+) => {
+  const schema = Schema.Int.check(Schema.isBetween(range))
+  return Flag.Int(name).pipe(
+    Flag.withSchema(schema),
+    Flag.withDescription(`${description} (${range.minimum}-${range.maximum}; default ${fallback})`),
+    Flag.withFallbackConfig(Config.schema(schema, env).pipe(Config.withDefault(fallback)))
   )
+}
+
+const { limits } = VigilServer
+
+const maxBodyBytes = bounded(
+  "max-body-bytes",
+  "VIGIL_MAX_BODY_BYTES",
+  limits.maxBodyBytes,
+  limits.maxBodyBytes.default,
+  "Largest request body accepted, in bytes; larger ones get 413"
+)
+const headersTimeout = bounded(
+  "headers-timeout-ms",
+  "VIGIL_HEADERS_TIMEOUT_MS",
+  limits.headersTimeoutMillis,
+  limits.headersTimeoutMillis.default,
+  "A client that has not sent its request headers within this many ms is disconnected"
+)
+const requestTimeout = bounded(
+  "request-timeout-ms",
+  "VIGIL_REQUEST_TIMEOUT_MS",
+  limits.requestTimeoutMillis,
+  limits.requestTimeoutMillis.default,
+  "A request not received in full within this many ms is answered 408"
+)
+const maxConnections = bounded(
+  "max-connections",
+  "VIGIL_MAX_CONNECTIONS",
+  limits.maxConnections,
+  GatedServer.defaultMaxConnections(),
+  "Open connections at most; more are refused (default: the open-file limit less 256, at most 16384)"
 )
 
 const Millis = (min: number, max: number) => Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max }))
@@ -94,16 +130,29 @@ const loadHotRoutes = Config.schema(Schema.Literals(["on", "off"]), "VIGIL_HOT_R
 /** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
 export const command = Command.make(
   "serve",
-  { db: databaseFlag, host, port, maxBodyBytes },
-  ({ db, host, port, maxBodyBytes }) =>
-    Effect.flatMap(Effect.all([loadWebhookOptions, loadHotRoutes]), ([{ outbound, webhooks }, hotRoutes]) =>
-      Layer.launch(
-        VigilServer.layer({ host, port, maxBodyBytes, hotRoutes, detail: `storage: sqlite ${db}` }).pipe(
+  { db: databaseFlag, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections },
+  ({ db, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections }) =>
+    Effect.gen(function* () {
+      if (headersTimeout > requestTimeout) {
+        return yield* new CommandFailed({
+          message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
+        })
+      }
+      const [{ outbound, webhooks }, hotRoutes] = yield* Effect.all([loadWebhookOptions, loadHotRoutes])
+      return yield* Layer.launch(
+        VigilServer.layer({
+          host,
+          port,
+          maxBodyBytes,
+          hotRoutes,
+          detail: `storage: sqlite ${db}`,
+          connections: { headersTimeoutMillis: headersTimeout, requestTimeoutMillis: requestTimeout, maxConnections }
+        }).pipe(
           Layer.provide(Engine.layer({ webhooks }).pipe(Layer.provide(Outbound.layer(outbound)))),
           Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
         )
       )
-    ).pipe(
+    }).pipe(
       Effect.catchTags({
         StoreError: databaseFailure(db),
         ServeError: (error) =>

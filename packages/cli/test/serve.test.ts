@@ -2,7 +2,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { runVigil, serve, tempDir } from "./VigilProcess.ts"
+import { createServer, connect } from "node:net"
+import { request } from "node:http"
+import { runVigil, serve, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 describe("vigil serve", () => {
   it("serves /health on the embedded default database and creates ./.vigil/vigil.db", async () => {
@@ -23,6 +25,53 @@ describe("vigil serve", () => {
     running.child.kill("SIGTERM")
     assert.strictEqual(await running.exited, 0)
   })
+
+  it("answers every request sent from the moment its port accepts connections", async () => {
+    const cwd = tempDir()
+    // A free port, known before the server starts, so requests can be sent before it says it listens.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number }
+        probe.close(() => resolve(port))
+      })
+    })
+    const running = spawnVigil(cwd, ["serve", "--port", String(port), "--db", "v.db"])
+    let exited = false
+    void running.exited.then(() => (exited = true))
+    // Knock until the port accepts a connection (the server may not have attached its handler yet).
+    for (;;) {
+      if (exited) throw new Error("vigil serve exited before listening")
+      const open = await new Promise<boolean>((resolve) => {
+        const socket = connect(port, "127.0.0.1", () => {
+          socket.destroy()
+          resolve(true)
+        })
+        socket.on("error", () => resolve(false))
+      })
+      if (open) break
+    }
+    const send = (method: string, path: string, body?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port, method, path, agent: false, timeout: 20_000 }, (res) => {
+          res.resume()
+          res.on("end", () => resolve(res.statusCode ?? 0))
+        })
+        req.on("timeout", () => reject(new Error(`${method} ${path} got no answer`)))
+        req.on("error", reject)
+        req.end(body)
+      })
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () => [
+        send("GET", "/health"),
+        send("GET", "/api/v2/status"),
+        send("POST", "/api/v3/intel/batch", "{}"),
+        send("GET", "/api/v2/webhooks"),
+        send("POST", "/api/v3/intel", "{}")
+      ]).flat()
+    )
+    for (const status of statuses) assert.oneOf(status, [200, 401, 503])
+    assert.strictEqual(await send("GET", "/health"), 200)
+  }, 60_000)
 
   it("shuts down cleanly on SIGINT: exit 0, listener closed, database checkpointed and closed", async () => {
     const cwd = tempDir()

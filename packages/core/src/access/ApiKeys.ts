@@ -111,7 +111,11 @@ export class ApiKeys extends Context.Service<
         const id = keyPattern.exec(presented)?.[1]
         if (id === undefined) return invalid
         return Effect.flatMap(store.find(id), (record) => {
-          if (record === undefined || record.revokedAt) return invalid
+          if (record === undefined || record.revokedAt) {
+            // Hashed all the same, so an unknown id answers no faster than a wrong secret for a known one.
+            hashKey(presented)
+            return invalid
+          }
           const remembered = verified.get(presented)
           const hash = remembered ?? hashKey(presented)
           if (!ConstantTime.equal(record.hash, hash)) return invalid
