@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { Instant, StoreError } from "@vigil/core"
 import Database from "better-sqlite3"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Duration, Effect, Exit, Layer } from "effect"
 import { classify } from "./SqliteErrors.ts"
 import { type Migration, type MigrationReport, migrate, migrations } from "./SqliteMigrations.ts"
 
@@ -15,7 +15,10 @@ export interface SqliteHandle extends Database.Database {}
 export interface Options {
   /** Path of the database file; its folder is created when missing. `:memory:` for a private in-memory database. */
   readonly filename: string
-  /** How long a writer waits for another process's lock before failing with `Busy`, in ms. Default 5000. */
+  /**
+   * How long a writer waits for another process's lock before failing with `Busy`, in ms. Default 5000. The wait
+   * never blocks the event loop: the write is tried again after short pauses (1 ms, doubling to 50 ms).
+   */
   readonly busyTimeoutMillis?: number
   /** Migrations to apply; defaults to every migration this build knows. */
   readonly migrations?: ReadonlyArray<Migration>
@@ -59,13 +62,28 @@ export class SqliteDatabase extends Context.Service<
   }
 >()("@vigil/adapter-sqlite/SqliteDatabase") {}
 
-const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, StoreError.StoreError> =>
+/**
+ * Runs `f`, turning native failures into StoreErrors. While another connection holds the lock `f` needs (`Busy`),
+ * it is tried again after a pause (1 ms, doubling to 50 ms) until `budget` ms of pauses have passed: the fiber
+ * waits, the event loop does not.
+ */
+const attempt = <A>(
+  operation: string,
+  f: () => A,
+  budget = 0,
+  waited = 0,
+  pause = 1
+): Effect.Effect<A, StoreError.StoreError> =>
   Effect.suspend(() => {
     try {
       return Effect.succeed(f())
     } catch (cause) {
       const error = classify(cause, operation)
-      return error === undefined ? Effect.die(cause) : Effect.fail(error)
+      if (error === undefined) return Effect.die(cause)
+      if (error.reason !== "Busy" || waited >= budget) return Effect.fail(error)
+      return Effect.flatMap(Effect.sleep(Duration.millis(pause)), () =>
+        attempt(operation, f, budget, waited + pause, Math.min(pause * 2, 50))
+      )
     }
   })
 
@@ -76,7 +94,8 @@ const open = (options: Options) =>
     try {
       db.pragma("journal_mode = WAL")
       db.pragma("synchronous = NORMAL")
-      db.pragma(`busy_timeout = ${options.busyTimeoutMillis ?? 5000}`)
+      // SQLite's own busy wait would block the event loop; writers wait for a lock asynchronously instead (`patiently`).
+      db.pragma("busy_timeout = 0")
       db.pragma("foreign_keys = ON")
       return db
     } catch (cause) {
@@ -95,8 +114,9 @@ let processCommits = 0
 /** Opens, configures and migrates the database; the handle closes when the layer's scope ends. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
+  const budget = options.busyTimeoutMillis ?? 5000
   const now = yield* Instant.now
-  const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now))
+  const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now), budget)
   if (report instanceof StoreError.StoreError) return yield* report
   const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()
   let ownCommits = 0
@@ -109,16 +129,21 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   return SqliteDatabase.of({
     filename: options.filename,
     migration: report,
-    use: (operation, f) => attempt(operation, () => f(db)),
+    use: (operation, f) => attempt(operation, () => f(db), budget),
     transaction: (operation, f) =>
-      attempt(operation, () => {
-        const result = db.transaction(() => f(db)).immediate()
-        committed()
-        return result
-      }),
+      attempt(
+        operation,
+        () => {
+          const result = db.transaction(() => f(db)).immediate()
+          committed()
+          return result
+        },
+        budget
+      ),
     groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {
       let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
-      const flush = () => {
+      // Items that arrive while a batch waits for another process's lock join the next batch.
+      const flush = (waited = 0, pause = 1) => {
         const batch = queue
         queue = []
         let results: ReadonlyArray<A>
@@ -133,6 +158,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
             .immediate()
         } catch (cause) {
           const error = classify(cause, operation)
+          if (error?.reason === "Busy" && waited < budget) {
+            queue = [...batch, ...queue]
+            setTimeout(() => flush(waited + pause, Math.min(pause * 2, 50)), pause)
+            return
+          }
           const exit = error === undefined ? Exit.die(cause) : Exit.fail(error)
           for (const p of batch) p.resume(exit)
           return

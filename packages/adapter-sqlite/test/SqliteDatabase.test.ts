@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
 import { IntelIndex, QuotaStore } from "@vigil/core"
 import Database from "better-sqlite3"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { tempPath } from "./TempDatabase.ts"
 
 const window: QuotaStore.QuotaWindow = { key: "k", start: 0, millis: 60_000, limit: 100 }
@@ -185,6 +185,40 @@ describe("SqliteDatabase", () => {
       assert.strictEqual(error.reason, "Busy")
       assert.strictEqual(error.operation, "QuotaStore.charge")
       assert.isTrue(error.isRetryable)
+    })
+  )
+
+  it.live("waits for another process's write lock without holding up the event loop or reads", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, charge(1))
+      const other = new Database(filename)
+      other.exec("BEGIN IMMEDIATE")
+      const outcome = yield* withAdapter(
+        filename,
+        Effect.gen(function* () {
+          const database = yield* SqliteDatabase.SqliteDatabase
+          const write = yield* Effect.forkChild(
+            database.transaction("test.write", (db) =>
+              db.prepare("INSERT INTO quota_windows VALUES ('x', 0, 1, 1)").run()
+            )
+          )
+          const charged = yield* Effect.forkChild(charge(2))
+          // A timer fires, and a read answers, while both writes wait for the lock.
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 0)))
+          const read = yield* database.use("test.read", (db) =>
+            db.prepare<[], { n: number }>("SELECT count(*) AS n FROM quota_windows").get()
+          )
+          const waitingWhileHeld = [write.pollUnsafe(), charged.pollUnsafe()].every((e) => e === undefined)
+          other.exec("ROLLBACK")
+          other.close()
+          yield* Fiber.join(write)
+          const decision = yield* Fiber.join(charged)
+          return { read: read?.n, waitingWhileHeld, used: decision.windows[0]?.used }
+        }),
+        10_000
+      )
+      assert.deepStrictEqual(outcome, { read: 1, waitingWhileHeld: true, used: 3 })
     })
   )
 
