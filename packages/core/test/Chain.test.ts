@@ -250,3 +250,13 @@ describe("Chain.detect properties", () => {
     assert.strictEqual(d.address, input)
   })
 })
+
+describe("prefixes shared by two formats", () => {
+  it("reads a Tron address that begins with a bech32 prefix (TB1…) as Tron, and still refuses a mixed-case bech32 one", () => {
+    const tron = Chain.detect("TB115BhpCAFbjPUgniZ36TZYxNB67fPKzr")
+    assert.deepInclude(tron, { valid: true, family: "tron" })
+    const mixed = Chain.detect("bc1qAR0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq")
+    assert.isFalse(mixed.valid)
+    assert.include(mixed.valid ? "" : mixed.reason, "must not mix upper and lower case")
+  })
+})

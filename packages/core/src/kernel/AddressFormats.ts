@@ -162,7 +162,13 @@ export const classify = (address: string): Classified => {
   if (address.length > 128) return no(`too long for an address (${address.length} characters)`)
   if (/^0x/i.test(address)) return evm(address)
   if (/^-?\d+:/.test(address)) return tonRaw(address)
-  if (/^(bc|tb|bcrt)1/i.test(address)) return segwit(address)
+  if (/^(bc|tb|bcrt)1/i.test(address)) {
+    // A bech32 prefix can begin a base58 address too (a Tron address `TB1…`): take whichever reading is valid.
+    const bech32 = segwit(address)
+    if (bech32.valid || !/^[A-Za-z0-9]+$/.test(address) || address.length < 25 || address.length > 44) return bech32
+    const base58 = base58Address(address)
+    return base58.valid ? base58 : bech32
+  }
   if (address.length === 48 && /^[A-Za-z0-9+/\-_]+$/.test(address)) return tonFriendly(address)
   if (/^[A-Za-z0-9]+$/.test(address) && address.length >= 25 && address.length <= 44) return base58Address(address)
   return no("not the format of any supported network")
