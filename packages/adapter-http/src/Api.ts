@@ -22,21 +22,38 @@ const bodyErrors = (errors: typeof S.V3Errors) => [...edgeErrors(errors), errors
 const intelErrors = (errors: typeof S.V3Errors) =>
   [errors.ValidationError, errors.TooManyRequests, errors.ServiceUnavailable] as const
 
-/** Body of `GET /health` when the server and its storage answer. */
+/** Body of `GET /health` when the server can serve: storage read, written and verified, no recent failure. */
 export const Health = Schema.Struct({
   status: Schema.Literal("ok"),
   version: Schema.String,
-  storage: Schema.Struct({ kind: Schema.String, schema_version: Schema.Int }),
+  storage: Schema.Struct({
+    kind: Schema.String,
+    schema_version: Schema.Int,
+    write: Schema.Literals(["ok", "busy"]).annotate({
+      description: "The write probe went through, or another writer holds the lock (writes wait for it)."
+    })
+  }),
   uptime_seconds: Schema.Finite
 }).annotate({ identifier: "Health" })
 
-/** Body of `GET /health` (status 503) when storage does not answer. */
+/** Body of `GET /health` (status 503) when the server cannot serve, or cannot be trusted to. */
 export const HealthUnavailable = Schema.Struct({
-  status: Schema.Literal("unavailable"),
+  status: Schema.Literals(["unavailable", "degraded"]).annotate({
+    description:
+      "unavailable: storage cannot be read or written. degraded: it answers, but verification found damage or a request met a storage failure in the last 30 s."
+  }),
   version: Schema.String,
   reason: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  problems: Schema.optionalKey(Schema.Array(Schema.String))
 }).pipe(HttpApiSchema.status(503), Schema.annotate({ identifier: "HealthUnavailable" }))
+
+/** Body of `GET /health/live`: the process runs and answers. */
+export const Liveness = Schema.Struct({
+  status: Schema.Literal("ok"),
+  version: Schema.String,
+  uptime_seconds: Schema.Finite
+}).annotate({ identifier: "Liveness" })
 
 /** Operational endpoints: liveness, readiness and metrics. */
 export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
@@ -46,8 +63,20 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
       error: [HealthUnavailable, ...edgeErrors(S.V3Errors)]
     }).annotateMerge(
       OpenApi.annotations({
-        summary: "Health and readiness",
-        description: "200 when the server is serving and its storage answers a real query; 503 otherwise."
+        summary: "Readiness",
+        description:
+          "200 when the server can serve: storage answers a real read and a real write, its verification at start found nothing wrong, and no request met a storage failure in the last 30 s. 503 otherwise, saying why."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("live", "/health/live", {
+      success: Liveness,
+      error: edgeErrors(S.V3Errors)
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Liveness",
+        description: "200 while the process runs and answers requests, whatever the state of storage."
       })
     )
   )

@@ -12,7 +12,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** The deepest nesting of arrays and objects a JSON body may have; no route needs more than 3. */
-export const maxJsonDepth = 8
+const maxJsonDepth = 8
 
 /**
  * True when JSON `text` nests arrays or objects deeper than {@link maxJsonDepth}: checked on the raw text before it
@@ -42,6 +42,7 @@ export const tooDeepError = (flavour: Responses.Flavour) =>
 /** Routes the metrics distinguish; anything else is counted as `unmatched`. */
 const knownRoutes = new Set([
   "/health",
+  "/health/live",
   "/metrics",
   "/openapi.json",
   "/docs",

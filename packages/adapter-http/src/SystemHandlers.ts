@@ -1,4 +1,7 @@
-/** Handlers of the system group: `/health` makes a real round trip to storage; `/metrics` renders the counters. */
+/**
+ * Handlers of the system group: `/health` (readiness) reads, writes and reports the verification of storage;
+ * `/health/live` answers while the process runs; `/metrics` renders the counters.
+ */
 import { StorageProbe, Version } from "@vigil/core"
 import { Clock, Effect, type Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
@@ -24,14 +27,39 @@ export const layer: Layer.Layer<
           HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
         )
       )
+      .handle("live", () =>
+        Effect.map(Clock.currentTimeMillis, (now) => ({
+          status: "ok" as const,
+          version: Version.version,
+          uptime_seconds: Math.round((now - startedAt) / 1000)
+        }))
+      )
       .handle("health", () =>
         Effect.gen(function* () {
           const storage = yield* probe.check
+          if (storage.integrity.status === "failed") {
+            return yield* Effect.fail({
+              status: "degraded" as const,
+              version: Version.version,
+              reason: "IntegrityFailed",
+              message: `verification of the store at ${storage.integrity.checkedAt} found damage: ${storage.integrity.problems[0] ?? "unknown"}; answers it affects are incomplete (run vigil check)`,
+              problems: storage.integrity.problems
+            })
+          }
+          const failure = storage.recentFailure
+          if (failure !== undefined) {
+            return yield* Effect.fail({
+              status: "degraded" as const,
+              version: Version.version,
+              reason: failure.reason,
+              message: `${failure.operation} failed at ${failure.at}: ${failure.message}`
+            })
+          }
           const now = yield* Clock.currentTimeMillis
           return {
             status: "ok" as const,
             version: Version.version,
-            storage: { kind: storage.kind, schema_version: storage.schemaVersion },
+            storage: { kind: storage.kind, schema_version: storage.schemaVersion, write: storage.write },
             uptime_seconds: Math.round((now - startedAt) / 1000)
           }
         }).pipe(
@@ -40,7 +68,7 @@ export const layer: Layer.Layer<
               status: "unavailable" as const,
               version: Version.version,
               reason: error.reason,
-              message: error.message
+              message: `${error.operation}: ${error.message}`
             })
           )
         )

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path"
 import { createRequire } from "node:module"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
+import Database from "better-sqlite3"
 import { Effect } from "effect"
 import * as TestServer from "./TestServer.ts"
 
@@ -59,7 +60,8 @@ describe("VigilServer", () => {
       assert.strictEqual(body.version, "0.1.0")
       assert.deepStrictEqual(body.storage, {
         kind: "sqlite",
-        schema_version: SqliteMigrations.migrations.at(-1)!.version
+        schema_version: SqliteMigrations.migrations.at(-1)!.version,
+        write: "ok"
       })
       assert.isTrue(Number.isInteger(body.uptime_seconds) && body.uptime_seconds >= 0)
     }).pipe(Effect.provide(serverOnTempDatabase))
@@ -75,8 +77,53 @@ describe("VigilServer", () => {
         status: "unavailable",
         version: "0.1.0",
         reason: "Unavailable",
-        message: "the database is closed"
+        message: "StorageProbe.check: the database is closed"
       })
+      const live = yield* get("/health/live")
+      assert.strictEqual(live.status, 200, "alive, though not ready")
+    }).pipe(Effect.provide(serverOnTempDatabase))
+  )
+
+  it.live("is not ready while writes fail, stays degraded 30 s after a request met a failure, then ready again", () =>
+    TestServer.withSteppedClock(
+      Effect.gen(function* () {
+        const database = yield* SqliteDatabase.SqliteDatabase
+        const key = yield* TestServer.issue({ name: "Acme" })
+        const screen = TestServer.v3(key, { address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" })
+        assert.strictEqual((yield* screen).status, 200)
+        // Writes now fail as on a read-only file: the write probe says so, and a charged request gets 503.
+        yield* database.use("test.readonly", (db) => db.pragma("query_only = ON"))
+        const readOnly = yield* get("/health")
+        assert.strictEqual(readOnly.status, 503)
+        assert.deepInclude(JSON.parse(readOnly.body), { status: "unavailable", reason: "Unavailable" })
+        assert.strictEqual((yield* screen).status, 503)
+        yield* database.use("test.writable", (db) => db.pragma("query_only = OFF"))
+        const after = JSON.parse((yield* get("/health")).body)
+        assert.deepInclude(after, { status: "degraded", reason: "Unavailable" })
+        assert.match(after.message, /^QuotaStore\.charge failed at /)
+        yield* TestServer.skip(31_000)
+        const recovered = yield* get("/health")
+        assert.strictEqual(recovered.status, 200, recovered.body)
+        assert.strictEqual((yield* screen).status, 200)
+      }).pipe(Effect.provide(serverOnTempDatabase))
+    )
+  )
+
+  it.live("answers /health at once while another connection holds the write lock, reporting the write busy", () =>
+    Effect.gen(function* () {
+      const database = yield* SqliteDatabase.SqliteDatabase
+      const other = new Database(database.filename)
+      other.exec("BEGIN IMMEDIATE")
+      const health = yield* get("/health").pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            other.exec("ROLLBACK")
+            other.close()
+          })
+        )
+      )
+      assert.strictEqual(health.status, 200)
+      assert.strictEqual(JSON.parse(health.body).storage.write, "busy")
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
 
@@ -94,6 +141,7 @@ describe("VigilServer", () => {
         ["/"]
       )
       assert.deepStrictEqual(Object.keys(document.paths["/health"].get.responses).sort(), ["200", "413", "500", "503"])
+      assert.deepStrictEqual(Object.keys(document.paths["/health/live"].get.responses).sort(), ["200", "413", "500"])
       const v3 = document.paths["/api/v3/intel"].post.responses
       assert.deepStrictEqual(Object.keys(v3).sort(), ["200", "400", "401", "413", "415", "429", "500", "503"])
       assert.deepStrictEqual(Object.keys(v3["200"].headers).sort(), [

@@ -2,9 +2,9 @@
 
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { Instant, StoreError } from "@vigil/core"
+import { Instant, type StorageProbe, StoreError } from "@vigil/core"
 import Database from "better-sqlite3"
-import { Context, Duration, Effect, Exit, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer } from "effect"
 import { classify } from "./SqliteErrors.ts"
 import { type Migration, type MigrationReport, migrate, migrations } from "./SqliteMigrations.ts"
 
@@ -39,8 +39,15 @@ export class SqliteDatabase extends Context.Service<
     readonly migration: MigrationReport
     /** Runs `f` with the handle, to read; `operation` names the port method in errors. Writes go through `transaction`. */
     readonly use: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
-    /** Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. */
-    readonly transaction: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
+    /**
+     * Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolled back if it throws. While another connection holds the
+     * lock it waits up to `patienceMillis` (default: the database's busy timeout) without blocking the loop.
+     */
+    readonly transaction: <A>(
+      operation: string,
+      f: (db: SqliteHandle) => A,
+      patienceMillis?: number
+    ) => Effect.Effect<A, StoreError.StoreError>
     /**
      * Group commit: the calls of the returned function made in one turn of the event loop are handed to `f`
      * together, in arrival order, inside one immediate transaction; `f` answers each of them (same order), and
@@ -59,6 +66,12 @@ export class SqliteDatabase extends Context.Service<
      * throws once the handle is closed.
      */
     readonly externalVersion: () => number
+    /** The last failure any operation met (a Busy that outlasted its wait included), and when (epoch ms). */
+    readonly lastFailure: () => { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
+    /** What verifying the store found: `PRAGMA integrity_check` at open, and what the ports report. */
+    readonly integrity: () => StorageProbe.Integrity
+    /** Adds a problem a port found in its own data (e.g. a list whose records no longer match their digest). */
+    readonly reportProblem: (problem: string) => void
   }
 >()("@vigil/adapter-sqlite/SqliteDatabase") {}
 
@@ -71,6 +84,7 @@ const attempt = <A>(
   operation: string,
   f: () => A,
   budget = 0,
+  onFailure: (error: StoreError.StoreError) => Effect.Effect<void> = () => Effect.void,
   waited = 0,
   pause = 1
 ): Effect.Effect<A, StoreError.StoreError> =>
@@ -80,12 +94,15 @@ const attempt = <A>(
     } catch (cause) {
       const error = classify(cause, operation)
       if (error === undefined) return Effect.die(cause)
-      if (error.reason !== "Busy" || waited >= budget) return Effect.fail(error)
+      if (error.reason !== "Busy" || waited >= budget) return Effect.andThen(onFailure(error), Effect.fail(error))
       return Effect.flatMap(Effect.sleep(Duration.millis(pause)), () =>
-        attempt(operation, f, budget, waited + pause, Math.min(pause * 2, 50))
+        attempt(operation, f, budget, onFailure, waited + pause, Math.min(pause * 2, 50))
       )
     }
   })
+
+/** How often the same kind of storage failure is logged at most; the ones between are counted in the next line. */
+const logEveryMillis = 10_000
 
 const open = (options: Options) =>
   attempt("open", () => {
@@ -115,9 +132,35 @@ let processCommits = 0
 export const make = Effect.fnUntraced(function* (options: Options) {
   const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
   const budget = options.busyTimeoutMillis ?? 5000
+  /** The last failure, and per operation and reason when it was last logged and how many went unlogged since. */
+  let last: { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
+  const logged = new Map<string, { at: number; unlogged: number }>()
+  const noteFailure = (error: StoreError.StoreError): Effect.Effect<void> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      last = {
+        failure: { operation: error.operation, reason: error.reason, message: error.message, at: Instant.iso(now) },
+        atMillis: now
+      }
+      const key = `${error.operation}\u0000${error.reason}`
+      const entry = logged.get(key)
+      if (entry !== undefined && now - entry.at < logEveryMillis) {
+        entry.unlogged++
+        return Effect.void
+      }
+      logged.set(key, { at: now, unlogged: 0 })
+      const more = entry === undefined || entry.unlogged === 0 ? "" : ` (${entry.unlogged} more since the last report)`
+      return Effect.logWarning(`storage: ${error.operation} failed: ${error.reason}: ${error.message}${more}`)
+    })
   const now = yield* Instant.now
   const report = yield* attempt("migrate", () => migrate(db, options.migrations ?? migrations, now), budget)
   if (report instanceof StoreError.StoreError) return yield* report
+  // SQLite keeps no page checksums: a full integrity check at open is what notices a damaged page or an index
+  // that no longer matches its table (quick_check does not compare them).
+  const checked = yield* attempt("integrity_check", () =>
+    db.prepare<[], { integrity_check: string }>("PRAGMA integrity_check(20)").all()
+  )
+  const problems = checked.map((r) => r.integrity_check).filter((line) => line !== "ok")
+  const checkedAt = yield* Instant.now
   const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()
   let ownCommits = 0
   const committed = () => {
@@ -129,8 +172,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   return SqliteDatabase.of({
     filename: options.filename,
     migration: report,
-    use: (operation, f) => attempt(operation, () => f(db), budget),
-    transaction: (operation, f) =>
+    use: (operation, f) => attempt(operation, () => f(db), budget, noteFailure),
+    transaction: (operation, f, patienceMillis = budget) =>
       attempt(
         operation,
         () => {
@@ -138,7 +181,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           committed()
           return result
         },
-        budget
+        patienceMillis,
+        // A caller that chose not to wait for the lock asked whether it is free: its Busy is an answer, not a failure.
+        patienceMillis === 0 ? (error) => (error.reason === "Busy" ? Effect.void : noteFailure(error)) : noteFailure
       ),
     groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {
       let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
@@ -174,7 +219,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.callback<A, StoreError.StoreError>((resume) => {
           if (queue.length === 0) setImmediate(flush)
           queue.push({ item, resume })
-        })
+        }).pipe(Effect.tapError(noteFailure))
     },
     externalVersion: () => {
       const othersCommits = processCommits - ownCommits
@@ -183,7 +228,10 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         seen = { version: dataVersion.get()!, othersCommits }
       }
       return seen.version
-    }
+    },
+    lastFailure: () => last,
+    integrity: () => ({ status: problems.length === 0 ? "ok" : "failed", problems: [...problems], checkedAt }),
+    reportProblem: (problem) => void problems.push(problem)
   })
 })
 

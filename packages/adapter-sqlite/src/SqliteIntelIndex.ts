@@ -1,4 +1,5 @@
 /** IntelIndex on SQLite: staged rows in their own table, each commit applied in one immediate transaction. */
+import { createHash } from "node:crypto"
 import { type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
@@ -114,6 +115,10 @@ const make = Effect.gen(function* () {
       "INSERT INTO intel_amendments (list, action, version, detail, at) VALUES (?, ?, ?, ?, ?)"
     ),
     listRecords: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE list = ?"),
+    setDigest: db.prepare<[string, string]>("UPDATE intel_lists SET records_digest = ? WHERE list = ?"),
+    digests: db.prepare<[], { list: string; version: number; records_digest: string | null }>(
+      "SELECT list, version, records_digest FROM intel_lists"
+    ),
     activeRecords: db.prepare<[string], { id: number; address: string; category: Intel.Category; reference: string }>(
       "SELECT id, address, category, reference FROM intel_records WHERE list = ? AND delisted_at IS NULL"
     ),
@@ -191,6 +196,17 @@ const make = Effect.gen(function* () {
     }
   }
 
+  /** A digest of a list's records as stored: what verification compares the records against later. */
+  const digestOf = (list: string) => {
+    const hash = createHash("sha256")
+    const lines = s.listRecords.all(list).map((row) => JSON.stringify(fromRow(row)))
+    lines.sort()
+    for (const line of lines) hash.update(`${line}\n`)
+    return hash.digest("hex")
+  }
+  /** Records the digest of `list`'s records, inside the transaction that changed them. */
+  const sealList = (list: string) => s.setDigest.run(digestOf(list), list)
+
   /** The number the list gives the version with id `id`. */
   const numberOf = (list: string, id: number) => s.versionNumber.get(list, id)!.n
 
@@ -214,6 +230,7 @@ const make = Effect.gen(function* () {
     insertAll(records)
     const newest = s.newest.get(list)
     if (newest !== undefined) s.setCurrent.run(list, newest.id)
+    sealList(list)
     return records
   }
 
@@ -249,6 +266,31 @@ const make = Effect.gen(function* () {
         ),
         Effect.ensuring(forget)
       )
+
+  /**
+   * Lists whose records no longer match the digest written with their last change (SQLite keeps no checksums:
+   * a changed byte in a stored address would otherwise make a listed address answer clean). Verified at open;
+   * a list stored before digests were kept gets one now.
+   */
+  const damaged = new Map<string, string>()
+  // Verifying reads only (another process may hold the write lock); lists stored before digests were kept get one.
+  const unsealed = yield* database.use("IntelIndex.verify", () => {
+    const missing: Array<string> = []
+    for (const row of s.digests.all()) {
+      if (row.records_digest === null) missing.push(row.list)
+      else if (row.records_digest !== digestOf(row.list)) {
+        const problem = `list ${row.list}: its stored records no longer match the digest written with its last change; every answer is incomplete until it is rewritten (vigil lists --delete it, then ingest its sources again)`
+        damaged.set(row.list, problem)
+        database.reportProblem(problem)
+      }
+    }
+    return missing
+  })
+  if (unsealed.length > 0) {
+    yield* database.transaction("IntelIndex.seal", () => {
+      for (const list of unsealed) sealList(list)
+    })
+  }
 
   const noList = (list: string) => new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` })
 
@@ -309,6 +351,7 @@ const make = Effect.gen(function* () {
           for (const key of plan.close) s.close.run(info.asOf, active.get(key)!)
           insertAll(plan.insert)
           s.setCurrent.run(info.list, version)
+          sealList(info.list)
           return {
             list: info.list,
             version: numberOf(info.list, version),
@@ -404,7 +447,8 @@ const make = Effect.gen(function* () {
         origin: row.origin,
         ingestedAt: row.ingested_at,
         active: row.active,
-        delisted: row.delisted
+        delisted: row.delisted,
+        ...(damaged.has(row.list) ? { problem: damaged.get(row.list)! } : {})
       }))
     )
   })

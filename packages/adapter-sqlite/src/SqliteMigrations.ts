@@ -155,6 +155,16 @@ export const migrations: ReadonlyArray<Migration> = [
         at TEXT NOT NULL
       );
     `
+  },
+  {
+    version: 7,
+    name: "verification",
+    // A row the health probe writes (a real write: it fails on a read-only file or a full disk), and a digest of
+    // each list's records, written with every change to them and verified at open.
+    sql: `
+      CREATE TABLE vigil_health (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL);
+      ALTER TABLE intel_lists ADD COLUMN records_digest TEXT;
+    `
   }
 ]
 

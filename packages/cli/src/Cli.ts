@@ -2,6 +2,7 @@
 import { Version } from "@vigil/core"
 import { Cause, Console, Effect, Exit, Runtime } from "effect"
 import { Command } from "effect/cli"
+import * as CheckCommand from "./CheckCommand.ts"
 import * as DetectCommand from "./DetectCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
 import * as KeysCommand from "./KeysCommand.ts"
@@ -18,7 +19,8 @@ export const vigil = Command.make("vigil").pipe(
     IngestCommand.command,
     ScreenCommand.command,
     ListsCommand.command,
-    KeysCommand.command
+    KeysCommand.command,
+    CheckCommand.command
   ])
 )
 

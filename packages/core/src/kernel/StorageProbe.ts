@@ -1,6 +1,23 @@
-/** Port: tells whether the storage behind the other ports answers, for health checks. */
+/** Port: tells whether the storage behind the other ports can serve, for health checks. */
 import { Context, type Effect } from "effect"
 import type { StoreError } from "./StoreError.ts"
+
+/** A storage failure a port met, as health reports it. */
+export interface StorageFailure {
+  readonly operation: string
+  readonly reason: StoreError["reason"]
+  readonly message: string
+  /** ISO instant. */
+  readonly at: string
+}
+
+/** What the store's own verification found: nothing wrong, or what is (a damaged page, a list's records altered). */
+export interface Integrity {
+  readonly status: "ok" | "failed"
+  readonly problems: ReadonlyArray<string>
+  /** ISO instant of the verification. */
+  readonly checkedAt: string
+}
 
 /** What a probe reports about the store it checked. */
 export interface StorageStatus {
@@ -8,9 +25,24 @@ export interface StorageStatus {
   readonly kind: string
   /** Schema version the store is at (0 when the store keeps none). */
   readonly schemaVersion: number
+  /** The write probe: it went through, or another writer holds the lock (writes wait for it; not a fault). */
+  readonly write: "ok" | "busy"
+  readonly integrity: Integrity
+  /** The last failure any port met within the last `recentMillis`, if any. */
+  readonly recentFailure?: StorageFailure
 }
 
-/** Checks that storage is reachable by making a real round trip to it. */
+/** How long a storage failure met by any port keeps the store from being reported ready. */
+export const recentMillis = 30_000
+
+/** True when `status` says the store can serve: nothing failed verification and no port failed recently. */
+export const ready = (status: StorageStatus): boolean =>
+  status.integrity.status === "ok" && status.recentFailure === undefined
+
+/**
+ * Checks that storage can serve: a real read and a real write (a failure of either is the StoreError), the
+ * store's verification, and the last failure any port met.
+ */
 export class StorageProbe extends Context.Service<
   StorageProbe,
   {

@@ -73,6 +73,8 @@ export interface ListStatus {
   readonly active: number
   /** Records kept as history (de-listed). */
   readonly delisted: number
+  /** Set when the store's verification found the list's records altered: answers cannot rely on it. */
+  readonly problem?: string
 }
 
 /** What deleting a list removed: its records (active and de-listed) and the version that was in force. */

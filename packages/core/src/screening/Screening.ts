@@ -68,9 +68,11 @@ interface Catalog {
   readonly count: number
   readonly authority: ReadonlyMap<string, Intel.Authority>
   readonly official: ReadonlyArray<ListStatus>
+  /** Lists the store's verification found altered: while there is one, no answer is complete. */
+  readonly damaged: ReadonlyArray<ListStatus>
 }
 
-const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [] }
+const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [] }
 
 /** A list the index no longer names (deleted since the lookup) is taken at the weakest authority. */
 const authorityIn = (catalog: Catalog) => (list: string) => catalog.authority.get(list) ?? "scraped"
@@ -98,7 +100,8 @@ const result = (
   includeDetails: boolean
 ): Result => {
   const sources = catalog.count
-  const complete = found.complete && sources > 0
+  // A list whose stored records were altered may have lost the very record that names this address.
+  const complete = found.complete && sources > 0 && catalog.damaged.length === 0
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const a = Scoring.assess(
     inForce,
@@ -121,9 +124,11 @@ const result = (
       : {
           action: a.band === "critical" ? "BLOCK" : "REVIEW",
           summary: "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
-          details: found.complete
-            ? "No intelligence list has been ingested yet, so nothing was checked."
-            : "The intelligence store did not answer, so no list was checked.",
+          details: !found.complete
+            ? "The intelligence store did not answer, so no list was checked."
+            : catalog.damaged.length > 0
+              ? `The store's verification found ${catalog.damaged.map((l) => l.list).join(", ")} altered, so a listing may be missing from this answer.`
+              : "No intelligence list has been ingested yet, so nothing was checked.",
           ai_enhanced: false
         },
     metadata: {
@@ -176,7 +181,8 @@ export class Screening extends Context.Service<
               const catalog: Catalog = {
                 count: lists.length,
                 authority: new Map(lists.map((l) => [l.list, l.authority])),
-                official: lists.filter((l) => l.authority === "official")
+                official: lists.filter((l) => l.authority === "official"),
+                damaged: lists.filter((l) => l.problem !== undefined)
               }
               known = { generation, catalog }
               return catalog
