@@ -5,5 +5,6 @@
 export * from "./access/index.ts"
 export * from "./delivery/index.ts"
 export * from "./kernel/index.ts"
+export * from "./monitoring/index.ts"
 export * from "./screening/index.ts"
 export * as Engine from "./Engine.ts"

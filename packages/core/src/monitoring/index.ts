@@ -1,2 +1,2 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
-export {}
+export * as Rules from "./rules/index.ts"
