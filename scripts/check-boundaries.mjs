@@ -26,7 +26,16 @@ const contexts = {
 const coreSrc = join(root, "packages/core/src")
 
 /** Pure, audited libraries core may use besides `effect` (no I/O, no Node APIs). */
-const corePureLibraries = ["@noble/hashes", "@scure/base", "crc", "ipaddr.js", "papaparse", "saxes", "yaml"]
+const corePureLibraries = [
+  "@noble/hashes",
+  "@scure/base",
+  "crc",
+  "ipaddr.js",
+  "lossless-json",
+  "papaparse",
+  "saxes",
+  "yaml"
+]
 
 const packageOf = (specifier) =>
   specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]

@@ -1,2 +1,3 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
+export * as Abi from "./Abi.ts"
 export * as Rules from "./rules/index.ts"

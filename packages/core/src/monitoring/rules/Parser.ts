@@ -522,39 +522,16 @@ export const parse = (source: string): Parsed => {
     }
   }
 
-  /** An exact integer: decimal with `_` separators, a fraction and exponent that make a whole number, or hex. */
+  /** An exact integer at the cursor (see {@link integer}). */
   const number = (signed: boolean): bigint => {
     const at = p
     const negative = signed && eat("-")
     if (negative) ws()
-    const hex = /^0[xX]([0-9a-fA-F]+)/.exec(source.slice(p))
-    let value: bigint
-    if (hex !== null) {
-      p += hex[0].length
-      value = BigInt(`0x${hex[1]}`)
-    } else {
-      const m = /^([0-9][0-9_]*)(?:\.([0-9_]+))?(?:[eE]([+-]?[0-9]+))?/.exec(source.slice(p))
-      if (m === null || m[1]!.endsWith("_")) return fail(`expected a number${found()}`, ["1000", "1e18"], at)
-      p += m[0].length
-      const whole = m[1]!.replace(/_/g, "")
-      const fraction = (m[2] ?? "").replace(/_/g, "")
-      const exponent = Number(m[3] ?? "0") - fraction.length
-      const digitsText = (whole + fraction).replace(/^0+(?=\d)/, "")
-      if (exponent >= 0) {
-        if (exponent > 100) fail(`${m[0]} is larger than 2^256 - 1`, [], at)
-        value = BigInt(digitsText) * 10n ** BigInt(exponent)
-      } else {
-        const scale = 10n ** BigInt(-exponent)
-        const raw = BigInt(digitsText)
-        if (raw % scale !== 0n) fail(`${m[0]} is not a whole number`, [], at)
-        value = raw / scale
-      }
-    }
-    if (negative) value = -value
-    if (signed ? value < minInt || value > maxInt : value > maxUint) {
-      fail(`${source.slice(at, p)} is outside the ${signed ? "int256" : "uint256"} range`, [], at)
-    }
-    return value
+    const m = /^(0[xX][0-9a-fA-F]+|[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?)/.exec(source.slice(p))
+    if (m === null) return fail(`expected a number${found()}`, ["1000", "1e18"], at)
+    p += m[0].length
+    const read = integer(`${negative ? "-" : ""}${m[1]}`, signed)
+    return typeof read === "string" ? fail(read, [], at) : read
   }
 
   try {
@@ -566,6 +543,39 @@ export const parse = (source: string): Parsed => {
     if (e instanceof Failure) return { ok: false, error: e.error }
     throw e
   }
+}
+
+/**
+ * The exact integer a number's text denotes: decimal with `_` separators, a fraction and exponent that together
+ * make a whole number (`1.5e18`, `1e+27`), or hex; never through a double. The reason as text when it is not a
+ * whole number within uint256 (or int256 when `signed`).
+ */
+export const integer = (text: string, signed = false): bigint | string => {
+  const negative = text.startsWith("-")
+  const body = negative ? text.slice(1) : text
+  if (negative && !signed) return `${text} is negative`
+  let value: bigint
+  if (/^0[xX][0-9a-fA-F]+$/.test(body)) value = BigInt(`0x${body.slice(2)}`)
+  else {
+    const m = /^([0-9][0-9_]*)(?:\.([0-9_]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(body)
+    if (m === null || m[1]!.endsWith("_")) return `${text} is not a number`
+    const fraction = (m[2] ?? "").replace(/_/g, "")
+    const exponent = Number(m[3] ?? "0") - fraction.length
+    const digitsText = m[1]!.replace(/_/g, "") + fraction
+    if (exponent >= 0) {
+      if (exponent > 100) return `${text} is outside the ${signed ? "int256" : "uint256"} range`
+      value = BigInt(digitsText) * 10n ** BigInt(exponent)
+    } else {
+      const scale = 10n ** BigInt(-exponent)
+      const raw = BigInt(digitsText)
+      if (raw % scale !== 0n) return `${text} is not a whole number`
+      value = raw / scale
+    }
+  }
+  if (negative) value = -value
+  return (signed ? value < minInt || value > maxInt : value > maxUint)
+    ? `${text} is outside the ${signed ? "int256" : "uint256"} range`
+    : value
 }
 
 /** The operators every numeric comparison takes (also `countCompare` and `sumCompare`). */

@@ -1,0 +1,64 @@
+/**
+ * `options.literalDefs`: the values `${name}` placeholders stand for. JSON numbers are read from the raw JSON text
+ * (lossless-json keeps each number's digits), so `1e+27` is exactly 10^27 and a 30-digit integer is not rounded
+ * through a double; strings, booleans and numbers are kept as they came and typed where they are used.
+ */
+import { isLosslessNumber, parse as parseLossless } from "lossless-json"
+import { integer } from "./Parser.ts"
+
+/** A defined literal as the JSON gave it: a number's text, a string, or a boolean. */
+export type Definition =
+  | { readonly _tag: "Number"; readonly text: string }
+  | { readonly _tag: "Text"; readonly value: string }
+  | { readonly _tag: "Bool"; readonly value: boolean }
+
+/** Placeholder definitions by name. */
+export type Definitions = ReadonlyMap<string, Definition>
+
+const definition = (name: string, value: unknown): Definition | string => {
+  if (isLosslessNumber(value)) return { _tag: "Number", text: value.value }
+  if (typeof value === "number") return { _tag: "Number", text: String(value) }
+  if (typeof value === "string") return { _tag: "Text", value }
+  if (typeof value === "boolean") return { _tag: "Bool", value }
+  return `literalDefs.${name} must be a number, a string or a boolean`
+}
+
+/** Definitions from the raw JSON text of a `literalDefs` object; the reason as text when it is not one. */
+export const fromJson = (text: string): Definitions | string => {
+  let parsed: unknown
+  try {
+    parsed = parseLossless(text)
+  } catch (e) {
+    return `literalDefs is not valid JSON: ${(e as Error).message}`
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return "literalDefs must be a JSON object"
+  return fromEntries(Object.entries(parsed))
+}
+
+/**
+ * Definitions from already-parsed values. A JS number is taken by its decimal text, which is exact only up to
+ * 2^53: prefer {@link fromJson} (or numeric strings) for large values.
+ */
+export const fromEntries = (entries: Iterable<readonly [string, unknown]>): Definitions | string => {
+  const out = new Map<string, Definition>()
+  for (const [name, value] of entries) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `literalDefs key ${JSON.stringify(name)} is not a name`
+    const d = definition(name, value)
+    if (typeof d === "string") return d
+    out.set(name, d)
+  }
+  return out
+}
+
+/**
+ * The definition as an integer: a JSON number, or a string of decimal digits (`"1000"`, `"1e+27"`); a `0x` string is
+ * an address or bytes, never a number. The value, or why it is not one.
+ */
+export const asInteger = (d: Definition, signed: boolean): bigint | string =>
+  d._tag === "Number"
+    ? integer(d.text, signed)
+    : d._tag === "Bool"
+      ? "a boolean"
+      : /^\s*-?0[xX]/.test(d.value)
+        ? `${JSON.stringify(d.value)}, hex text (an address or bytes), not a number`
+        : integer(d.value.trim(), signed)
