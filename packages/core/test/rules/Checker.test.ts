@@ -215,6 +215,14 @@ describe("the checker reports each problem with its offset, a message and candid
     }
   })
 
+  it("refuses a rule whose every transaction is inside a negation", () => {
+    assert.match(
+      problems("!system.emitted(tx1.USDC.E.Transfer)")[0]!.message,
+      /every transaction of this rule is inside a negation/
+    )
+    assert.match(problems("true")[0]!.message, /could never match/)
+  })
+
   it("reports a syntax error with its offset", () => {
     assert.deepInclude(problems("system.emitted(tx1.USDC.E.Transfer")[0]!, { offset: 34 })
   })

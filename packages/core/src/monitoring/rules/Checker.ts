@@ -169,6 +169,20 @@ const parametersOf = (types: ReadonlyArray<string>): ReadonlyArray<AbiModule.Par
   return types.map(one)
 }
 
+/** True when some `txN` occurs outside every negation (a match needs a transaction to be about). */
+const bindsOutsideNegation = (e: Ast.Expr): boolean => {
+  switch (e._tag) {
+    case "Or":
+    case "And":
+      return bindsOutsideNegation(e.left) || bindsOutsideNegation(e.right)
+    case "Not":
+    case "Constant":
+      return false
+    default:
+      return true
+  }
+}
+
 /** Checks one expression's source against `options`. */
 export const check = (source: string, options: Options): Result => {
   if (source.length > limits.maxLength) {
@@ -528,6 +542,12 @@ export const check = (source: string, options: Options): Result => {
   }
 
   const expr = visit(parsed.expr)
+  if (problems.length === 0 && !bindsOutsideNegation(parsed.expr)) {
+    problem(
+      0,
+      "every transaction of this rule is inside a negation: it says what must not happen, but not about which transaction, so it could never match"
+    )
+  }
   for (const [tx, used] of frames) {
     if (used.size > limits.maxFramesPerTransaction)
       problem(0, `tx${tx} uses more than ${limits.maxFramesPerTransaction} internal frames`)

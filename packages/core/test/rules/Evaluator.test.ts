@@ -1,0 +1,295 @@
+/**
+ * The evaluator: golden cases of each semantic rule, and properties against the brute-force reference evaluator
+ * (every assignment of every variable) on generated transactions and rules.
+ */
+import { fc, test } from "@fast-check/vitest"
+import { Rules } from "@vigil/core"
+import { assert, describe, it } from "vitest"
+
+const { Evaluator, Facts, Parser, Printer } = Rules
+type Transaction = Rules.Facts.Transaction
+
+const parsed = (source: string) => {
+  const r = Parser.parse(source)
+  if (!r.ok) throw new Error(r.error.message)
+  return r.expr
+}
+const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
+const labels = new Map([
+  ["A", new Set([addr(0xa)])],
+  ["B", new Set([addr(0xb)])]
+])
+
+/** A transaction with events and calls of labels A and B (args: to, value) and optional internal frames. */
+const tx = (
+  blockNumber: number,
+  txIndex: number,
+  parts: {
+    readonly events?: ReadonlyArray<readonly [string, string, bigint, (number | undefined)?]>
+    readonly calls?: ReadonlyArray<readonly [string, string, bigint, number, boolean?]>
+    readonly frames?: number
+    readonly from?: string
+  } = {}
+): Transaction => ({
+  hash: `0x${blockNumber}${txIndex}`,
+  blockNumber,
+  txIndex,
+  fields: { from: parts.from ?? addr(1), to: addr(0xa), value: 0n, status: true },
+  events: (parts.events ?? []).map(([contract, name, value, frame], logIndex) => ({
+    contract,
+    name,
+    signature: `${name}(address,uint256)`,
+    args: Facts.tuple([
+      ["to", addr(Number(value % 3n))],
+      ["value", value]
+    ]),
+    address: [...labels.get(contract)!][0]!,
+    logIndex,
+    ...(frame === undefined ? {} : { frame })
+  })),
+  calls: (parts.calls ?? []).map(([contract, name, value, frame, reverted]) => ({
+    contract,
+    name,
+    signature: `${name}(address,uint256)`,
+    args: Facts.tuple([
+      ["to", addr(Number(value % 3n))],
+      ["value", value]
+    ]),
+    frame,
+    reverted: reverted ?? false,
+    reentrant: false
+  })),
+  ...(parts.frames === undefined
+    ? {}
+    : {
+        frames: Array.from({ length: parts.frames + 1 }, (_, index) => ({
+          index,
+          depth: index === 0 ? 0 : 1,
+          fields: { from: addr(index), to: addr(index % 2 === 0 ? 0xa : 0xb), value: BigInt(index), type: "CALL" }
+        }))
+      })
+})
+
+const facts = (transactions: ReadonlyArray<Transaction>, blockRange = 100): Rules.Facts.Facts => ({
+  transactions,
+  blockRange,
+  labels
+})
+const matches = (source: string, f: Rules.Facts.Facts) =>
+  Evaluator.evaluate(parsed(source), f).map((m) => m.transactions)
+
+describe("evaluation, case by case", () => {
+  it("matches a single-transaction rule once per transaction that satisfies it", () => {
+    const f = facts([
+      tx(1, 0, { events: [["A", "Transfer", 5n]] }),
+      tx(1, 1, { events: [["A", "Transfer", 2000n]] }),
+      tx(2, 0)
+    ])
+    assert.deepStrictEqual(matches("system.uintCompare(tx1.A.E.Transfer.value, >, 1000)", f), [{ tx1: 1 }])
+    assert.deepStrictEqual(matches("system.emitted(tx1.A.E.Transfer)", f), [{ tx1: 0 }, { tx1: 1 }])
+  })
+
+  it("joins references to one occurrence: both conditions must hold for the same event", () => {
+    // One big Transfer to addr(1), one small one to addr(2): no single Transfer is big and to addr(2).
+    const f = facts([
+      tx(1, 0, {
+        events: [
+          ["A", "Transfer", 3001n],
+          ["A", "Transfer", 2n]
+        ]
+      })
+    ])
+    const rule = `system.uintCompare(tx1.A.E.Transfer.value, >, 1000) && system.addressCompare(tx1.A.E.Transfer.to, ==, ${addr(2)})`
+    assert.deepStrictEqual(matches(rule, f), [])
+    // With #1 and #2 the two references are two distinct occurrences, in order.
+    const two = `system.uintCompare(tx1.A.E.Transfer#1.value, >, 1000) && system.addressCompare(tx1.A.E.Transfer#2.to, ==, ${addr(2)})`
+    assert.deepStrictEqual(matches(two, f), [{ tx1: 0 }])
+    const reversed = `system.addressCompare(tx1.A.E.Transfer#1.to, ==, ${addr(2)}) && system.uintCompare(tx1.A.E.Transfer#2.value, >, 1000)`
+    assert.deepStrictEqual(matches(reversed, f), [])
+  })
+
+  it("binds transactions in order within the block range, and correlates a negation with what is bound", () => {
+    const f = facts([
+      tx(1, 0, { calls: [["B", "approve", 1n, 0]] }),
+      tx(2, 0, { calls: [["B", "transferFrom", 500n, 0]] }),
+      tx(3, 0, { calls: [["B", "transferFrom", 700n, 0]] })
+    ])
+    const rule =
+      "system.uintCompare(tx2.B.F.transferFrom.value, >, 100) && system.noMatches(system.invoked(tx1.B.F.approve))"
+    assert.deepStrictEqual(matches(rule, f), [], "an approve came before each")
+    assert.deepStrictEqual(
+      matches(rule, { ...f, blockRange: 1 }),
+      [{ tx2: 2 }],
+      "the approve is out of range for the last"
+    )
+    assert.deepStrictEqual(
+      matches("system.invoked(tx1.B.F.approve) && system.invoked(tx2.B.F.transferFrom)", { ...f, blockRange: 1 }),
+      [{ tx1: 0, tx2: 1 }]
+    )
+  })
+
+  it("binds internal frames in execution order, and itx* to any internal frame", () => {
+    const f = facts([
+      tx(1, 0, {
+        frames: 2,
+        calls: [
+          ["B", "swap", 1n, 1],
+          ["A", "pay", 2n, 2]
+        ]
+      }),
+      tx(1, 1, {
+        frames: 2,
+        calls: [
+          ["A", "pay", 2n, 1],
+          ["B", "swap", 1n, 2]
+        ]
+      })
+    ])
+    assert.deepStrictEqual(matches("system.invoked(tx1.itx1.A.F.pay) && system.invoked(tx1.itx2.B.F.swap)", f), [
+      { tx1: 1 }
+    ])
+    assert.deepStrictEqual(matches("system.invoked(tx1.itx*.B.F.swap)", f), [{ tx1: 0 }, { tx1: 1 }])
+    assert.deepStrictEqual(
+      matches("system.invoked(tx1.A.F.pay)", f),
+      [],
+      "a top-level reference means the top-level call"
+    )
+  })
+})
+
+// ---------------------------------------------------------------- generated facts and rules
+const eventGen = fc.tuple(
+  fc.constantFrom("A", "B"),
+  fc.constantFrom("Transfer", "Approval"),
+  fc.bigInt(0n, 5n),
+  fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined })
+)
+const callGen = fc.tuple(
+  fc.constantFrom("A", "B"),
+  fc.constantFrom("pay", "swap"),
+  fc.bigInt(0n, 5n),
+  fc.integer({ min: 0, max: 2 }),
+  fc.boolean()
+)
+const factsGen = fc
+  .array(
+    fc.record({
+      gap: fc.integer({ min: 0, max: 2 }),
+      events: fc.array(eventGen, { maxLength: 2 }),
+      calls: fc.array(callGen, { maxLength: 2 }),
+      from: fc.constantFrom(addr(1), addr(2))
+    }),
+    { minLength: 1, maxLength: 3 }
+  )
+  .chain((txs) =>
+    fc.record({
+      txs: fc.constant(txs),
+      blockRange: fc.integer({ min: 0, max: 3 })
+    })
+  )
+  .map(({ txs, blockRange }) => {
+    let block = 1
+    return facts(
+      txs.map((t, i) => {
+        block += t.gap
+        return tx(block, i, { events: t.events, calls: t.calls, frames: 2, from: t.from })
+      }),
+      blockRange
+    )
+  })
+
+const txVar = fc.constantFrom("tx1", "tx2")
+const frameGen = fc.tuple(txVar, fc.constantFrom("", ".itx1", ".itx2", ".itx*", ".any")).map(([t, i]) => `${t}${i}`)
+const eventRef = fc
+  .tuple(frameGen, fc.constantFrom("A", "B"), fc.constantFrom("Transfer", "Approval"), fc.constantFrom("", "#1", "#2"))
+  .map(([f, c, n, k]) => `${f}.${c}.E.${n}${f.includes("*") || f.includes("any") ? "" : k}`)
+const callRef = fc
+  .tuple(frameGen, fc.constantFrom("A", "B"), fc.constantFrom("pay", "swap"))
+  .map(([f, c, n]) => `${f}.${c}.F.${n}`)
+const atomGen: fc.Arbitrary<string> = fc.oneof(
+  eventRef.map((r) => `system.emitted(${r})`),
+  callRef.map((r) => `system.invoked(${r})`),
+  callRef.map((r) => `system.reverted(${r})`),
+  fc
+    .tuple(eventRef, fc.constantFrom(">", "<=", "=="), fc.bigInt(0n, 5n))
+    .map(([r, op, n]) => `system.uintCompare(${r}.value, ${op}, ${n})`),
+  fc.tuple(callRef, fc.constantFrom("==", "!=")).map(([r, op]) => `system.addressCompare(${r}.to, ${op}, ${addr(1)})`),
+  fc.tuple(txVar, txVar).map(([a, b]) => `system.addressCompare(${a}.from, ==, ${b}.from)`),
+  fc
+    .tuple(eventRef, fc.integer({ min: 0, max: 2 }))
+    .map(([r, n]) => `system.countCompare(${r.replace(/#\d$/, "")}, >=, ${n})`)
+)
+const ruleGen: fc.Arbitrary<string> = fc.letrec<{ r: string }>((tie) => ({
+  r: fc.oneof(
+    { depthSize: "small" },
+    atomGen,
+    tie("r").map((r) => `!(${r})`),
+    fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) && (${b})`),
+    fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) || (${b})`)
+  )
+})).r
+
+describe("evaluation properties", () => {
+  test.prop([ruleGen, factsGen], { numRuns: 300 })(
+    "agrees with the brute-force reference evaluator on every rule and set of transactions",
+    (rule, f) => {
+      const e = parsed(rule)
+      assert.deepStrictEqual(Evaluator.evaluate(e, f), Evaluator.evaluateReference(e, f), Printer.print(e))
+    }
+  )
+
+  test.prop([ruleGen, factsGen])("is deterministic", (rule, f) => {
+    const e = parsed(rule)
+    assert.deepStrictEqual(Evaluator.evaluate(e, f), Evaluator.evaluate(e, f))
+  })
+
+  // Atoms over tx1 only, anchored by a conjunct that binds every reference they use, so no variable is local
+  // to a negation: there, double negation and De Morgan hold exactly.
+  const anchored = fc
+    .tuple(
+      fc.constantFrom("A", "B"),
+      fc.constantFrom("Transfer", "Approval"),
+      fc.constantFrom("A", "B"),
+      fc.constantFrom("pay", "swap")
+    )
+    .chain(([ec, en, cc, cn]) => {
+      const event = `tx1.${ec}.E.${en}`
+      const call = `tx1.${cc}.F.${cn}`
+      const atom = fc.oneof(
+        fc
+          .tuple(fc.constantFrom(">", "<=", "=="), fc.bigInt(0n, 5n))
+          .map(([op, n]) => `system.uintCompare(${event}.value, ${op}, ${n})`),
+        fc.constantFrom(
+          `system.reverted(${call})`,
+          `system.addressCompare(${call}.to, ==, ${addr(1)})`,
+          "true",
+          "false"
+        )
+      )
+      return fc.record({ anchor: fc.constant(`system.emitted(${event}) && system.invoked(${call})`), a: atom, b: atom })
+    })
+
+  test.prop([anchored, factsGen])(
+    "!!E is E, and De Morgan holds, where E's variables are bound outside",
+    ({ anchor, a, b }, f) => {
+      const m = (rule: string) => Evaluator.evaluate(parsed(rule), f)
+      assert.deepStrictEqual(m(`${anchor} && !!(${a})`), m(`${anchor} && ${a}`))
+      assert.deepStrictEqual(m(`${anchor} && !((${a}) && (${b}))`), m(`${anchor} && (!(${a}) || !(${b}))`))
+      assert.deepStrictEqual(m(`${anchor} && !((${a}) || (${b}))`), m(`${anchor} && !(${a}) && !(${b})`))
+    }
+  )
+
+  test.prop([ruleGen.filter((r) => !r.includes("!")), atomGen.filter((r) => !r.includes("tx2")), factsGen])(
+    "adding a conjunct never adds a match",
+    (rule, extra, f) => {
+      const without = Evaluator.evaluate(parsed(rule), f).map((m) => JSON.stringify(m.transactions))
+      const withExtra = Evaluator.evaluate(parsed(`(${rule}) && ${extra}`), f)
+      for (const m of withExtra) {
+        const projected = Object.fromEntries(
+          Object.entries(m.transactions).filter(([k]) => without.length === 0 || k in JSON.parse(without[0]!))
+        )
+        assert.include(without, JSON.stringify(projected), rule)
+      }
+    }
+  )
+})
