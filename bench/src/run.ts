@@ -5,6 +5,7 @@ import { pinSelf } from "./Load.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
 import * as Intel from "./scenarios/Intel.ts"
+import * as RulesScenario from "./scenarios/Rules.ts"
 import * as Screen from "./scenarios/Screen.ts"
 import * as Webhooks from "./scenarios/Webhooks.ts"
 
@@ -13,7 +14,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   Intel.scenario,
   Webhooks.scenario,
   Screen.scenario,
-  Ingest.scenario
+  Ingest.scenario,
+  RulesScenario.scenario
 ]
 
 const { values, positionals } = parseArgs({

@@ -18,7 +18,18 @@
 import type * as Ast from "./Ast.ts"
 import { isOccurrence } from "./Ast.ts"
 import type * as Facts from "./Facts.ts"
-import { occurrence as occurrenceKey } from "./Printer.ts"
+import { occurrence as printOccurrence } from "./Printer.ts"
+
+/** The key of an occurrence reference (its printed form), computed once per reference. */
+const keys = new WeakMap<Ast.OccurrenceRef, string>()
+const occurrenceKey = (ref: Ast.OccurrenceRef): string => {
+  let key = keys.get(ref)
+  if (key === undefined) {
+    key = printOccurrence(ref)
+    keys.set(ref, key)
+  }
+  return key
+}
 
 /** A match: the position (in `facts.transactions`) bound to each transaction variable outside negations. */
 export interface Match {
@@ -61,7 +72,17 @@ const order = (vars: Iterable<Var>): ReadonlyArray<Var> =>
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   )
 
+/** Plans, kept per rule tree (a checked rule is evaluated again and again). */
+const plans = new WeakMap<Ast.Expr, Plan>()
 const plan = (rule: Ast.Expr): Plan => {
+  const known = plans.get(rule)
+  if (known !== undefined) return known
+  const made = makePlan(rule)
+  plans.set(rule, made)
+  return made
+}
+
+const makePlan = (rule: Ast.Expr): Plan => {
   const vars = new Map<string, Var>()
   const uses = new Map<string, Array<ReadonlyArray<Ast.Expr>>>()
   const use = (v: Var, stack: ReadonlyArray<Ast.Expr>) => {
@@ -631,8 +652,22 @@ const constrained =
           if (other.tx < v.tx) after = Math.max(after, at)
           else if (other.tx > v.tx) before = Math.min(before, at)
         }
+        // Within the block range of every bound transaction (they are in chain order, so the scan can stop).
+        let low = Infinity
+        let high = -Infinity
+        for (const [key, at] of env) {
+          if (at === null || p.vars.get(key)?.kind !== "tx") continue
+          const block = facts.transactions[at]!.blockNumber
+          low = Math.min(low, block)
+          high = Math.max(high, block)
+        }
         const out: Array<number | null> = [null]
-        for (let i = after + 1; i < before; i++) out.push(i)
+        for (let i = after + 1; i < before; i++) {
+          const block = facts.transactions[i]!.blockNumber
+          if (block < high - facts.blockRange) continue
+          if (block > low + facts.blockRange) break
+          out.push(i)
+        }
         return out
       }
       const tx = s.txOf(env, v.tx)
