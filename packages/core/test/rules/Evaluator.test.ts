@@ -157,6 +157,79 @@ describe("evaluation, case by case", () => {
   })
 })
 
+describe("what a match carries, and what cannot be evaluated", () => {
+  it("gives the bound transactions, frames and occurrences with decoded arguments, and the terms that held", () => {
+    const f = facts([tx(7, 3, { frames: 2, events: [["A", "Transfer", 2000n, 1]], calls: [["B", "swap", 4n, 1]] })])
+    const [m] = Evaluator.evaluate(
+      parsed(
+        "system.emitted(tx1.itx1.A.E.Transfer) && system.uintCompare(tx1.itx1.A.E.Transfer.value, >, 1000) && (system.invoked(tx1.itx1.B.F.swap) || system.invoked(tx1.itx1.B.F.pay))"
+      ),
+      f
+    )
+    assert.deepStrictEqual(m!.evidence, {
+      transactions: { tx1: { hash: "0x73", blockNumber: 7, txIndex: 3 } },
+      frames: { "tx1.itx1": { index: 1, from: addr(1), to: addr(0xb), type: "CALL" } },
+      occurrences: {
+        "tx1.itx1.A.E.Transfer": {
+          contract: "A",
+          name: "Transfer",
+          signature: "Transfer(address,uint256)",
+          args: { to: addr(2), value: "2000" },
+          logIndex: 0
+        },
+        "tx1.itx1.B.F.swap": {
+          contract: "B",
+          name: "swap",
+          signature: "swap(address,uint256)",
+          args: { to: addr(1), value: "4" },
+          frame: 1,
+          reverted: false
+        }
+      },
+      held: [
+        "system.emitted(tx1.itx1.A.E.Transfer)",
+        "system.uintCompare(tx1.itx1.A.E.Transfer.value, >, 1000)",
+        "system.invoked(tx1.itx1.B.F.swap)"
+      ]
+    })
+  })
+
+  it("says a rule that needs traces cannot be evaluated on transactions without them, instead of finding no match", () => {
+    const untraced = facts([tx(1, 0, { events: [["A", "Transfer", 1n]] })])
+    assert.match(
+      Evaluator.notEvaluable(parsed("system.invoked(tx1.itx1.A.F.pay)"), untraced) ?? "",
+      /uses internal frames \(tx1.itx1\), which needs call traces .* transaction 0x10 of block 1 has none/
+    )
+    assert.isUndefined(Evaluator.notEvaluable(parsed("system.emitted(tx1.A.E.Transfer)"), untraced))
+    assert.isUndefined(
+      Evaluator.notEvaluable(parsed("system.invoked(tx1.itx1.A.F.pay)"), facts([tx(1, 0, { frames: 1 })]))
+    )
+  })
+
+  it("holds a match whose negation looks forward as pending until the block range past it has been seen", () => {
+    const f = facts([tx(10, 0, { calls: [["A", "mint", 1n, 0]] })], 5)
+    const rule = parsed("system.invoked(tx1.A.F.mint) && !system.invoked(tx2.A.F.redeem)")
+    assert.deepStrictEqual(
+      Evaluator.evaluate(rule, { ...f, head: 12 }).map((m) => m.pending),
+      [true]
+    )
+    assert.deepStrictEqual(
+      Evaluator.evaluate(rule, { ...f, head: 15 }).map((m) => m.pending),
+      [false]
+    )
+    assert.deepStrictEqual(
+      Evaluator.evaluate(rule, f).map((m) => m.pending),
+      [false],
+      "historical: every window closed"
+    )
+    const redeemed = facts(
+      [tx(10, 0, { calls: [["A", "mint", 1n, 0]] }), tx(12, 0, { calls: [["A", "redeem", 1n, 0]] })],
+      5
+    )
+    assert.deepStrictEqual(Evaluator.evaluate(rule, { ...redeemed, head: 12 }), [], "a redeem in range undoes it")
+  })
+})
+
 // ---------------------------------------------------------------- generated facts and rules
 const eventGen = fc.tuple(
   fc.constantFrom("A", "B"),
@@ -234,7 +307,12 @@ describe("evaluation properties", () => {
     "agrees with the brute-force reference evaluator on every rule and set of transactions",
     (rule, f) => {
       const e = parsed(rule)
-      assert.deepStrictEqual(Evaluator.evaluate(e, f), Evaluator.evaluateReference(e, f), Printer.print(e))
+      const shape = (ms: ReadonlyArray<Rules.Evaluator.Match>) => ms.map((m) => [m.transactions, m.pending])
+      assert.deepStrictEqual(
+        shape(Evaluator.evaluate(e, f)),
+        shape(Evaluator.evaluateReference(e, f)),
+        Printer.print(e)
+      )
     }
   )
 
@@ -272,7 +350,7 @@ describe("evaluation properties", () => {
   test.prop([anchored, factsGen])(
     "!!E is E, and De Morgan holds, where E's variables are bound outside",
     ({ anchor, a, b }, f) => {
-      const m = (rule: string) => Evaluator.evaluate(parsed(rule), f)
+      const m = (rule: string) => Evaluator.evaluate(parsed(rule), f).map((x) => x.transactions)
       assert.deepStrictEqual(m(`${anchor} && !!(${a})`), m(`${anchor} && ${a}`))
       assert.deepStrictEqual(m(`${anchor} && !((${a}) && (${b}))`), m(`${anchor} && (!(${a}) || !(${b}))`))
       assert.deepStrictEqual(m(`${anchor} && !((${a}) || (${b}))`), m(`${anchor} && !(${a}) && !(${b})`))

@@ -18,7 +18,7 @@
 import type * as Ast from "./Ast.ts"
 import { isOccurrence } from "./Ast.ts"
 import type * as Facts from "./Facts.ts"
-import { occurrence as printOccurrence } from "./Printer.ts"
+import { occurrence as printOccurrence, print as printRule } from "./Printer.ts"
 
 /** The key of an occurrence reference (its printed form), computed once per reference. */
 const keys = new WeakMap<Ast.OccurrenceRef, string>()
@@ -34,7 +34,55 @@ const occurrenceKey = (ref: Ast.OccurrenceRef): string => {
 /** A match: the position (in `facts.transactions`) bound to each transaction variable outside negations. */
 export interface Match {
   readonly transactions: Readonly<Record<string, number>>
+  /** What made the rule true: one satisfying binding of everything outside negations, and the terms that held. */
+  readonly evidence: Evidence
+  /**
+   * A negation that looks forward (it holds a `txN` after every bound one) cannot be decided until the block
+   * range past the last bound transaction has been seen (`facts.head`): until then the match is pending.
+   */
+  readonly pending: boolean
 }
+
+/** A decoded value as JSON: integers as decimal strings. */
+export type Json = string | boolean | ReadonlyArray<Json> | { readonly [name: string]: Json }
+
+/** The evidence of a match, ready to be stored and shown. */
+export interface Evidence {
+  readonly transactions: Readonly<
+    Record<string, { readonly hash: string; readonly blockNumber: number; readonly txIndex: number }>
+  >
+  readonly frames: Readonly<
+    Record<string, { readonly index: number; readonly from?: Json; readonly to?: Json; readonly type?: Json }>
+  >
+  readonly occurrences: Readonly<
+    Record<
+      string,
+      {
+        readonly contract: string
+        readonly name: string
+        readonly signature: string
+        readonly args: Json
+        readonly logIndex?: number
+        readonly frame?: number
+        readonly reverted?: boolean
+      }
+    >
+  >
+  /** The terms (calls of the rule, in its normal form) that were true under this binding. */
+  readonly held: ReadonlyArray<string>
+}
+
+/** A decoded value as JSON. */
+export const toJson = (v: Facts.AbiValue): Json =>
+  typeof v === "bigint"
+    ? v.toString()
+    : typeof v === "boolean" || typeof v === "string"
+      ? v
+      : Array.isArray(v)
+        ? v.map(toJson)
+        : Object.fromEntries(
+            (v as Facts.Tuple).values.map((x, i) => [(v as Facts.Tuple).names[i] || `$${i}`, toJson(x)])
+          )
 
 interface Var {
   readonly key: string
@@ -578,6 +626,56 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
     }
   }
   split(rule)
+  const atoms: Array<Ast.Expr> = []
+  const collect = (e: Ast.Expr) => {
+    if (e._tag === "And" || e._tag === "Or") {
+      collect(e.left)
+      collect(e.right)
+    } else if (e._tag !== "Not" && e._tag !== "Constant") atoms.push(e)
+  }
+  collect(rule)
+  const evidence = (env: Map<string, number | null>): Evidence => {
+    const txs: Record<string, { hash: string; blockNumber: number; txIndex: number }> = {}
+    const frames: Record<string, { index: number; from?: Json; to?: Json; type?: Json }> = {}
+    const occurrences: Record<string, Evidence["occurrences"][string]> = {}
+    for (const v of p.globals) {
+      const at = env.get(v.key)
+      if (at === undefined || at === null) continue
+      const tx = s.txOf(env, v.tx)!
+      if (v.kind === "tx") txs[v.key] = { hash: tx.hash, blockNumber: tx.blockNumber, txIndex: tx.txIndex }
+      else if (v.kind === "itx") {
+        const f = tx.frames?.find((x) => x.index === at)
+        frames[v.key] = {
+          index: at,
+          ...(f?.fields.from === undefined ? {} : { from: toJson(f.fields.from) }),
+          ...(f?.fields.to === undefined ? {} : { to: toJson(f.fields.to) }),
+          ...(f?.fields.type === undefined ? {} : { type: toJson(f.fields.type) })
+        }
+      } else {
+        const o = (v.ref!.kind === "E" ? tx.events : tx.calls)[at]!
+        occurrences[v.key] = isEvent(o)
+          ? { contract: o.contract, name: o.name, signature: o.signature, args: toJson(o.args), logIndex: o.logIndex }
+          : {
+              contract: o.contract,
+              name: o.name,
+              signature: o.signature,
+              args: toJson(o.args),
+              frame: o.frame,
+              reverted: o.reverted
+            }
+      }
+    }
+    return { transactions: txs, frames, occurrences, held: atoms.filter((a) => s.atom(env, a)).map(printRule) }
+  }
+  // Transactions introduced inside a negation after every bound one: undecided while the range is still open.
+  const forward = [...p.locals.values()].flat().filter((v) => v.kind === "tx")
+  const pending = (bound: Readonly<Record<string, number>>): boolean => {
+    if (facts.head === undefined || forward.length === 0) return false
+    const highest = Math.max(...txVars.filter((v) => bound[v.key] !== undefined).map((v) => v.tx))
+    if (!forward.some((v) => v.tx > highest)) return false
+    const last = Math.max(...Object.values(bound).map((at) => facts.transactions[at]!.blockNumber))
+    return last + facts.blockRange > facts.head
+  }
   const prune = eager
     ? (env: Map<string, number | null>, bound: ReadonlySet<string>) => {
         if (txVars.every((v) => bound.has(v.key)) && matches.has(tupleOf(env))) return true
@@ -603,7 +701,7 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
         const bound = full.get(v.key)
         if (bound !== undefined && bound !== null) transactions[v.key] = bound
       }
-      matches.set(key, { transactions })
+      matches.set(key, { transactions, evidence: evidence(full), pending: pending(transactions) })
       return false
     },
     prune
@@ -704,6 +802,61 @@ const constrained =
     }
     return go(0, outer)
   }
+
+/**
+ * Why `rule` cannot be evaluated over `facts`, or undefined when it can: a rule that reads internal frames, call
+ * outputs or reentrancy needs traces, and a transaction without them would otherwise answer "no match".
+ */
+export const notEvaluable = (rule: Ast.Expr, facts: Facts.Facts): string | undefined => {
+  const needs = needsTraces(rule)
+  if (needs === undefined) return undefined
+  const missing = facts.transactions.find((t) => t.frames === undefined)
+  return missing === undefined
+    ? undefined
+    : `the rule uses ${needs}, which needs call traces (debug_traceBlockByNumber), and transaction ${missing.hash} of block ${missing.blockNumber} has none`
+}
+
+const needsTraces = (e: Ast.Expr): string | undefined => {
+  const frame = (f: Ast.FrameRef) =>
+    f.itx === undefined ? undefined : `internal frames (tx${f.tx}.${typeof f.itx === "number" ? `itx${f.itx}` : f.itx})`
+  const value = (v: Ast.Operand): string | undefined =>
+    v._tag === "Field"
+      ? v.returned
+        ? "a call's return value"
+        : frame(v.ref.frame)
+      : v._tag === "Meta"
+        ? frame(v.ref.frame)
+        : v._tag === "FrameField"
+          ? frame(v.frame)
+          : undefined
+  switch (e._tag) {
+    case "Or":
+    case "And":
+      return needsTraces(e.left) ?? needsTraces(e.right)
+    case "Not":
+      return needsTraces(e.expr)
+    case "Constant":
+      return undefined
+    case "Reentrant":
+      return "reentrancy"
+    case "Emitted":
+    case "Invoked":
+      return frame(e.ref.frame)
+    case "Count":
+      return frame(e.ref.frame) ?? value(e.right)
+    case "Reverted":
+      return isOccurrence(e.target) ? frame(e.target.frame) : frame(e.target)
+    case "Created":
+    case "NativeTransfer":
+      return frame(e.frame)
+    case "InGroup":
+      return value(e.value)
+    case "Compare":
+      return value(e.left) ?? value(e.right)
+    case "Sum":
+      return value(e.value) ?? value(e.right)
+  }
+}
 
 /** The matches of a checked rule over `facts`. */
 export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> =>

@@ -76,6 +76,11 @@ export interface Facts {
   readonly labels: ReadonlyMap<string, ReadonlySet<string>>
   /** Address groups for `inGroup` (lower-case addresses). */
   readonly groups?: ReadonlyMap<string, ReadonlySet<string>>
+  /**
+   * The newest block seen (live following); a match that a forward-looking negation could still undo is pending
+   * until the block range past it has been seen. Absent: every window is closed (historical analysis).
+   */
+  readonly head?: number
 }
 
 /** A tuple from named values (a test and fixture helper). */
