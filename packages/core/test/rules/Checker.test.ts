@@ -228,6 +228,38 @@ describe("the checker reports each problem with its offset, a message and candid
   })
 })
 
+describe("options.ruleScope", () => {
+  it("conjoins the group test on the from of every transaction or numbered frame that names the contract", () => {
+    const rule = ok(
+      "system.invoked(tx1.USDC.F.transfer) && system.emitted(tx1.itx1.USDC.E.Transfer) && system.emitted(tx1.DAI.E.Transfer)",
+      {
+        ruleScope: { contractName: "USDC", groupId: "allowed", member: false }
+      }
+    )
+    assert.strictEqual(
+      Rules.Printer.print(rule.expr),
+      'system.invoked(tx1.USDC.F.transfer) && system.emitted(tx1.itx1.USDC.E.Transfer) && system.emitted(tx1.DAI.E.Transfer) && !system.inGroup(tx1.from, "allowed") && !system.inGroup(tx1.itx1.from, "allowed")'
+    )
+    assert.strictEqual(
+      rule.normal,
+      "system.invoked(tx1.USDC.F.transfer) && system.emitted(tx1.itx1.USDC.E.Transfer) && system.emitted(tx1.DAI.E.Transfer)",
+      "the expression as written"
+    )
+    assert.match(
+      problems("system.emitted(tx1.DAI.E.Transfer)", {
+        ruleScope: { contractName: "USDC", groupId: "g", member: true }
+      })[0]!.message,
+      /no transaction or numbered frame of the rule references/
+    )
+    assert.match(
+      problems("system.emitted(tx1.DAI.E.Transfer)", {
+        ruleScope: { contractName: "USDT", groupId: "g", member: true }
+      })[0]!.message,
+      /USDT is not a contract on this chain/
+    )
+  })
+})
+
 describe("literalDefs from JSON text", () => {
   it("keeps every digit of large numbers and refuses what is not an object of literals", () => {
     const defs = Literals.fromJson('{"a": 1e+27, "b": 123456789012345678901234567890}')

@@ -26,6 +26,12 @@ export interface Options {
   readonly literalDefs?: Literals.Definitions
   /** `simple`: only what a form can build (tx1, events and calls, comparisons, `&&`); default `advanced`. */
   readonly watchRuleType?: "simple" | "advanced"
+  /**
+   * `options.ruleScope`: every transaction or numbered frame that references `contractName` must (member true) or
+   * must not (member false) have its `from` in the address group `groupId`: the top-level sender for a `txN`
+   * reference, the calling contract for a `txN.itxM` one.
+   */
+  readonly ruleScope?: { readonly contractName: string; readonly groupId: string; readonly member: boolean }
 }
 
 /** One problem of a rule: where (character offset), what, and names that were probably meant. */
@@ -35,7 +41,10 @@ export interface Problem {
   readonly candidates: ReadonlyArray<string>
 }
 
-/** A rule that checked: its tree with placeholders substituted, its normal form, and what evaluating it needs. */
+/**
+ * A rule that checked: its tree with placeholders substituted and `ruleScope` applied (what is evaluated), the
+ * normal form of the expression as written, and what evaluating it needs.
+ */
 export interface Checked {
   readonly expr: Ast.Expr
   readonly normal: string
@@ -43,6 +52,60 @@ export interface Checked {
   readonly needsTraces: boolean
   /** The highest `txN` used: 1 for a single-transaction rule. */
   readonly transactions: number
+}
+
+/** The frames (txN or txN.itxM) whose references name `label`, for `ruleScope`. */
+const framesNaming = (e: Ast.Expr, label: string): ReadonlyArray<Ast.FrameRef> => {
+  const found = new Map<string, Ast.FrameRef>()
+  const add = (f: Ast.FrameRef, contract: string | undefined) => {
+    if (contract === label && (f.itx === undefined || typeof f.itx === "number")) found.set(`${f.tx}.${f.itx ?? ""}`, f)
+  }
+  const value = (v: Ast.Operand) => {
+    if (v._tag === "Field" || v._tag === "Meta") add(v.ref.frame, v.ref.contract)
+    else if (v._tag === "FrameField") add(v.frame, v.contract)
+  }
+  const walk = (x: Ast.Expr): void => {
+    switch (x._tag) {
+      case "Or":
+      case "And":
+        walk(x.left)
+        walk(x.right)
+        return
+      case "Not":
+        walk(x.expr)
+        return
+      case "Emitted":
+      case "Invoked":
+      case "Reentrant":
+        add(x.ref.frame, x.ref.contract)
+        return
+      case "Count":
+        add(x.ref.frame, x.ref.contract)
+        value(x.right)
+        return
+      case "Reverted":
+        if (isOccurrence(x.target)) add(x.target.frame, x.target.contract)
+        return
+      case "NativeTransfer":
+        add(x.frame, x.contract)
+        return
+      case "InGroup":
+        value(x.value)
+        return
+      case "Compare":
+        value(x.left)
+        value(x.right)
+        return
+      case "Sum":
+        value(x.value)
+        value(x.right)
+        return
+      default:
+        return
+    }
+  }
+  walk(e)
+  return [...found.values()]
 }
 
 export type Result =
@@ -541,7 +604,34 @@ export const check = (source: string, options: Options): Result => {
     }
   }
 
-  const expr = visit(parsed.expr)
+  let expr = visit(parsed.expr)
+  const normal = print(expr)
+  const scope = options.ruleScope
+  if (scope !== undefined) {
+    if (!byLabel.has(scope.contractName)) {
+      problem(
+        0,
+        `options.ruleScope.contractName ${scope.contractName} is not a contract on this chain`,
+        didYouMean(scope.contractName, byLabel.keys())
+      )
+    } else {
+      const frames = framesNaming(expr, scope.contractName)
+      if (frames.length === 0)
+        problem(
+          0,
+          `options.ruleScope names ${scope.contractName}, which no transaction or numbered frame of the rule references`
+        )
+      for (const frame of frames) {
+        const inGroup: Ast.Expr = {
+          _tag: "InGroup",
+          at: 0,
+          value: { _tag: "FrameField", at: 0, frame, field: "from" },
+          group: scope.groupId
+        }
+        expr = { _tag: "And", at: 0, left: expr, right: scope.member ? inGroup : { _tag: "Not", at: 0, expr: inGroup } }
+      }
+    }
+  }
   if (problems.length === 0 && !bindsOutsideNegation(parsed.expr)) {
     problem(
       0,
@@ -555,6 +645,6 @@ export const check = (source: string, options: Options): Result => {
   if (problems.length > 0) return { ok: false, problems: problems.sort((a, b) => a.offset - b.offset) }
   return {
     ok: true,
-    rule: { expr, normal: print(expr), needsTraces, transactions: Math.max(1, ...frames.keys()) }
+    rule: { expr, normal, needsTraces, transactions: Math.max(1, ...frames.keys()) }
   }
 }
