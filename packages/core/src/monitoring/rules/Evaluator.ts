@@ -234,31 +234,29 @@ const selects = (selector: Ast.Selector, name: string, signature: string) =>
 const contractMatches = (ref: Ast.OccurrenceRef, contract: string) => ref.contract === "*" || ref.contract === contract
 
 /** The events or calls of `tx` a reference can mean, given the frame bound to it (for `itxM`). */
+/** Whether an event or call is one a reference can mean, given the frame bound to it (for `itxM`). */
+const means = (ref: Ast.OccurrenceRef, o: Facts.EventOccurrence | Facts.CallOccurrence, frame: number | undefined) => {
+  if (!contractMatches(ref, o.contract) || !selects(ref.selector, o.name, o.signature)) return false
+  const itx = ref.frame.itx
+  if (ref.kind === "E") {
+    const at = (o as Facts.EventOccurrence).frame
+    return itx === undefined || itx === "any"
+      ? true
+      : itx === "*"
+        ? at !== undefined && at >= 1
+        : at !== undefined && at === frame
+  }
+  const at = (o as Facts.CallOccurrence).frame
+  return itx === undefined ? at === 0 : itx === "any" ? true : itx === "*" ? at >= 1 : at === frame
+}
+
+/** The events or calls of `tx` a reference can mean. */
 const inScope = (
   ref: Ast.OccurrenceRef,
   tx: Facts.Transaction,
   frame: number | undefined
-): ReadonlyArray<Facts.EventOccurrence | Facts.CallOccurrence> => {
-  const itx = ref.frame.itx
-  if (ref.kind === "E") {
-    return tx.events.filter(
-      (e) =>
-        contractMatches(ref, e.contract) &&
-        selects(ref.selector, e.name, e.signature) &&
-        (itx === undefined || itx === "any"
-          ? true
-          : itx === "*"
-            ? e.frame !== undefined && e.frame >= 1
-            : e.frame !== undefined && e.frame === frame)
-    )
-  }
-  return tx.calls.filter(
-    (c) =>
-      contractMatches(ref, c.contract) &&
-      selects(ref.selector, c.name, c.signature) &&
-      (itx === undefined ? c.frame === 0 : itx === "any" ? true : itx === "*" ? c.frame >= 1 : c.frame === frame)
-  )
-}
+): ReadonlyArray<Facts.EventOccurrence | Facts.CallOccurrence> =>
+  (ref.kind === "E" ? tx.events : tx.calls).filter((o) => means(ref, o, frame))
 
 const isEvent = (o: Facts.EventOccurrence | Facts.CallOccurrence): o is Facts.EventOccurrence => "logIndex" in o
 
@@ -562,7 +560,30 @@ const semantics = (facts: Facts.Facts) => {
     )
   }
 
-  return { atom, consistent, txOf, frameIndexOf }
+  /**
+   * The constraints that binding `v` to `at` adds, against what `env` already binds, for a search whose domains
+   * already keep scope, transaction order and range: frames of one transaction and `#k` occurrences in order.
+   */
+  const admissible = (env: Env, v: Var, at: number | null, vars: ReadonlyMap<string, Var>): boolean => {
+    if (at === null || v.kind === "tx") return true
+    const tx = txOf(env, v.tx)!
+    const rank = (x: Var) => (x.kind === "itx" ? x.itx! : x.k!)
+    const pos = (x: Var, i: number) =>
+      x.kind === "itx" ? i : position((x.ref!.kind === "E" ? tx.events : tx.calls)[i]!)
+    if (v.kind === "occ" && v.base === undefined) return true
+    const mine = pos(v, at)
+    for (const [key, other] of env) {
+      if (other === null || key === v.key) continue
+      const o = vars.get(key)
+      if (o === undefined || o.kind !== v.kind || o.tx !== v.tx) continue
+      if (v.kind === "occ" && o.base !== v.base) continue
+      const theirs = pos(o, other)
+      if (rank(o) < rank(v) ? theirs >= mine : theirs <= mine) return false
+    }
+    return true
+  }
+
+  return { atom, consistent, admissible, txOf, frameIndexOf }
 }
 
 // ---------------------------------------------------------------- the two searches
@@ -575,7 +596,7 @@ type Search = (
   vars: ReadonlyArray<Var>,
   env: Map<string, number | null>,
   visit: (env: Map<string, number | null>) => boolean,
-  prune?: (env: Map<string, number | null>, bound: ReadonlySet<string>) => boolean
+  prune?: (env: Map<string, number | null>, bound: ReadonlySet<string>, last: string) => boolean
 ) => boolean
 
 type Semantics = ReturnType<typeof semantics>
@@ -600,7 +621,7 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
           return v === undefined ? [] : [v]
         })
         const all = [...outer, ...locals]
-        return !search(locals, env, (inner) => s.consistent(inner, all) && truth(inner, e.expr))
+        return !search(locals, env, (inner) => (eager || s.consistent(inner, all)) && truth(inner, e.expr))
       }
       default:
         return s.atom(env, e)
@@ -676,16 +697,15 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
     const last = Math.max(...Object.values(bound).map((at) => facts.transactions[at]!.blockNumber))
     return last + facts.blockRange > facts.head
   }
+  const lastTx = txVars.at(-1)!.key
   const prune = eager
-    ? (env: Map<string, number | null>, bound: ReadonlySet<string>) => {
-        if (txVars.every((v) => bound.has(v.key)) && matches.has(tupleOf(env))) return true
-        const last = [...bound].at(-1)
-        return conjuncts.some(
-          (c) =>
-            c.needs.every((k) => bound.has(k)) &&
-            (last === undefined || c.needs.includes(last) || c.needs.length === 0) &&
-            !truth(env, c.e)
-        )
+    ? (env: Map<string, number | null>, bound: ReadonlySet<string>, last: string) => {
+        if (last === lastTx && matches.has(tupleOf(env))) return true
+        for (const c of conjuncts) {
+          if (c.needs.length > 0 && !c.needs.includes(last)) continue
+          if (c.needs.every((k) => bound.has(k)) && !truth(env, c.e)) return true
+        }
+        return false
       }
     : undefined
   search(
@@ -695,7 +715,8 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
       const at = full.get(anchor.key)
       if (at === null || at === undefined) return false
       const key = tupleOf(full)
-      if (matches.has(key) || !s.consistent(full, p.globals) || !truth(full, rule)) return false
+      // The eager search has checked the constraints and every conjunct on the way here.
+      if (matches.has(key) || (!eager && (!s.consistent(full, p.globals) || !truth(full, rule)))) return false
       const transactions: Record<string, number> = {}
       for (const v of txVars) {
         const bound = full.get(v.key)
@@ -773,24 +794,21 @@ const constrained =
       if (v.kind === "itx") return [null, ...(tx.frames ?? []).filter((f) => f.index >= 1).map((f) => f.index)]
       const frame = v.itx === undefined ? undefined : (env.get(itxKey(v.tx, v.itx)) ?? undefined)
       if (v.itx !== undefined && frame === undefined) return [null]
-      const list = v.ref!.kind === "E" ? tx.events : tx.calls
-      const scope = new Set<unknown>(inScope(v.ref!, tx, frame))
-      return [null, ...list.flatMap((o, i) => (scope.has(o) ? [i] : []))]
+      const list: ReadonlyArray<Facts.EventOccurrence | Facts.CallOccurrence> =
+        v.ref!.kind === "E" ? tx.events : tx.calls
+      const out: Array<number | null> = [null]
+      for (let i = 0; i < list.length; i++) if (means(v.ref!, list[i]!, frame)) out.push(i)
+      return out
     }
-    const outer = [...env.keys()].flatMap((k) => {
-      const v = p.vars.get(k)
-      return v === undefined ? [] : [v]
-    })
     const bound = new Set<string>()
-    const go = (i: number, seen: ReadonlyArray<Var>): boolean => {
+    const go = (i: number): boolean => {
       if (i === vars.length) return visit(env)
       const v = vars[i]!
-      const now = [...seen, v]
       bound.add(v.key)
       for (const value of domain(v)) {
         env.set(v.key, value)
-        if (!s.consistent(env, now) || (prune !== undefined && prune(env, bound))) continue
-        if (go(i + 1, now)) {
+        if (!s.admissible(env, v, value, p.vars) || (prune !== undefined && prune(env, bound, v.key))) continue
+        if (go(i + 1)) {
           env.delete(v.key)
           bound.delete(v.key)
           return true
@@ -800,7 +818,7 @@ const constrained =
       bound.delete(v.key)
       return false
     }
-    return go(0, outer)
+    return go(0)
   }
 
 /**
