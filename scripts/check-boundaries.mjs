@@ -32,6 +32,7 @@ const corePureLibraries = [
   "crc",
   "ipaddr.js",
   "lossless-json",
+  "ox",
   "papaparse",
   "saxes",
   "yaml"

@@ -1,3 +1,4 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
 export * as Abi from "./Abi.ts"
+export * as ChainFacts from "./ChainFacts.ts"
 export * as Rules from "./rules/index.ts"

@@ -1,0 +1,343 @@
+/**
+ * From what an EVM node returns to the facts rules are evaluated against: a block with its transactions
+ * (`eth_getBlockByNumber`, full), their receipts (`eth_getBlockReceipts`) and, when the node offers them, their
+ * call traces (`debug_traceBlockByNumber` with `callTracer` and `withLog`). Events and calls of registered
+ * contracts are decoded with ox (a pure, audited ABI codec) against each contract's ABI.
+ *
+ * Two facts about traces the model respects: a log listed under a frame that reverted (or under a reverted
+ * ancestor) was never emitted; and a trace log's `index` also counts those dropped logs, so trace logs are tied to
+ * receipt logs by their order among the logs that stood, not by index.
+ */
+import { AbiEvent, AbiFunction, AbiParameters } from "ox"
+import * as Abi from "./Abi.ts"
+import type * as Facts from "./rules/Facts.ts"
+
+/** A transaction as `eth_getBlockByNumber(…, true)` returns it (the fields used). */
+export interface RpcTransaction {
+  readonly hash: string
+  readonly from: string
+  readonly to?: string | null
+  readonly value: string
+  readonly nonce: string
+  readonly input: string
+  readonly gas: string
+  readonly gasPrice?: string
+  readonly maxFeePerGas?: string
+  readonly maxPriorityFeePerGas?: string
+  readonly transactionIndex: string
+}
+
+export interface RpcBlock {
+  readonly number: string
+  readonly hash: string
+  readonly timestamp: string
+  readonly transactions: ReadonlyArray<RpcTransaction>
+}
+
+export interface RpcLog {
+  readonly address: string
+  readonly topics: ReadonlyArray<string>
+  readonly data: string
+  readonly logIndex: string
+}
+
+export interface RpcReceipt {
+  readonly transactionHash: string
+  readonly status: string
+  readonly gasUsed: string
+  readonly logs: ReadonlyArray<RpcLog>
+}
+
+/** A `callTracer` frame with `withLog`. */
+export interface CallFrame {
+  readonly type: string
+  readonly from: string
+  readonly to?: string
+  readonly value?: string
+  readonly gas?: string
+  readonly gasUsed?: string
+  readonly input?: string
+  readonly output?: string
+  readonly error?: string
+  readonly calls?: ReadonlyArray<CallFrame>
+  readonly logs?: ReadonlyArray<{
+    readonly address: string
+    readonly topics?: ReadonlyArray<string>
+    readonly data?: string
+    readonly index?: number | string
+  }>
+}
+
+/** One block's data; `traces` (by transaction, in block order) absent when the node has no `debug_*`. */
+export interface BlockData {
+  readonly block: RpcBlock
+  readonly receipts: ReadonlyArray<RpcReceipt>
+  readonly traces?: ReadonlyArray<CallFrame>
+}
+
+/** A contract to decode for: its label, address and ABI. */
+export interface Contract {
+  readonly label: string
+  readonly address: string
+  readonly abi: Abi.Abi
+}
+
+const big = (hex: string | undefined): bigint => (hex === undefined || hex === "" ? 0n : BigInt(hex))
+const lower = (a: string | undefined | null) => (a ?? "").toLowerCase()
+
+/** ox's decoded value → a fact value, shaped by the ABI parameter (tuples keep positions and names). */
+const toFact = (p: Abi.Parameter, v: unknown): Facts.AbiValue => {
+  const array = /\[[0-9]*\]$/.exec(p.type)
+  if (array !== null) {
+    const element = { ...p, type: p.type.slice(0, array.index) }
+    return (v as ReadonlyArray<unknown>).map((x) => toFact(element, x))
+  }
+  if (p.type === "tuple") return tuple(p.components ?? [], v)
+  if (typeof v === "bigint" || typeof v === "boolean") return v
+  if (typeof v === "number") return BigInt(v)
+  return typeof v === "string" && (p.type === "address" || p.type.startsWith("bytes")) ? v.toLowerCase() : String(v)
+}
+
+const tuple = (params: ReadonlyArray<Abi.Parameter>, v: unknown): Facts.Tuple => ({
+  _tag: "Tuple",
+  values: params.map((p, i) =>
+    toFact(
+      p,
+      Array.isArray(v)
+        ? v[i]
+        : (v as Record<string, unknown>)[p.name !== undefined && p.name !== "" ? p.name : String(i)]
+    )
+  ),
+  names: params.map((p) => (p.name === undefined || p.name === "" ? undefined : p.name))
+})
+
+/** ox's parameter shape of ours. */
+const oxParameters = (ps: ReadonlyArray<Abi.Parameter>): AbiParameters.AbiParameters =>
+  ps.map((p) => ({
+    name: p.name ?? "",
+    type: p.type,
+    ...(p.components === undefined ? {} : { components: oxParameters(p.components) })
+  })) as unknown as AbiParameters.AbiParameters
+
+/** The decoders of one contract: events by topic0, functions by selector. */
+interface Decoders {
+  readonly label: string
+  readonly events: ReadonlyMap<string, Abi.EventItem>
+  readonly functions: ReadonlyMap<string, Abi.FunctionItem>
+}
+
+const decoders = (c: Contract): Decoders => ({
+  label: c.label,
+  events: new Map(
+    Abi.events(c.abi)
+      .filter((e) => e.anonymous !== true)
+      .map((e) => [AbiEvent.getSelector(Abi.signature(e)).toLowerCase(), e])
+  ),
+  functions: new Map(Abi.functions(c.abi).map((f) => [AbiFunction.getSelector(Abi.signature(f)).toLowerCase(), f]))
+})
+
+/** A log decoded with the event its topic0 names, or undefined when it is not one of the contract's. */
+const decodeLog = (
+  d: Decoders,
+  log: { readonly address: string; readonly topics: ReadonlyArray<string>; readonly data: string }
+): { readonly item: Abi.EventItem; readonly args: Facts.Tuple } | undefined => {
+  const item = d.events.get(lower(log.topics[0]))
+  if (item === undefined) return undefined
+  try {
+    const plain = item.inputs.filter((p) => p.indexed !== true)
+    const decoded =
+      log.data === "0x" && plain.length === 0
+        ? []
+        : AbiParameters.decode(oxParameters(plain), log.data as `0x${string}`, { checksumAddress: false })
+    let topic = 1
+    let data = 0
+    const values = item.inputs.map((p) => {
+      if (p.indexed === true) {
+        const raw = log.topics[topic++]
+        // Dynamic indexed values are stored as their hash: kept as the 32 bytes.
+        if (raw === undefined) throw new Error("missing topic")
+        if (p.type === "string" || p.type === "bytes" || p.type.endsWith("]") || p.type === "tuple")
+          return raw.toLowerCase()
+        return toFact(p, AbiParameters.decode(oxParameters([p]), raw as `0x${string}`, { checksumAddress: false })[0])
+      }
+      return toFact(p, (decoded as ReadonlyArray<unknown>)[data++])
+    })
+    return { item, args: { _tag: "Tuple", values, names: item.inputs.map((p) => (p.name ? p.name : undefined)) } }
+  } catch {
+    return undefined
+  }
+}
+
+/** A call's input (and output, when given) decoded with the function its selector names. */
+const decodeCall = (
+  d: Decoders,
+  input: string,
+  output: string | undefined
+): { readonly item: Abi.FunctionItem; readonly args: Facts.Tuple; readonly output?: Facts.Tuple } | undefined => {
+  const item = d.functions.get(lower(input.slice(0, 10)))
+  if (item === undefined) return undefined
+  try {
+    const body = `0x${input.slice(10)}` as `0x${string}`
+    const args =
+      item.inputs.length === 0
+        ? tuple([], [])
+        : tuple(item.inputs, AbiParameters.decode(oxParameters(item.inputs), body, { checksumAddress: false }))
+    const outputs = item.outputs ?? []
+    const out =
+      output === undefined || output === "0x" || outputs.length === 0
+        ? undefined
+        : tuple(
+            outputs,
+            AbiParameters.decode(oxParameters(outputs), output as `0x${string}`, { checksumAddress: false })
+          )
+    return { item, args, ...(out === undefined ? {} : { output: out }) }
+  } catch {
+    return undefined
+  }
+}
+
+/** The facts of `blocks` (in chain order) for the contracts registered on their chain. */
+export const fromBlocks = (
+  blocks: ReadonlyArray<BlockData>,
+  contracts: ReadonlyArray<Contract>,
+  options: { readonly blockRange: number; readonly head?: number; readonly groups?: Facts.Facts["groups"] }
+): Facts.Facts => {
+  const byAddress = new Map<string, Array<Decoders>>()
+  const labels = new Map<string, Set<string>>()
+  for (const c of contracts) {
+    const address = lower(c.address)
+    byAddress.set(address, [...(byAddress.get(address) ?? []), decoders(c)])
+    labels.set(c.label, new Set([...(labels.get(c.label) ?? []), address]))
+  }
+  const transactions: Array<Facts.Transaction> = []
+  for (const { block, receipts, traces } of blocks) {
+    const blockNumber = Number(big(block.number))
+    const receiptOf = new Map(receipts.map((r) => [lower(r.transactionHash), r]))
+    block.transactions.forEach((t, i) => {
+      const receipt = receiptOf.get(lower(t.hash))
+      const trace = traces?.[i]
+      const status = receipt === undefined ? true : big(receipt.status) === 1n
+      const fields: Record<string, Facts.AbiValue | undefined> = {
+        from: lower(t.from),
+        to: t.to === null || t.to === undefined ? undefined : lower(t.to),
+        value: big(t.value),
+        hash: lower(t.hash),
+        nonce: big(t.nonce),
+        input: lower(t.input),
+        status,
+        gasPrice: t.gasPrice === undefined ? undefined : big(t.gasPrice),
+        gasLimit: big(t.gas),
+        gasUsed: receipt === undefined ? undefined : big(receipt.gasUsed),
+        maxFeePerGas: t.maxFeePerGas === undefined ? undefined : big(t.maxFeePerGas),
+        maxPriorityFeePerGas: t.maxPriorityFeePerGas === undefined ? undefined : big(t.maxPriorityFeePerGas),
+        blockNumber: BigInt(blockNumber),
+        txIndex: big(t.transactionIndex),
+        timestamp: big(block.timestamp)
+      }
+
+      // Frames in execution order (pre-order), with the logs that stood and who emitted them.
+      const frames: Array<Facts.Frame> = []
+      const calls: Array<Facts.CallOccurrence> = []
+      const stood: Array<{ readonly frame: number; readonly order: number }> = []
+      const open: Array<{ readonly to: string; readonly call?: number }> = []
+      const reentered = new Set<number>()
+      const walk = (f: CallFrame, depth: number, reverted: boolean) => {
+        const index = frames.length
+        const to = lower(f.to)
+        const input = lower(f.input ?? "0x")
+        frames.push({
+          index,
+          depth,
+          fields: {
+            from: lower(f.from),
+            to: f.to === undefined ? undefined : to,
+            value: big(f.value),
+            type: f.type,
+            gas: big(f.gas),
+            gasUsed: big(f.gasUsed),
+            input,
+            output: f.output === undefined ? undefined : lower(f.output),
+            error: f.error,
+            depth: BigInt(depth),
+            selector: input.length >= 10 ? input.slice(0, 10) : input
+          }
+        })
+        const gone = reverted || f.error !== undefined
+        for (const log of f.logs ?? [])
+          if (!gone) stood.push({ frame: index, order: Number(log.index ?? stood.length) })
+        // Reentrancy: a frame calling a contract whose call is still open marks that open call.
+        for (const o of open) if (o.to === to && o.call !== undefined && f.type !== "STATICCALL") reentered.add(o.call)
+        let call: number | undefined
+        for (const d of byAddress.get(to) ?? []) {
+          const decoded = decodeCall(d, input, f.output)
+          if (decoded === undefined) continue
+          call = calls.length
+          calls.push({
+            contract: d.label,
+            name: decoded.item.name,
+            signature: Abi.signature(decoded.item),
+            args: decoded.args,
+            ...(decoded.output === undefined ? {} : { output: decoded.output }),
+            frame: index,
+            reverted: f.error !== undefined,
+            reentrant: false
+          })
+        }
+        open.push({ to, ...(call === undefined ? {} : { call }) })
+        for (const child of f.calls ?? []) walk(child, depth + 1, gone)
+        open.pop()
+      }
+      if (trace !== undefined) walk(trace, 0, false)
+      else if (t.to !== null && t.to !== undefined) {
+        for (const d of byAddress.get(lower(t.to)) ?? []) {
+          const decoded = decodeCall(d, lower(t.input), undefined)
+          if (decoded === undefined) continue
+          calls.push({
+            contract: d.label,
+            name: decoded.item.name,
+            signature: Abi.signature(decoded.item),
+            args: decoded.args,
+            frame: 0,
+            reverted: !status,
+            reentrant: false
+          })
+        }
+      }
+      stood.sort((a, b) => a.order - b.order)
+
+      const events: Array<Facts.EventOccurrence> = []
+      ;(receipt?.logs ?? []).forEach((log, k) => {
+        for (const d of byAddress.get(lower(log.address)) ?? []) {
+          const decoded = decodeLog(d, log)
+          if (decoded === undefined) continue
+          const frame = trace === undefined ? undefined : stood[k]?.frame
+          events.push({
+            contract: d.label,
+            name: decoded.item.name,
+            signature: Abi.signature(decoded.item),
+            args: decoded.args,
+            address: lower(log.address),
+            logIndex: Number(big(log.logIndex)),
+            ...(frame === undefined ? {} : { frame })
+          })
+        }
+      })
+      transactions.push({
+        hash: lower(t.hash),
+        blockNumber,
+        txIndex: Number(big(t.transactionIndex)),
+        fields,
+        ...(trace === undefined ? {} : { frames }),
+        events,
+        calls: calls.map((c, i) => (reentered.has(i) ? { ...c, reentrant: true } : c))
+      })
+    })
+  }
+  return {
+    transactions,
+    blockRange: options.blockRange,
+    labels,
+    ...(options.groups === undefined ? {} : { groups: options.groups }),
+    ...(options.head === undefined ? {} : { head: options.head })
+  }
+}
