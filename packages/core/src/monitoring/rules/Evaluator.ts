@@ -350,12 +350,22 @@ const semantics = (facts: Facts.Facts) => {
         return [v.value]
       case "Placeholder":
         return []
-      case "Field":
+      case "Field": {
+        const read = (o: Facts.EventOccurrence | Facts.CallOccurrence) =>
+          walkPath(v.returned ? (isEvent(o) ? undefined : o.output) : o.args, v.path)
+        if (!isFresh(v.ref.frame)) {
+          // One bound occurrence (or none): no list to build.
+          const tx = txOf(env, v.ref.frame.tx)
+          const at = tx === undefined ? undefined : env.get(occurrenceKey(v.ref))
+          const o = at === undefined || at === null ? undefined : (v.ref.kind === "E" ? tx!.events : tx!.calls)[at]
+          const x = o === undefined ? undefined : read(o)
+          return x === undefined ? [] : [x]
+        }
         return occurrences(env, v.ref).flatMap((o) => {
-          const source = v.returned ? (isEvent(o) ? undefined : o.output) : o.args
-          const x = walkPath(source, v.path)
+          const x = read(o)
           return x === undefined ? [] : [x]
         })
+      }
       case "Meta":
         return occurrences(env, v.ref).flatMap((o) => {
           if (isEvent(o))
@@ -697,10 +707,14 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
     const last = Math.max(...Object.values(bound).map((at) => facts.transactions[at]!.blockNumber))
     return last + facts.blockRange > facts.head
   }
-  const lastTx = txVars.at(-1)!.key
+  // Transaction variables are bound first, so each binding of them is searched once: after a match, the rest of
+  // that binding's search is skipped.
+  const txKeys = new Set(txVars.map((v) => v.key))
+  let matchedHere = false
   const prune = eager
     ? (env: Map<string, number | null>, bound: ReadonlySet<string>, last: string) => {
-        if (last === lastTx && matches.has(tupleOf(env))) return true
+        if (txKeys.has(last)) matchedHere = false
+        else if (matchedHere) return true
         for (const c of conjuncts) {
           if (c.needs.length > 0 && !c.needs.includes(last)) continue
           if (c.needs.every((k) => bound.has(k)) && !truth(env, c.e)) return true
@@ -723,6 +737,7 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
         if (bound !== undefined && bound !== null) transactions[v.key] = bound
       }
       matches.set(key, { transactions, evidence: evidence(full), pending: pending(transactions) })
+      matchedHere = true
       return false
     },
     prune
