@@ -111,11 +111,17 @@ interface Plan {
   readonly globals: ReadonlyArray<Var>
 }
 
+/**
+ * The order variables are bound in: by transaction, and within one its transaction variable, then its frames,
+ * then its occurrences (each depends on what comes before it), so a transaction without what the rule needs of
+ * it is given up before later transactions are tried.
+ */
+const kindRank = { tx: 0, itx: 1, occ: 2 } as const
 const order = (vars: Iterable<Var>): ReadonlyArray<Var> =>
   [...vars].sort(
     (a, b) =>
-      (a.kind === b.kind ? 0 : a.kind === "tx" ? -1 : b.kind === "tx" ? 1 : a.kind === "itx" ? -1 : 1) ||
       a.tx - b.tx ||
+      kindRank[a.kind] - kindRank[b.kind] ||
       (a.itx ?? 0) - (b.itx ?? 0) ||
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   )
@@ -707,13 +713,17 @@ const run = (rule: Ast.Expr, facts: Facts.Facts, strategy: (s: Semantics, p: Pla
     const last = Math.max(...Object.values(bound).map((at) => facts.transactions[at]!.blockNumber))
     return last + facts.blockRange > facts.head
   }
-  // Transaction variables are bound first, so each binding of them is searched once: after a match, the rest of
-  // that binding's search is skipped.
-  const txKeys = new Set(txVars.map((v) => v.key))
+  // After a match, the rest of the search below the last transaction variable is skipped (it would only find the
+  // same transactions again); a binding of them reached again another way is dropped as already matched.
+  const lastTxAt = p.globals.findIndex((v) => v.key === txVars.at(-1)!.key)
+  /** The variables bound after every transaction variable: under a match, the rest of them adds nothing. */
+  const tail = new Set(p.globals.slice(lastTxAt + 1).map((v) => v.key))
   let matchedHere = false
   const prune = eager
     ? (env: Map<string, number | null>, bound: ReadonlySet<string>, last: string) => {
-        if (txKeys.has(last)) matchedHere = false
+        // A match is about its lowest transaction: an assignment leaving it unbound is never one.
+        if (last === anchor.key && env.get(last) === null) return true
+        if (!tail.has(last)) matchedHere = false
         else if (matchedHere) return true
         for (const c of conjuncts) {
           if (c.needs.length > 0 && !c.needs.includes(last)) continue
