@@ -97,8 +97,19 @@ interface Var {
 
 type Env = ReadonlyMap<string, number | null>
 
-const txKey = (tx: number) => `tx${tx}`
-const itxKey = (tx: number, itx: number) => `tx${tx}.itx${itx}`
+// Variable keys, made once (they are looked up for every binding tried).
+const txKeys: Array<string> = []
+const txKey = (tx: number) => (txKeys[tx] ??= `tx${tx}`)
+const itxKeys = new Map<number, string>()
+const itxKey = (tx: number, itx: number) => {
+  const id = tx * 1_000 + itx
+  let key = itxKeys.get(id)
+  if (key === undefined) {
+    key = `tx${tx}.itx${itx}`
+    itxKeys.set(id, key)
+  }
+  return key
+}
 const isFresh = (f: Ast.FrameRef) => f.itx === "*" || f.itx === "any"
 
 /** The reference without its `#k`: every occurrence it may mean. */
@@ -384,6 +395,11 @@ const semantics = (facts: Facts.Facts) => {
       case "FrameField": {
         const tx = txOf(env, v.frame.tx)
         if (tx === undefined) return []
+        if (v.frame.itx === undefined) {
+          // The top-level frame: one value, no list of frames to build.
+          const x = frameField(tx, "top", v.field, v.contract)
+          return x === undefined ? [] : [x]
+        }
         return frames(env, v.frame).flatMap((fr) => {
           const x = frameField(tx, fr, v.field, v.contract)
           return x === undefined ? [] : [x]
