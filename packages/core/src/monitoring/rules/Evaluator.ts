@@ -435,7 +435,11 @@ const semantics = (facts: Facts.Facts) => {
     if (typeof a === "boolean" && typeof b === "boolean")
       return operator === "==" ? a === b : operator === "!=" && a !== b
     if (typeof a !== "string" || typeof b !== "string") return false
-    const [x, y] = comparator === "stringCompare" ? [a, b] : [a.toLowerCase(), b.toLowerCase()]
+    // Equal text is equal in any case (addresses and bytes usually arrive lower-case already).
+    if (a === b && (operator === "==" || operator === "!=")) return operator === "=="
+    const cased = comparator === "stringCompare"
+    const x = cased ? a : a.toLowerCase()
+    const y = cased ? b : b.toLowerCase()
     switch (operator) {
       case "==":
         return x === y
