@@ -1,5 +1,5 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
+import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
@@ -68,12 +68,15 @@ const requestTimeout = bounded(
   limits.requestTimeoutMillis.default,
   "A request not received in full within this many ms is answered 408"
 )
-const maxConnections = bounded(
-  "max-connections",
-  "VIGIL_MAX_CONNECTIONS",
-  limits.maxConnections,
-  GatedServer.defaultMaxConnections(),
-  "Open connections at most; more are refused (default: the open-file limit less 256, at most 16384)"
+// No fixed default: the server derives it from the process's open-file limit when it starts (not on every command).
+const connectionsSchema = Schema.Int.check(Schema.isBetween(limits.maxConnections))
+const maxConnections = Flag.Int("max-connections").pipe(
+  Flag.withSchema(connectionsSchema),
+  Flag.withDescription(
+    `Open connections at most; more are refused (${limits.maxConnections.minimum}-${limits.maxConnections.maximum}; default: the open-file limit less 256, at most 16384)`
+  ),
+  Flag.withFallbackConfig(Config.schema(connectionsSchema, "VIGIL_MAX_CONNECTIONS")),
+  Flag.optional
 )
 
 const Millis = (min: number, max: number) => Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max }))
@@ -146,7 +149,11 @@ export const command = Command.make(
           maxBodyBytes,
           hotRoutes,
           detail: `storage: sqlite ${db}`,
-          connections: { headersTimeoutMillis: headersTimeout, requestTimeoutMillis: requestTimeout, maxConnections }
+          connections: {
+            headersTimeoutMillis: headersTimeout,
+            requestTimeoutMillis: requestTimeout,
+            ...Option.match(maxConnections, { onNone: () => ({}), onSome: (n) => ({ maxConnections: n }) })
+          }
         }).pipe(
           Layer.provide(Engine.layer({ webhooks }).pipe(Layer.provide(Outbound.layer(outbound)))),
           Layer.provideMerge(SqliteAdapter.layer({ filename: db }))

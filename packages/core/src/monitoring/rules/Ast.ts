@@ -1,7 +1,7 @@
 /**
  * The syntax tree of a watch rule: what the parser produces, the printer prints and the checker and evaluator read.
  * Positions (`at`: character offset in the source) are kept for errors; they are not part of a rule's meaning, so
- * `equal` ignores them.
+ * `strip` drops them.
  */
 
 /** A frame variable: a top-level transaction `txN`, or one of its frames (`txN.itxM`, `txN.itx*`, `txN.any`). */
@@ -181,9 +181,6 @@ export const reservedWords: ReadonlySet<string> = new Set([
 /** True when `word` may be a contract label: an identifier, not reserved, not `txN`/`itxN`. */
 export const isLabel = (word: string): boolean =>
   /^[A-Za-z_][A-Za-z0-9_]*$/.test(word) && !reservedWords.has(word) && !/^i?tx\d+$/.test(word)
-
-/** Structural equality of two expressions, ignoring positions. */
-export const equal = (a: Expr, b: Expr): boolean => JSON.stringify(strip(a)) === JSON.stringify(strip(b))
 
 /** The expression without positions (bigints as text), for comparing and for golden files. */
 export const strip = (e: unknown): unknown =>

@@ -619,7 +619,7 @@ const semantics = (facts: Facts.Facts) => {
     return true
   }
 
-  return { atom, consistent, admissible, txOf, frameIndexOf }
+  return { atom, consistent, admissible, txOf }
 }
 
 // ---------------------------------------------------------------- the two searches
