@@ -135,6 +135,10 @@ export const scenario: Scenario = {
     const subjects: Record<string, { readonly run: () => number }> = {
       "hand-written, single": { run: () => handSingle(f) },
       "evaluator, single": { run: () => Evaluator.evaluate(single, f).length },
+      // A copy of the list: the evaluator's index of the window's occurrences is built inside the timed run.
+      "evaluator, single, window not seen before": {
+        run: () => Evaluator.evaluate(single, { ...f, transactions: [...f.transactions] }).length
+      },
       "hand-written, two transactions": { run: () => handPair(f) },
       "evaluator, two transactions": { run: () => Evaluator.evaluate(pair, f).length }
     }
@@ -149,6 +153,7 @@ export const scenario: Scenario = {
     }
     if (
       found["hand-written, single"] !== found["evaluator, single"] ||
+      found["hand-written, single"] !== found["evaluator, single, window not seen before"] ||
       found["hand-written, two transactions"] !== found["evaluator, two transactions"]
     ) {
       throw new Error(`the evaluator and the hand-written predicates disagree: ${JSON.stringify(found)}`)
@@ -159,7 +164,7 @@ export const scenario: Scenario = {
     }))
     const singles = ratiosTo(
       "hand-written, single",
-      measurements.filter((m) => m.subject.endsWith("single"))
+      measurements.filter((m) => m.subject.includes("single"))
     )
     const two = ratiosTo(
       "hand-written, two transactions",
@@ -170,7 +175,10 @@ export const scenario: Scenario = {
       measurements,
       baseline: "hand-written, single",
       ratios: { ...singles, ...two },
-      notes: ["The two-transaction evaluator is compared with the hand-written two-transaction predicate."]
+      notes: [
+        "The two-transaction evaluator is compared with the hand-written two-transaction predicate.",
+        "The evaluator indexes a list of transactions by the contracts and names of their occurrences on first use and shares the index with every rule evaluated over the same list (as every bot of a chain is over one window); 'window not seen before' builds it inside each timed run."
+      ]
     }
   }
 }

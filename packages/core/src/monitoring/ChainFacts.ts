@@ -108,8 +108,19 @@ const tuple = (params: ReadonlyArray<Abi.Parameter>, v: unknown): Facts.Tuple =>
         : (v as Record<string, unknown>)[p.name !== undefined && p.name !== "" ? p.name : String(i)]
     )
   ),
-  names: params.map((p) => (p.name === undefined || p.name === "" ? undefined : p.name))
+  names: namesOf(params)
 })
+
+const names = new WeakMap<ReadonlyArray<Abi.Parameter>, ReadonlyArray<string | undefined>>()
+/** The parameter names of an ABI item, one array per item (shared by its occurrences, so readers can cache by it). */
+const namesOf = (params: ReadonlyArray<Abi.Parameter>): ReadonlyArray<string | undefined> => {
+  let known = names.get(params)
+  if (known === undefined) {
+    known = params.map((p) => (p.name === undefined || p.name === "" ? undefined : p.name))
+    names.set(params, known)
+  }
+  return known
+}
 
 /** ox's parameter shape of ours. */
 const oxParameters = (ps: ReadonlyArray<Abi.Parameter>): AbiParameters.AbiParameters =>
@@ -162,7 +173,7 @@ const decodeLog = (
       }
       return toFact(p, (decoded as ReadonlyArray<unknown>)[data++])
     })
-    return { item, args: { _tag: "Tuple", values, names: item.inputs.map((p) => (p.name ? p.name : undefined)) } }
+    return { item, args: { _tag: "Tuple", values, names: namesOf(item.inputs) } }
   } catch {
     return undefined
   }

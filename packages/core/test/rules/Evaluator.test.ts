@@ -89,6 +89,19 @@ describe("evaluation, case by case", () => {
     assert.deepStrictEqual(matches("system.emitted(tx1.A.E.Transfer)", f), [{ tx1: 0 }, { tx1: 1 }])
   })
 
+  it("visits only transactions with the occurrences a rule needs, and sees transactions added to the list", () => {
+    // The evaluator indexes a list of transactions by the contracts and names of their occurrences on first use;
+    // a list that grows in place (a window being filled) must not be answered from the old index.
+    const list: Array<Transaction> = [tx(1, 0, { events: [["A", "Approval", 1n]] }), tx(1, 1)]
+    const f = facts(list)
+    const rule = "system.uintCompare(tx1.A.E.Transfer.value, >, 1000) && system.emitted(tx2.A.E.Approval)"
+    assert.deepStrictEqual(matches(rule, f), [])
+    assert.deepStrictEqual(matches("system.emitted(tx1.A.E.Approval)", f), [{ tx1: 0 }])
+    list.push(tx(2, 0, { events: [["A", "Transfer", 5000n]] }), tx(3, 0, { events: [["A", "Approval", 2n]] }))
+    assert.deepStrictEqual(matches(rule, f), [{ tx1: 2, tx2: 3 }])
+    assert.deepStrictEqual(matches("system.emitted(tx1.A.E.Approval)", f), [{ tx1: 0 }, { tx1: 3 }])
+  })
+
   it("joins references to one occurrence: both conditions must hold for the same event", () => {
     // One big Transfer to addr(1), one small one to addr(2): no single Transfer is big and to addr(2).
     const f = facts([

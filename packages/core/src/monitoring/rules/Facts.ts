@@ -8,7 +8,10 @@
 /** A decoded ABI value: integers as bigint, addresses and bytes as lower-case hex, arrays, and tuples. */
 export type AbiValue = bigint | boolean | string | ReadonlyArray<AbiValue> | Tuple
 
-/** A tuple (also the argument list of an event or call): values by position, with their names where the ABI has them. */
+/**
+ * A tuple (also the argument list of an event or call): values by position, with their names where the ABI has
+ * them. Occurrences of one ABI item should share one `names` array: readers look a name up once per array.
+ */
 export interface Tuple {
   readonly _tag: "Tuple"
   readonly values: ReadonlyArray<AbiValue>
@@ -83,9 +86,18 @@ export interface Facts {
   readonly head?: number
 }
 
-/** A tuple from named values (a test and fixture helper). */
-export const tuple = (entries: ReadonlyArray<readonly [string | undefined, AbiValue]>): Tuple => ({
-  _tag: "Tuple",
-  values: entries.map(([, v]) => v),
-  names: entries.map(([n]) => n)
-})
+const names = new Map<string, ReadonlyArray<string | undefined>>()
+
+/**
+ * A tuple from named values (a test and fixture helper). Tuples of the same names share one `names` array, as
+ * decoded occurrences of one ABI item do.
+ */
+export const tuple = (entries: ReadonlyArray<readonly [string | undefined, AbiValue]>): Tuple => {
+  const key = entries.map(([n]) => n ?? "").join(",")
+  let shared = names.get(key)
+  if (shared === undefined) {
+    shared = entries.map(([n]) => n)
+    names.set(key, shared)
+  }
+  return { _tag: "Tuple", values: entries.map(([, v]) => v), names: shared }
+}
