@@ -1,5 +1,6 @@
 /** The reference HTTP server of Vigil (Effect HttpApi on Node). */
 export * as Api from "./Api.ts"
+export * as EvmRpc from "./EvmRpc.ts"
 export * as GatedServer from "./GatedServer.ts"
 export * as HotRoutes from "./HotRoutes.ts"
 export * as HttpMetrics from "./HttpMetrics.ts"

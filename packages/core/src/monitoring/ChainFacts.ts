@@ -179,7 +179,10 @@ const decodeLog = (
   }
 }
 
-/** A call's input (and output, when given) decoded with the function its selector names. */
+/**
+ * A call's input decoded with the function its selector names, and its output when given and decodable (a frame
+ * that reverted returns revert data, not the function's outputs: it has none to decode).
+ */
 const decodeCall = (
   d: Decoders,
   input: string,
@@ -187,23 +190,26 @@ const decodeCall = (
 ): { readonly item: Abi.FunctionItem; readonly args: Facts.Tuple; readonly output?: Facts.Tuple } | undefined => {
   const item = d.functions.get(lower(input.slice(0, 10)))
   if (item === undefined) return undefined
+  let args: Facts.Tuple
   try {
     const body = `0x${input.slice(10)}` as `0x${string}`
-    const args =
+    args =
       item.inputs.length === 0
         ? tuple([], [])
         : tuple(item.inputs, AbiParameters.decode(oxParameters(item.inputs), body, { checksumAddress: false }))
-    const outputs = item.outputs ?? []
-    const out =
-      output === undefined || output === "0x" || outputs.length === 0
-        ? undefined
-        : tuple(
-            outputs,
-            AbiParameters.decode(oxParameters(outputs), output as `0x${string}`, { checksumAddress: false })
-          )
-    return { item, args, ...(out === undefined ? {} : { output: out }) }
   } catch {
     return undefined
+  }
+  const outputs = item.outputs ?? []
+  if (output === undefined || output === "0x" || outputs.length === 0) return { item, args }
+  try {
+    const out = tuple(
+      outputs,
+      AbiParameters.decode(oxParameters(outputs), output as `0x${string}`, { checksumAddress: false })
+    )
+    return { item, args, output: out }
+  } catch {
+    return { item, args }
   }
 }
 
@@ -280,7 +286,7 @@ export const fromBlocks = (
         for (const o of open) if (o.to === to && o.call !== undefined && f.type !== "STATICCALL") reentered.add(o.call)
         let call: number | undefined
         for (const d of byAddress.get(to) ?? []) {
-          const decoded = decodeCall(d, input, f.output)
+          const decoded = decodeCall(d, input, f.error === undefined ? f.output : undefined)
           if (decoded === undefined) continue
           call = calls.length
           calls.push({

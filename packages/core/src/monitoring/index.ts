@@ -1,4 +1,5 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
 export * as Abi from "./Abi.ts"
+export * as ChainData from "./ChainData.ts"
 export * as ChainFacts from "./ChainFacts.ts"
 export * as Rules from "./rules/index.ts"

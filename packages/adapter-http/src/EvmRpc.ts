@@ -1,0 +1,301 @@
+/**
+ * ChainData over EVM JSON-RPC (HTTP). Each block is read with `eth_getBlockByNumber` (full transactions),
+ * `eth_getBlockReceipts` (or each transaction's receipt when the node lacks it) and, when asked, with
+ * `debug_traceBlockByNumber` (`callTracer`, `withLog`). Requests of several blocks go in JSON-RPC batches, a few
+ * batches in flight; timeouts, HTTP 429 and 5xx are retried with exponential backoff. The RPC URLs are the
+ * operator's own configuration, so the webhook SSRF guard does not apply to them.
+ */
+import { ChainData, type ChainFacts } from "@vigil/core"
+import { Effect, Layer, Schedule, Schema } from "effect"
+
+type ChainDataError = ChainData.ChainDataError
+const ChainDataError = ChainData.ChainDataError
+
+/** Options of the JSON-RPC chain reader. */
+export interface Options {
+  /** The node of each chain. */
+  readonly urls: ReadonlyMap<number, string>
+  /** Per HTTP request. Default 30,000. */
+  readonly timeoutMillis?: number
+  /** Blocks per JSON-RPC batch. Default 10. */
+  readonly blocksPerBatch?: number
+  /** Batches in flight per request. Default 4. */
+  readonly inFlight?: number
+  /** Retries of a retryable failure (timeout, 429, 5xx, refused connection). Default 4. */
+  readonly retries?: number
+  /** The first retry's delay; each next one doubles. Default 250. */
+  readonly retryBaseMillis?: number
+}
+
+interface RpcCall {
+  readonly method: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+type RpcAnswer =
+  | { readonly ok: true; readonly result: unknown }
+  | { readonly ok: false; readonly code: number; readonly message: string }
+
+const hex = (n: number) => `0x${n.toString(16)}`
+
+/** A JSON-RPC error's meaning: a missing method is `Unsupported`, a limit `RateLimited`, else `Invalid`. */
+const classifyRpcError = (code: number, message: string): ChainData.ChainDataErrorReason =>
+  code === -32601 || /not (found|supported|available)|does not exist|unsupported|disabled/i.test(message)
+    ? "Unsupported"
+    : code === -32005 || code === 429 || /rate|limit|too many/i.test(message)
+      ? "RateLimited"
+      : "Invalid"
+
+const Json = Schema.fromJsonString(Schema.Unknown)
+const encodeJson = Schema.encodeSync(Json)
+const decodeJson = Schema.decodeUnknownEffect(Json)
+
+const timedOut = (e: unknown) => e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/** The JSON-RPC chain reader. */
+export const make = (options: Options): ChainData.ChainData["Service"] => {
+  const timeoutMillis = options.timeoutMillis ?? 30_000
+  const blocksPerBatch = Math.max(1, options.blocksPerBatch ?? 10)
+  const inFlight = Math.max(1, options.inFlight ?? 4)
+  const retry = {
+    schedule: Schedule.exponential(`${options.retryBaseMillis ?? 250} millis`),
+    times: Math.max(0, options.retries ?? 4),
+    while: (e: ChainDataError) => e.isRetryable
+  }
+  const traces = new Map<number, boolean>()
+  let nextId = 1
+
+  const urlOf = (chainId: number, operation: string) => {
+    const url = options.urls.get(chainId)
+    return url === undefined
+      ? Effect.fail(
+          new ChainDataError({
+            reason: "NotConfigured",
+            chainId,
+            operation,
+            message: `no RPC URL is configured for chain ${chainId} (VIGIL_RPC_URL_${chainId})`
+          })
+        )
+      : Effect.succeed(url)
+  }
+
+  /** One HTTP request carrying `calls` as a batch; the answers in the order of the calls. */
+  const post = (
+    chainId: number,
+    operation: string,
+    calls: ReadonlyArray<RpcCall>
+  ): Effect.Effect<ReadonlyArray<RpcAnswer>, ChainDataError> =>
+    Effect.gen(function* () {
+      const url = yield* urlOf(chainId, operation)
+      const fail = (reason: ChainData.ChainDataErrorReason, message: string) =>
+        new ChainDataError({ reason, chainId, operation, message })
+      const ids = calls.map(() => nextId++)
+      const body = encodeJson(calls.map((c, i) => ({ jsonrpc: "2.0", id: ids[i], ...c })))
+      const response = yield* Effect.tryPromise({
+        try: (signal) =>
+          fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMillis)])
+          }),
+        catch: (e) =>
+          timedOut(e)
+            ? fail("Timeout", `the node did not answer within ${timeoutMillis} ms`)
+            : fail("Unavailable", `the node cannot be reached: ${causeOf(e)}`)
+      })
+      if (response.status === 429) return yield* fail("RateLimited", "the node answered HTTP 429 (too many requests)")
+      if (response.status >= 500) return yield* fail("Unavailable", `the node answered HTTP ${response.status}`)
+      const text = yield* Effect.tryPromise({
+        try: () => response.text(),
+        catch: (e) =>
+          timedOut(e)
+            ? fail("Timeout", `the node did not finish its answer within ${timeoutMillis} ms`)
+            : fail("Unavailable", `the node's answer was cut off: ${causeOf(e)}`)
+      })
+      if (response.status !== 200) return yield* fail("Invalid", `the node answered HTTP ${response.status}`)
+      const parsed = yield* Effect.mapError(decodeJson(text), () => fail("Invalid", "the node's answer is not JSON"))
+      // A node may answer a batch with one error object (some refuse batches, or are rate limiting).
+      if (isObject(parsed) && isObject(parsed.error)) {
+        const code = Number(parsed.error.code)
+        const message = String(parsed.error.message)
+        return yield* fail(classifyRpcError(code, message), `the node refused the batch: ${message} (${code})`)
+      }
+      if (!Array.isArray(parsed)) return yield* fail("Invalid", "the node's answer to a batch is not a list")
+      const byId = new Map<unknown, unknown>(parsed.map((a) => [isObject(a) ? a.id : undefined, a]))
+      return ids.map((id, i): RpcAnswer => {
+        const a = byId.get(id)
+        if (!isObject(a)) return { ok: false, code: 0, message: `no answer to ${calls[i]!.method}` }
+        if (isObject(a.error)) return { ok: false, code: Number(a.error.code), message: String(a.error.message) }
+        return { ok: true, result: a.result }
+      })
+    }).pipe(Effect.retry(retry))
+
+  /** A batch whose every call must succeed: their results, or the first failure, classified. */
+  const all = (chainId: number, operation: string, calls: ReadonlyArray<RpcCall>) =>
+    Effect.flatMap(post(chainId, operation, calls), (answers) => {
+      const failed = answers.findIndex((a) => !a.ok)
+      if (failed === -1) return Effect.succeed(answers.map((a) => (a as { result: unknown }).result))
+      const a = answers[failed] as { code: number; message: string }
+      return Effect.fail(
+        new ChainDataError({
+          reason: classifyRpcError(a.code, a.message),
+          chainId,
+          operation,
+          message: `${calls[failed]!.method}: ${a.message} (${a.code})`
+        })
+      )
+    })
+
+  const head = (chainId: number) =>
+    Effect.flatMap(all(chainId, "head", [{ method: "eth_blockNumber", params: [] }]), ([n]) =>
+      typeof n === "string" && /^0x[0-9a-f]+$/i.test(n)
+        ? Effect.succeed(Number(BigInt(n)))
+        : Effect.fail(
+            new ChainDataError({
+              reason: "Invalid",
+              chainId,
+              operation: "head",
+              message: "eth_blockNumber did not answer a number"
+            })
+          )
+    )
+
+  const traceCall = (n: number): RpcCall => ({
+    method: "debug_traceBlockByNumber",
+    params: [hex(n), { tracer: "callTracer", tracerConfig: { withLog: true } }]
+  })
+
+  const tracesAvailable = (chainId: number) =>
+    traces.has(chainId)
+      ? Effect.succeed(traces.get(chainId)!)
+      : Effect.flatMap(post(chainId, "traces", [traceCall(0)]), ([a]) => {
+          const available =
+            a === undefined
+              ? false
+              : a.ok
+                ? Array.isArray(a.result)
+                : classifyRpcError(a.code, a.message) !== "Unsupported"
+          traces.set(chainId, available)
+          return Effect.succeed(available)
+        })
+
+  /** One batch of blocks: block and receipts (and traces) of each, in one request. */
+  const batch = (chainId: number, numbers: ReadonlyArray<number>, withTraces: boolean) =>
+    Effect.gen(function* () {
+      const per = withTraces ? 3 : 2
+      const calls = numbers.flatMap((n): Array<RpcCall> => [
+        { method: "eth_getBlockByNumber", params: [hex(n), true] },
+        { method: "eth_getBlockReceipts", params: [hex(n)] },
+        ...(withTraces ? [traceCall(n)] : [])
+      ])
+      const answers = yield* post(chainId, "blocks", calls)
+      const results: Array<ChainData.BlockResult> = []
+      for (const [k, number] of numbers.entries()) {
+        const [blockAnswer, receiptsAnswer, traceAnswer] = answers.slice(k * per, k * per + per)
+        const missing = (reason: ChainData.ChainDataErrorReason, message: string) =>
+          results.push({
+            _tag: "Missing",
+            number,
+            error: new ChainDataError({ reason, chainId, operation: "blocks", message })
+          })
+        if (!blockAnswer!.ok) {
+          missing(classifyRpcError(blockAnswer!.code, blockAnswer!.message), `block ${number}: ${blockAnswer!.message}`)
+          continue
+        }
+        const block = blockAnswer!.result
+        if (block === null) {
+          missing("NotFound", `block ${number} does not exist on chain ${chainId}`)
+          continue
+        }
+        if (!isObject(block) || !Array.isArray(block.transactions)) {
+          missing("Invalid", `block ${number}: eth_getBlockByNumber did not answer a block`)
+          continue
+        }
+        let receipts: unknown = receiptsAnswer!.ok ? receiptsAnswer!.result : undefined
+        if (!receiptsAnswer!.ok) {
+          if (classifyRpcError(receiptsAnswer!.code, receiptsAnswer!.message) !== "Unsupported") {
+            missing("Invalid", `block ${number}: eth_getBlockReceipts: ${receiptsAnswer!.message}`)
+            continue
+          }
+          // A node without eth_getBlockReceipts: each transaction's receipt.
+          receipts = yield* all(
+            chainId,
+            "blocks",
+            (block.transactions as ReadonlyArray<{ hash: string }>).map((t) => ({
+              method: "eth_getTransactionReceipt",
+              params: [t.hash]
+            }))
+          )
+        }
+        if (!Array.isArray(receipts) || receipts.length !== block.transactions.length) {
+          missing("Invalid", `block ${number}: the receipts do not match the block's transactions`)
+          continue
+        }
+        if (withTraces) {
+          if (!traceAnswer!.ok) {
+            const reason = classifyRpcError(traceAnswer!.code, traceAnswer!.message)
+            if (reason === "Unsupported") {
+              traces.set(chainId, false)
+              return yield* new ChainDataError({
+                reason,
+                chainId,
+                operation: "blocks",
+                message: `the node of chain ${chainId} has no call traces (debug_traceBlockByNumber: ${traceAnswer!.message})`
+              })
+            }
+            missing(reason, `block ${number}: debug_traceBlockByNumber: ${traceAnswer!.message}`)
+            continue
+          }
+          const frames = Array.isArray(traceAnswer!.result)
+            ? (traceAnswer!.result as ReadonlyArray<unknown>).map((t) => (isObject(t) && "result" in t ? t.result : t))
+            : undefined
+          if (frames === undefined || frames.length !== block.transactions.length) {
+            missing("Invalid", `block ${number}: the traces do not match the block's transactions`)
+            continue
+          }
+          results.push({
+            _tag: "Found",
+            number,
+            data: {
+              block: block as unknown as ChainFacts.RpcBlock,
+              receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>,
+              traces: frames as ReadonlyArray<ChainFacts.CallFrame>
+            }
+          })
+          continue
+        }
+        results.push({
+          _tag: "Found",
+          number,
+          data: {
+            block: block as unknown as ChainFacts.RpcBlock,
+            receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>
+          }
+        })
+      }
+      return results
+    })
+
+  const blocks = (chainId: number, numbers: ReadonlyArray<number>, options: { readonly traces: boolean }) => {
+    const batches: Array<ReadonlyArray<number>> = []
+    for (let i = 0; i < numbers.length; i += blocksPerBatch) batches.push(numbers.slice(i, i + blocksPerBatch))
+    return Effect.map(
+      Effect.forEach(batches, (b) => batch(chainId, b, options.traces), { concurrency: inFlight }),
+      (parts) => parts.flat()
+    )
+  }
+
+  return { head, tracesAvailable, blocks }
+}
+
+const causeOf = (e: unknown): string => {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e
+  return cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause)
+}
+
+/** The JSON-RPC chain reader as a layer. */
+export const layer = (options: Options): Layer.Layer<ChainData.ChainData> =>
+  Layer.succeed(ChainData.ChainData)(make(options))

@@ -1,0 +1,73 @@
+/**
+ * Port: what an EVM chain's node holds, by block. A block comes whole (the block with its transactions, their
+ * receipts, and the call traces when asked for) or not at all, so the facts built from it never mix a block with
+ * another version's receipts. Failures are classified like the stores' (timeout, rate-limited, unavailable, not
+ * found), so callers decide on retries without knowing JSON-RPC.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { BlockData } from "./ChainFacts.ts"
+
+/**
+ * Why chain data could not be had.
+ * - `Timeout`: the node did not answer in time.
+ * - `RateLimited`: the node (or its provider) asks to slow down (HTTP 429, JSON-RPC limit errors).
+ * - `Unavailable`: the node cannot be reached, or fails (connection refused, HTTP 5xx).
+ * - `NotFound`: the block does not exist (yet).
+ * - `Unsupported`: the node lacks a method the request needs (`debug_traceBlockByNumber` on most providers).
+ * - `Invalid`: the node answered something that is not what the method returns.
+ * - `NotConfigured`: no RPC URL for the chain.
+ */
+export const ChainDataErrorReason = Schema.Literals([
+  "Timeout",
+  "RateLimited",
+  "Unavailable",
+  "NotFound",
+  "Unsupported",
+  "Invalid",
+  "NotConfigured"
+])
+
+/** The reason of a {@link ChainDataError}. */
+export type ChainDataErrorReason = typeof ChainDataErrorReason.Type
+
+/** Chain data could not be had; `operation` names the request, `message` says what happened. */
+export class ChainDataError extends Schema.TaggedError<ChainDataError>()("ChainDataError", {
+  reason: ChainDataErrorReason,
+  chainId: Schema.Number,
+  operation: Schema.String,
+  message: Schema.String
+}) {
+  /** True when the same request may succeed if tried again later. */
+  get isRetryable(): boolean {
+    return this.reason === "Timeout" || this.reason === "RateLimited" || this.reason === "Unavailable"
+  }
+}
+
+/** A block asked for, as it came: its data, or why there is none (one missing block does not fail the others). */
+export type BlockResult =
+  | { readonly _tag: "Found"; readonly number: number; readonly data: BlockData }
+  | { readonly _tag: "Missing"; readonly number: number; readonly error: ChainDataError }
+
+/** Reads chains' blocks through their nodes. */
+export class ChainData extends Context.Service<
+  ChainData,
+  {
+    /** The newest block number the chain's node has. */
+    readonly head: (chainId: number) => Effect.Effect<number, ChainDataError>
+    /**
+     * Whether the chain's node answers `debug_traceBlockByNumber` with the call tracer (asked once, then known):
+     * rules that read internal frames need it.
+     */
+    readonly tracesAvailable: (chainId: number) => Effect.Effect<boolean, ChainDataError>
+    /**
+     * The blocks, each whole, in the order asked; with `traces`, each block's call traces too (failing with
+     * `Unsupported` when the node has none). A block the node does not have is `Missing` with its reason; a
+     * node that cannot be reached fails the whole request.
+     */
+    readonly blocks: (
+      chainId: number,
+      numbers: ReadonlyArray<number>,
+      options: { readonly traces: boolean }
+    ) => Effect.Effect<ReadonlyArray<BlockResult>, ChainDataError>
+  }
+>()("@vigil/core/ChainData") {}

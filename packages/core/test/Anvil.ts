@@ -1,0 +1,155 @@
+/**
+ * Test helper: a real EVM node (anvil, from npm `@foundry-rs/anvil`) on loopback, and the few JSON-RPC calls tests
+ * make of it: deploy, send, mine. The node mines only when told: each deployment or send is mined in its own block. The platform binary is spawned directly (the npm wrapper would leave the node
+ * running when killed); a watchdog stops the node if the test process dies without stopping it.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { AbiConstructor, AbiFunction } from "ox"
+import type { Compiled } from "./Solidity.ts"
+
+const require = createRequire(import.meta.url)
+
+/** The anvil binary of this platform's package. */
+const binary = () =>
+  join(
+    dirname(
+      require.resolve(
+        `@foundry-rs/anvil-${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}/package.json`
+      )
+    ),
+    "bin",
+    "anvil"
+  )
+
+/** A running node. */
+export interface Anvil {
+  readonly url: string
+  readonly chainId: number
+  /** The node's unlocked dev accounts. */
+  readonly accounts: ReadonlyArray<`0x${string}`>
+  readonly rpc: <A = unknown>(method: string, params?: ReadonlyArray<unknown>) => Promise<A>
+  /** Deploys a compiled contract; its address. */
+  readonly deploy: (
+    contract: Compiled,
+    args?: ReadonlyArray<unknown>,
+    from?: `0x${string}`
+  ) => Promise<{ readonly address: `0x${string}`; readonly hash: string; readonly block: number }>
+  /**
+   * Sends a call of `fn` (by name in the ABI) and waits for its receipt; the block it was mined in and its status.
+   * With `gas`, no estimate is made (a call that reverts is sent and mined as failed).
+   */
+  readonly send: (
+    contract: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` },
+    fn: string,
+    args: ReadonlyArray<unknown>,
+    options?: { readonly from?: `0x${string}`; readonly gas?: number }
+  ) => Promise<{ readonly hash: string; readonly block: number; readonly status: boolean }>
+  /** Mines `blocks` empty blocks. */
+  readonly mine: (blocks: number) => Promise<void>
+  readonly head: () => Promise<number>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts a node on a free loopback port. */
+export const start = async (options: { readonly chainId?: number } = {}): Promise<Anvil> => {
+  const chainId = options.chainId ?? 31337
+  const child: ChildProcess = spawn(
+    binary(),
+    ["--host", "127.0.0.1", "--port", "0", "--chain-id", String(chainId), "--no-mining"],
+    {
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
+  const watchdog = spawn(
+    "sh",
+    ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill ${child.pid} 2>/dev/null`],
+    { stdio: "ignore", detached: true }
+  )
+  watchdog.unref()
+  const stopNow = () => {
+    child.kill("SIGKILL")
+    watchdog.kill("SIGKILL")
+  }
+  process.once("exit", stopNow)
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString()
+      const m = /Listening on (127\.0\.0\.1:\d+)/.exec(seen)
+      if (m !== null) resolve(`http://${m[1]}`)
+    })
+    child.once("exit", (code) => reject(new Error(`anvil exited (${code}) before listening: ${seen}`)))
+    child.once("error", reject)
+  })
+  child.stdout!.resume()
+  child.stderr!.resume()
+  let id = 0
+  const rpc = async <A>(method: string, params: ReadonlyArray<unknown> = []): Promise<A> => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params })
+    })
+    const body = (await response.json()) as { result?: A; error?: { message: string } }
+    if (body.error !== undefined) throw new Error(`${method}: ${body.error.message}`)
+    return body.result as A
+  }
+  const accounts = await rpc<ReadonlyArray<`0x${string}`>>("eth_accounts")
+  /** Mines the pending transaction (the node mines only when told, so each send is its own block) and reads its receipt. */
+  const receipt = async (hash: string) => {
+    await rpc("evm_mine")
+    const r = await rpc<{ blockNumber: string; status: string; contractAddress: `0x${string}` | null }>(
+      "eth_getTransactionReceipt",
+      [hash]
+    )
+    return { block: Number(BigInt(r.blockNumber)), status: r.status === "0x1", contractAddress: r.contractAddress }
+  }
+  const anvil: Anvil = {
+    url,
+    chainId,
+    accounts,
+    rpc,
+    deploy: async (contract, args = [], from = accounts[0]!) => {
+      const withConstructor = contract.abi.some((i) => (i as { type?: string }).type === "constructor")
+      const data = withConstructor
+        ? AbiConstructor.encode(AbiConstructor.fromAbi(contract.abi as never), {
+            bytecode: contract.bytecode,
+            args: args as never
+          })
+        : contract.bytecode
+      const hash = await rpc<string>("eth_sendTransaction", [{ from, data }])
+      const r = await receipt(hash)
+      if (!r.status || r.contractAddress === null) throw new Error("deployment failed")
+      return { address: r.contractAddress, hash, block: r.block }
+    },
+    send: async (contract, fn, args, options = {}) => {
+      const data = AbiFunction.encodeData(AbiFunction.fromAbi(contract.abi as never, fn as never), args as never)
+      const hash = await rpc<string>("eth_sendTransaction", [
+        {
+          from: options.from ?? accounts[0]!,
+          to: contract.address,
+          data,
+          ...(options.gas === undefined ? {} : { gas: `0x${options.gas.toString(16)}` })
+        }
+      ])
+      const r = await receipt(hash)
+      return { hash, block: r.block, status: r.status }
+    },
+    mine: async (blocks) => {
+      await rpc("anvil_mine", [`0x${blocks.toString(16)}`])
+    },
+    head: async () => Number(BigInt(await rpc<string>("eth_blockNumber"))),
+    stop: async () => {
+      process.removeListener("exit", stopNow)
+      watchdog.kill("SIGKILL")
+      if (child.exitCode !== null) return
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve())
+        child.kill("SIGTERM")
+      })
+    }
+  }
+  return anvil
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity ^0.8.20;
+
+/// A plain ERC-20.
+contract Token {
+    mapping(address => uint256) public balanceOf;
+    mapping(address => mapping(address => uint256)) public allowance;
+
+    event Transfer(address indexed from, address indexed to, uint256 value);
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+
+    constructor(uint256 supply) {
+        balanceOf[msg.sender] = supply;
+        emit Transfer(address(0), msg.sender, supply);
+    }
+
+    function transfer(address to, uint256 value) external returns (bool) {
+        move(msg.sender, to, value);
+        return true;
+    }
+
+    function approve(address spender, uint256 value) external returns (bool) {
+        allowance[msg.sender][spender] = value;
+        emit Approval(msg.sender, spender, value);
+        return true;
+    }
+
+    function transferFrom(address from, address to, uint256 value) external returns (bool) {
+        require(allowance[from][msg.sender] >= value, "allowance");
+        allowance[from][msg.sender] -= value;
+        move(from, to, value);
+        return true;
+    }
+
+    function move(address from, address to, uint256 value) internal {
+        require(balanceOf[from] >= value, "balance");
+        balanceOf[from] -= value;
+        balanceOf[to] += value;
+        emit Transfer(from, to, value);
+    }
+}
+
+/// Emits, then reverts: its log never stands.
+contract Noisy {
+    event Noise(uint256 n);
+
+    function noisy(uint256 n) external {
+        emit Noise(n);
+        revert("noisy");
+    }
+}
+
+/// Calls the token internally.
+contract Router {
+    event Routed(address indexed token, address indexed to, uint256 value);
+
+    /// Pulls `value` of the sender's tokens to `to` (an internal transferFrom, whose Transfer is emitted inside).
+    function route(Token token, address to, uint256 value) external {
+        token.transferFrom(msg.sender, to, value);
+        emit Routed(address(token), to, value);
+    }
+
+    /// Tries the same; a failing transferFrom reverts inside while the transaction succeeds.
+    function tryRoute(Token token, address to, uint256 value) external returns (bool ok) {
+        try token.transferFrom(msg.sender, to, value) returns (bool done) {
+            ok = done;
+        } catch {
+            ok = false;
+        }
+        emit Routed(address(token), to, ok ? value : 0);
+    }
+
+    /// Calls a contract that emits and reverts, and carries on.
+    function shrug(Noisy noisy) external {
+        try noisy.noisy(7) {} catch {}
+        emit Routed(address(noisy), msg.sender, 1);
+    }
+}
