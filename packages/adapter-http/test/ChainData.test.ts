@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { EvmRpc } from "@vigil/adapter-http"
-import { Abi, ChainData, ChainFacts, Rules } from "@vigil/core"
+import { Abi, ChainData, ChainFacts, Rules, Scan } from "@vigil/core"
 import * as Anvil from "@vigil/core-test/Anvil.ts"
 import { compile } from "@vigil/core-test/Solidity.ts"
 import { Effect, Schema } from "effect"
@@ -183,6 +183,48 @@ describe("rules over a real node's blocks", () => {
       names(await matching("system.uintCompare(tx1.Token.E.Transfer.value, ==, ${limit})", options)),
       ["exact"]
     )
+  })
+})
+
+describe("historical scan in windows", () => {
+  it("finds what one evaluation over every block finds, whatever the window, each match once", async () => {
+    const rules = [
+      ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)", 0],
+      ["system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)", 2],
+      ["system.invoked(tx1.Token.F.approve) && !system.invoked(tx2.Router.F.route)", 3],
+      ["!system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)", 1],
+      ["system.emitted(tx1.Router.E.Routed) && system.emitted(tx2.Router.E.Routed)", 4]
+    ] as const
+    const head = await node.head()
+    const numbers = Array.from({ length: head + 1 }, (_, i) => i)
+    const chain = reader()
+    for (const [source, blockRange] of rules) {
+      const checked = Rules.Checker.check(source, { contracts: registered })
+      if (!checked.ok) throw new Error(checked.problems[0]!.message)
+      const whole = Rules.Evaluator.evaluate(
+        checked.rule.expr,
+        ChainFacts.fromBlocks(await allBlocks(), registered, { blockRange })
+      ).map((m) => Object.values(m.evidence.transactions).map((t) => t.hash))
+      assert.isAbove(whole.length, 0, source)
+      for (const chunk of [1, 2, 3, 7]) {
+        const found: Array<ReadonlyArray<string>> = []
+        const outcome = await Effect.runPromise(
+          Scan.scan({
+            chainId: 31337,
+            blocks: numbers,
+            contracts: registered,
+            rules: [{ index: 0, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces }],
+            blockRange,
+            chunk,
+            onMatch: (f) =>
+              Effect.sync(() => void found.push(Object.values(f.evidence.transactions).map((t) => t.hash)))
+          }).pipe(Effect.provideService(ChainData.ChainData, chain))
+        )
+        assert.strictEqual(outcome.blocks, head + 1)
+        const sorted = (xs: ReadonlyArray<ReadonlyArray<string>>) => xs.map((x) => x.join("+")).sort()
+        assert.deepStrictEqual(sorted(found), sorted(whole), `${source} in windows of ${chunk}`)
+      }
+    }
   })
 })
 

@@ -7,6 +7,7 @@ import * as DetectCommand from "./DetectCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
 import * as KeysCommand from "./KeysCommand.ts"
 import * as ListsCommand from "./ListsCommand.ts"
+import * as MonitorCommand from "./MonitorCommand.ts"
 import * as RulesCommand from "./RulesCommand.ts"
 import * as ScreenCommand from "./ScreenCommand.ts"
 import * as ServeCommand from "./ServeCommand.ts"
@@ -22,7 +23,8 @@ export const vigil = Command.make("vigil").pipe(
     ListsCommand.command,
     KeysCommand.command,
     CheckCommand.command,
-    RulesCommand.command
+    RulesCommand.command,
+    MonitorCommand.command
   ])
 )
 

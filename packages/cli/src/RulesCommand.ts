@@ -25,7 +25,8 @@ const ContractEntry = Schema.Struct({
 })
 const ContractsFile = Schema.fromJsonString(Schema.Array(ContractEntry))
 
-const readContracts = (path: string, chain: Option.Option<number>) =>
+/** The contracts of a contracts file on one chain (the only chain in the file, or `chain`), labels unique. */
+export const readContracts = (path: string, chain: Option.Option<number>) =>
   Effect.gen(function* () {
     const text = yield* Effect.try({
       try: () => readFileSync(path, "utf8"),
@@ -50,7 +51,10 @@ const readContracts = (path: string, chain: Option.Option<number>) =>
       }
       labels.add(e.label)
     }
-    return onChain.map((e) => ({ label: e.label, address: e.contractAddress.toLowerCase(), abi: e.ABI }))
+    return {
+      chainId: Option.getOrElse(chain, () => entries[0]?.chainId ?? 0),
+      contracts: onChain.map((e) => ({ label: e.label, address: e.contractAddress.toLowerCase(), abi: e.ABI }))
+    }
   })
 
 /** The problem under its expression: the source line and a caret at the offset, then the message. */
@@ -79,7 +83,7 @@ const check = Command.make(
   },
   (args) =>
     Effect.gen(function* () {
-      const contracts = yield* readContracts(args.contracts, args.chain)
+      const { contracts } = yield* readContracts(args.contracts, args.chain)
       const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
       if (typeof literalDefs === "string")
         return yield* new CommandFailed({ message: `--literal-defs: ${literalDefs}` })

@@ -2,4 +2,5 @@
 export * as Abi from "./Abi.ts"
 export * as ChainData from "./ChainData.ts"
 export * as ChainFacts from "./ChainFacts.ts"
+export * as Scan from "./Scan.ts"
 export * as Rules from "./rules/index.ts"

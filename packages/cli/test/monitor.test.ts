@@ -1,0 +1,152 @@
+/**
+ * End to end: `vigil monitor backtest` runs watch rules over a range of blocks of a real node (anvil, with an
+ * ERC-20 and a router compiled by solc) and prints each match as a JSON line.
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Anvil from "@vigil/core-test/Anvil.ts"
+import { compile } from "@vigil/core-test/Solidity.ts"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { runVigil, tempDir } from "./VigilProcess.ts"
+
+const compiled = compile(fileURLToPath(new URL("../../core/test/chain/Fixtures.sol", import.meta.url)))
+let node: Anvil.Anvil
+let contractsFile: (cwd: string) => string
+const sent: Record<string, { hash: string; block: number }> = {}
+
+beforeAll(async () => {
+  node = await Anvil.start()
+  const bob = node.accounts[1]!
+  const token = { abi: compiled.Token!.abi, address: (await node.deploy(compiled.Token!, [10n ** 30n])).address }
+  const router = { abi: compiled.Router!.abi, address: (await node.deploy(compiled.Router!)).address }
+  sent.approve = await node.send(token, "approve", [router.address, 10n ** 24n])
+  sent.big = await node.send(router, "route", [token.address, bob, 7000n])
+  sent.small = await node.send(router, "route", [token.address, bob, 70n])
+  await node.mine(3)
+  sent.late = await node.send(router, "route", [token.address, bob, 8000n])
+  contractsFile = (cwd) => {
+    const path = join(cwd, "contracts.json")
+    writeFileSync(
+      path,
+      JSON.stringify([
+        { chainId: node.chainId, contractAddress: token.address, label: "Token", ABI: compiled.Token!.abi },
+        // The ABI as a JSON string, as explorers return it.
+        {
+          chainId: node.chainId,
+          contractAddress: router.address,
+          label: "Router",
+          ABI: JSON.stringify(compiled.Router!.abi)
+        }
+      ])
+    )
+    return path
+  }
+}, 60_000)
+
+afterAll(async () => {
+  await node?.stop()
+})
+
+const backtest = async (args: ReadonlyArray<string>, range?: readonly [number, number]) => {
+  const cwd = tempDir()
+  const [from, to] = range ?? [0, await node.head()]
+  return runVigil(cwd, {}, [
+    "monitor",
+    "backtest",
+    "--rpc",
+    node.url,
+    "--contracts",
+    contractsFile(cwd),
+    "--from",
+    String(from),
+    "--to",
+    String(to),
+    ...args
+  ])
+}
+
+describe("vigil monitor backtest", () => {
+  it("prints each match of each rule as a JSON line, with its evidence, and a summary on stderr", async () => {
+    const run = await backtest([
+      "system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)",
+      "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
+    ])
+    assert.strictEqual(run.code, 0, run.stderr)
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            rule: number
+            transactions: Record<string, { hash: string; blockNumber: number }>
+            occurrences: Record<string, { args: Record<string, string> }>
+            held: Array<string>
+          }
+      )
+    const byRule = (rule: number) =>
+      lines.filter((l) => l.rule === rule).map((l) => Object.values(l.transactions).map((t) => t.hash))
+    assert.deepStrictEqual(byRule(0), [[sent.big!.hash], [sent.late!.hash]])
+    // Within the default range of 100 blocks, the approve pairs with every later route.
+    assert.deepStrictEqual(byRule(1), [
+      [sent.approve!.hash, sent.big!.hash],
+      [sent.approve!.hash, sent.small!.hash],
+      [sent.approve!.hash, sent.late!.hash]
+    ])
+    const first = lines.find((l) => l.rule === 0)!
+    assert.strictEqual(Object.values(first.occurrences)[0]!.args.value, "7000")
+    assert.deepStrictEqual(first.held, ["system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)"])
+    assert.match(run.stderr, /^\d+ blocks, \d+ transactions, 5 matches\n$/)
+  })
+
+  it("honours --block-range", async () => {
+    const run = await backtest([
+      "--block-range",
+      "1",
+      "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
+    ])
+    assert.strictEqual(run.code, 0, run.stderr)
+    const hashes = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) =>
+        Object.values((JSON.parse(l) as { transactions: Record<string, { hash: string }> }).transactions).map(
+          (t) => t.hash
+        )
+      )
+    assert.deepStrictEqual(hashes, [[sent.approve!.hash, sent.big!.hash]])
+  })
+
+  it("refuses bad input with one line and exit 1", async () => {
+    const cases: Array<readonly [ReadonlyArray<string>, RegExp, (readonly [number, number])?]> = [
+      [["system.emitted(tx1.Token.E.Transfer)"], /not a range of blocks/, [9, 3]],
+      [["system.emitted(tx1.Token.E.Transfer)"], /at most 100000 at once/, [0, 100_000]],
+      [["system.emitted(tx1.Token.E.Transferr)"], /expression 1 does not check at offset \d+: .*Transferr/],
+      [["--block-range", "-1", "system.emitted(tx1.Token.E.Transfer)"], /--block-range must be 0 or more/],
+      [["--literal-defs", "{", "system.emitted(tx1.Token.E.Transfer)"], /--literal-defs/]
+    ]
+    for (const [args, expected, range] of cases) {
+      const run = await backtest(args, range)
+      assert.strictEqual(run.code, 1, `${args.join(" ")}: ${run.stderr}`)
+      assert.match(run.stderr, expected)
+      assert.strictEqual(run.stderr.trim().split("\n").length, 1, run.stderr)
+    }
+    const cwd = tempDir()
+    const down = await runVigil(cwd, {}, [
+      "monitor",
+      "backtest",
+      "--rpc",
+      "http://127.0.0.1:9",
+      "--contracts",
+      contractsFile(cwd),
+      "--from",
+      "0",
+      "--to",
+      "1",
+      "system.emitted(tx1.Token.E.Transfer)"
+    ])
+    assert.strictEqual(down.code, 1)
+    assert.match(down.stderr, /^vigil: http:\/\/127\.0\.0\.1:9: the node cannot be reached/)
+  }, 60_000)
+})
