@@ -77,6 +77,7 @@ const packageRoots = [
   "packages/adapter-http",
   "packages/engine",
   "packages/cli",
+  "packages/testkit",
   "examples",
   "bench"
 ]

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util"
 import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
 import * as Health from "./scenarios/Health.ts"
+import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
 import * as Intel from "./scenarios/Intel.ts"
 import * as RulesScenario from "./scenarios/Rules.ts"
@@ -15,7 +16,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   Webhooks.scenario,
   Screen.scenario,
   Ingest.scenario,
-  RulesScenario.scenario
+  RulesScenario.scenario,
+  Historical.scenario
 ]
 
 const { values, positionals } = parseArgs({

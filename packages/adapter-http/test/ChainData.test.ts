@@ -6,15 +6,13 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { fileURLToPath } from "node:url"
 import { EvmRpc } from "@vigil/adapter-http"
 import { Abi, ChainData, ChainFacts, Rules, Scan } from "@vigil/core"
-import * as Anvil from "@vigil/core-test/Anvil.ts"
-import { compile } from "@vigil/core-test/Solidity.ts"
+import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Schema } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
-const contracts = compile(fileURLToPath(new URL("../../core/test/chain/Fixtures.sol", import.meta.url)))
+const contracts = Solidity.fixtures()
 const token = contracts.Token!
 const router = contracts.Router!
 const noisy = contracts.Noisy!

@@ -4,13 +4,11 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import * as Anvil from "@vigil/core-test/Anvil.ts"
-import { compile } from "@vigil/core-test/Solidity.ts"
+import { Anvil, Solidity } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVigil, tempDir } from "./VigilProcess.ts"
 
-const compiled = compile(fileURLToPath(new URL("../../core/test/chain/Fixtures.sol", import.meta.url)))
+const compiled = Solidity.fixtures()
 let node: Anvil.Anvil
 let contractsFile: (cwd: string) => string
 const sent: Record<string, { hash: string; block: number }> = {}

@@ -1,6 +1,7 @@
 /** Test helper: Solidity sources compiled with solc-js (the npm compiler), for contracts deployed on a test node. */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
 
 const require = createRequire(import.meta.url)
 
@@ -8,6 +9,17 @@ const require = createRequire(import.meta.url)
 export interface Compiled {
   readonly abi: ReadonlyArray<unknown>
   readonly bytecode: `0x${string}`
+}
+
+/** The fixtures every chain test deploys (`contracts/Fixtures.sol`): Token (an ERC-20), Router, Noisy. */
+export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy", Compiled>> => {
+  const compiled = compile(fileURLToPath(new URL("../contracts/Fixtures.sol", import.meta.url)))
+  const pick = (name: string) => {
+    const c = compiled[name]
+    if (c === undefined) throw new Error(`Fixtures.sol has no contract ${name}`)
+    return c
+  }
+  return { Token: pick("Token"), Router: pick("Router"), Noisy: pick("Noisy") }
 }
 
 /** Compiles one source file; the contracts by name. Fails with solc's errors. */

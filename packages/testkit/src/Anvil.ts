@@ -46,7 +46,14 @@ export interface Anvil {
     args: ReadonlyArray<unknown>,
     options?: { readonly from?: `0x${string}`; readonly gas?: number }
   ) => Promise<{ readonly hash: string; readonly block: number; readonly status: boolean }>
-  /** Mines `blocks` empty blocks. */
+  /** Sends a call of `fn` without mining it (it waits in the pool for the next `mine`); its hash. */
+  readonly submit: (
+    contract: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` },
+    fn: string,
+    args: ReadonlyArray<unknown>,
+    options?: { readonly from?: `0x${string}`; readonly gas?: number }
+  ) => Promise<string>
+  /** Mines `blocks` blocks (the first holds the pending transactions). */
   readonly mine: (blocks: number) => Promise<void>
   readonly head: () => Promise<number>
   readonly stop: () => Promise<void>
@@ -125,18 +132,19 @@ export const start = async (options: { readonly chainId?: number } = {}): Promis
       return { address: r.contractAddress, hash, block: r.block }
     },
     send: async (contract, fn, args, options = {}) => {
-      const data = AbiFunction.encodeData(AbiFunction.fromAbi(contract.abi as never, fn as never), args as never)
-      const hash = await rpc<string>("eth_sendTransaction", [
-        {
-          from: options.from ?? accounts[0]!,
-          to: contract.address,
-          data,
-          ...(options.gas === undefined ? {} : { gas: `0x${options.gas.toString(16)}` })
-        }
-      ])
+      const hash = await anvil.submit(contract, fn, args, options)
       const r = await receipt(hash)
       return { hash, block: r.block, status: r.status }
     },
+    submit: (contract, fn, args, options = {}) =>
+      rpc<string>("eth_sendTransaction", [
+        {
+          from: options.from ?? accounts[0]!,
+          to: contract.address,
+          data: AbiFunction.encodeData(AbiFunction.fromAbi(contract.abi as never, fn as never), args as never),
+          ...(options.gas === undefined ? {} : { gas: `0x${options.gas.toString(16)}` })
+        }
+      ]),
     mine: async (blocks) => {
       await rpc("anvil_mine", [`0x${blocks.toString(16)}`])
     },

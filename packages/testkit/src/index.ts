@@ -1,0 +1,3 @@
+/** Tools of tests and benchmarks: a local EVM node and the Solidity fixtures deployed on it. */
+export * as Anvil from "./Anvil.ts"
+export * as Solidity from "./Solidity.ts"
