@@ -163,6 +163,22 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           )
     )
 
+  const storageAt = (chainId: number, address: string, slot: string) =>
+    Effect.flatMap(
+      all(chainId, "storageAt", [{ method: "eth_getStorageAt", params: [address, slot, "latest"] }]),
+      ([word]) =>
+        typeof word === "string" && /^0x[0-9a-f]*$/i.test(word)
+          ? Effect.succeed(word)
+          : Effect.fail(
+              new ChainDataError({
+                reason: "Invalid",
+                chainId,
+                operation: "storageAt",
+                message: "eth_getStorageAt did not answer a storage word"
+              })
+            )
+    )
+
   const traceCall = (n: number): RpcCall => ({
     method: "debug_traceBlockByNumber",
     params: [hex(n), { tracer: "callTracer", tracerConfig: { withLog: true } }]
@@ -288,7 +304,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
     )
   }
 
-  return { head, tracesAvailable, blocks }
+  return { head, storageAt, tracesAvailable, blocks }
 }
 
 const causeOf = (e: unknown): string => {

@@ -1,4 +1,5 @@
 /** The reference HTTP server of Vigil (Effect HttpApi on Node). */
+export * as AbiSources from "./AbiSources.ts"
 export * as Api from "./Api.ts"
 export * as EvmRpc from "./EvmRpc.ts"
 export * as GatedServer from "./GatedServer.ts"

@@ -76,3 +76,33 @@ contract Router {
         emit Routed(address(noisy), msg.sender, 1);
     }
 }
+
+/// An EIP-1967 proxy: every call is delegated to the implementation in its slot.
+contract Proxy {
+    bytes32 private constant IMPLEMENTATION = 0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc;
+
+    event Upgraded(address indexed implementation);
+
+    constructor(address implementation) {
+        assembly {
+            sstore(IMPLEMENTATION, implementation)
+        }
+        emit Upgraded(implementation);
+    }
+
+    fallback() external payable {
+        assembly {
+            let target := sload(IMPLEMENTATION)
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), target, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            switch ok
+            case 0 {
+                revert(0, returndatasize())
+            }
+            default {
+                return(0, returndatasize())
+            }
+        }
+    }
+}

@@ -11,15 +11,18 @@ export interface Compiled {
   readonly bytecode: `0x${string}`
 }
 
-/** The fixtures every chain test deploys (`contracts/Fixtures.sol`): Token (an ERC-20), Router, Noisy. */
-export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy", Compiled>> => {
+/**
+ * The fixtures chain tests deploy (`contracts/Fixtures.sol`): Token (an ERC-20), Router (calls it internally),
+ * Noisy (emits, then reverts) and Proxy (EIP-1967).
+ */
+export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy" | "Proxy", Compiled>> => {
   const compiled = compile(fileURLToPath(new URL("../contracts/Fixtures.sol", import.meta.url)))
   const pick = (name: string) => {
     const c = compiled[name]
     if (c === undefined) throw new Error(`Fixtures.sol has no contract ${name}`)
     return c
   }
-  return { Token: pick("Token"), Router: pick("Router"), Noisy: pick("Noisy") }
+  return { Token: pick("Token"), Router: pick("Router"), Noisy: pick("Noisy"), Proxy: pick("Proxy") }
 }
 
 /** Compiles one source file; the contracts by name. Fails with solc's errors. */

@@ -52,6 +52,8 @@ export type BlockResult =
 export class ChainData extends Context.Service<
   ChainData,
   {
+    /** A storage word of a contract at the newest block (`eth_getStorageAt`), as 0x hex. */
+    readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
     /** The newest block number the chain's node has. */
     readonly head: (chainId: number) => Effect.Effect<number, ChainDataError>
     /**

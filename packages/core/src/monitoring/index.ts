@@ -1,5 +1,6 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
 export * as Abi from "./Abi.ts"
+export * as AbiSource from "./AbiSource.ts"
 export * as ChainData from "./ChainData.ts"
 export * as ChainFacts from "./ChainFacts.ts"
 export * as Scan from "./Scan.ts"
