@@ -1,7 +1,8 @@
 /** Every storage port in process memory, as one layer: for tests, examples and embedding without a database. */
-import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
+import type { ApiKeyStore, ContractStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { Layer } from "effect"
 import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
+import * as MemoryContractStore from "./MemoryContractStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
 import * as MemoryStorageProbe from "./MemoryStorageProbe.ts"
@@ -10,6 +11,7 @@ import * as MemoryWebhookStore from "./MemoryWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | ContractStore.ContractStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
@@ -18,6 +20,7 @@ export type Services =
 /** All memory-backed ports; each build starts empty. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryApiKeyStore.layer,
+  MemoryContractStore.layer,
   MemoryIntelIndex.layer,
   MemoryQuotaStore.layer,
   MemoryStorageProbe.layer,

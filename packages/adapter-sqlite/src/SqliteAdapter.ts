@@ -1,7 +1,16 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
-import type { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, StoreError, WebhookStore } from "@vigil/core"
+import type {
+  ApiKeyStore,
+  ContractStore,
+  IntelIndex,
+  QuotaStore,
+  StorageProbe,
+  StoreError,
+  WebhookStore
+} from "@vigil/core"
 import { Layer } from "effect"
 import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
+import * as SqliteContractStore from "./SqliteContractStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
 import * as SqliteQuotaStore from "./SqliteQuotaStore.ts"
@@ -11,6 +20,7 @@ import * as SqliteWebhookStore from "./SqliteWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | ContractStore.ContractStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
@@ -21,6 +31,7 @@ export type Services =
 export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
   Layer.mergeAll(
     SqliteApiKeyStore.layer,
+    SqliteContractStore.layer,
     SqliteIntelIndex.layer,
     SqliteQuotaStore.layer,
     SqliteStorageProbe.layer,

@@ -22,11 +22,13 @@ const reasonOf = (code: string): StoreError.StoreErrorReason | undefined => {
 }
 
 /**
- * Maps a thrown value to a StoreError for `operation`, or `undefined` when it is not a storage condition
+ * Maps a thrown value to a StoreError for `operation` (a StoreError stays itself), or `undefined` when it is not a storage condition
  * (an SQL syntax error, a misuse of the driver): those are defects in Vigil, not states of the store.
  * Node file-system errors met while opening (EACCES, ENOSPC, ...) are `Unavailable`.
  */
 export const classify = (cause: unknown, operation: string): StoreError.StoreError | undefined => {
+  // An adapter's own finding (a stored value that does not decode) is thrown as a StoreError already.
+  if (cause instanceof StoreError.StoreError) return cause
   if (!Predicate.isError(cause)) return undefined
   const code = Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
   if (code === undefined) {

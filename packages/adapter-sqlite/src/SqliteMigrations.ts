@@ -165,6 +165,26 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE TABLE vigil_health (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL);
       ALTER TABLE intel_lists ADD COLUMN records_digest TEXT;
     `
+  },
+  {
+    version: 8,
+    name: "monitor contracts",
+    // Contracts registered for monitoring; a label names one contract per key and chain.
+    sql: `
+      CREATE TABLE monitor_contracts (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        chain_id INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        label TEXT NOT NULL,
+        abi TEXT NOT NULL,
+        abi_source TEXT NOT NULL,
+        proxy_implementation TEXT,
+        created TEXT NOT NULL,
+        UNIQUE (key_id, chain_id, label)
+      );
+      CREATE INDEX monitor_contracts_by_key ON monitor_contracts (key_id, chain_id, created);
+    `
   }
 ]
 

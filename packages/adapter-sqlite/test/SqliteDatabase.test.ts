@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
-import { IntelIndex, QuotaStore } from "@vigil/core"
+import { ContractStore, IntelIndex, QuotaStore } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { tempPath } from "./TempDatabase.ts"
@@ -143,6 +143,28 @@ describe("SqliteDatabase", () => {
       const used = check.prepare("SELECT used FROM quota_windows").get()
       check.close()
       assert.deepStrictEqual(used, { used: 2 })
+    })
+  )
+
+  it.effect("reports a stored ABI that no longer decodes as Corrupt, naming the contract, not as a crash", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, charge(1))
+      const raw = new Database(filename)
+      raw
+        .prepare(
+          "INSERT INTO monitor_contracts (id, key_id, chain_id, address, label, abi, abi_source, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        .run("ct_1_a", "key-a", 1, `0x${"1".repeat(40)}`, "Pool", "[{not json", "supplied", "2026-01-01T00:00:00.000Z")
+      raw.close()
+      const error = yield* Effect.flip(
+        withAdapter(
+          filename,
+          Effect.flatMap(Effect.service(ContractStore.ContractStore), (s) => s.list("key-a"))
+        )
+      )
+      assert.strictEqual(error.reason, "Corrupt")
+      assert.match(error.message, /the stored ABI of contract ct_1_a does not decode/)
     })
   )
 

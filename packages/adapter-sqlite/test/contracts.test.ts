@@ -1,4 +1,5 @@
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -10,3 +11,4 @@ StorageProbeContract.suite("sqlite", TempDatabase.layer, "sqlite")
 IntelIndexContract.suite("sqlite", TempDatabase.layer)
 ApiKeyStoreContract.suite("sqlite", TempDatabase.layer)
 WebhookStoreContract.suite("sqlite", TempDatabase.layer)
+ContractStoreContract.suite("sqlite", TempDatabase.layer)
