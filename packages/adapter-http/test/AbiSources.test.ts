@@ -6,9 +6,10 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AbiSources, EvmRpc } from "@vigil/adapter-http"
-import { Abi, AbiSource, ChainData } from "@vigil/core"
+import { MemoryContractStore } from "@vigil/adapter-memory"
+import { Abi, AbiSource, ChainData, Contracts } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const fixtures = Solidity.fixtures()
@@ -175,5 +176,97 @@ describe("ABIs from verified sources", () => {
           p === `/v2/api?chainid=31337&module=contract&action=getabi&address=${router.toLowerCase()}&apikey=K`
       )
     )
+  })
+})
+
+describe("registering contracts", () => {
+  const services = () =>
+    Contracts.Contracts.layer.pipe(
+      Layer.provide(MemoryContractStore.layer),
+      Layer.provide(
+        Layer.succeed(AbiSource.AbiSource)(
+          AbiSources.make({
+            sourcifyUrl: `${sourcify.url}/server`,
+            etherscanUrl: `${etherscan.url}/v2/api`,
+            etherscanApiKey: "K"
+          })
+        )
+      ),
+      Layer.provide(Layer.succeed(ChainData.ChainData)(EvmRpc.make({ urls: new Map([[31337, node.url]]), retries: 0 })))
+    )
+  const run = <A, E>(f: (contracts: Contracts.Contracts["Service"]) => Effect.Effect<A, E>) =>
+    Effect.runPromise(Effect.flatMap(Effect.service(Contracts.Contracts), f).pipe(Effect.provide(services())))
+
+  it("stores a supplied ABI (an array or a JSON string) or a fetched one, and the proxy it resolved", async () => {
+    const [supplied, text, fetched, proxied, listed] = await run((c) =>
+      Effect.gen(function* () {
+        return [
+          yield* c.register("key-a", {
+            chainId: 31337,
+            contractAddress: router,
+            label: "Router",
+            ABI: fixtures.Router.abi
+          }),
+          yield* c.register("key-a", {
+            chainId: 1,
+            contractAddress: router,
+            label: "Router",
+            ABI: JSON.stringify(fixtures.Router.abi)
+          }),
+          yield* c.register("key-a", {
+            chainId: 31337,
+            contractAddress: token.toUpperCase().replace("0X", "0x"),
+            label: "Token"
+          }),
+          yield* c.register("key-a", { chainId: 31337, contractAddress: proxy, label: "Vault" }),
+          yield* c.list("key-a", 31337)
+        ] as const
+      })
+    )
+    assert.strictEqual(supplied.abiSource, "supplied")
+    assert.strictEqual(text.chainId, 1)
+    assert.strictEqual(fetched.abiSource, "sourcify")
+    assert.strictEqual(fetched.address, token.toLowerCase())
+    assert.match(fetched.id, /^ct_\d+_[a-z0-9]{9}$/)
+    assert.deepStrictEqual(proxied.proxy, { standard: "EIP-1967", implementation: token.toLowerCase() })
+    assert.deepStrictEqual(
+      listed.map((c) => c.label),
+      ["Router", "Token", "Vault"]
+    )
+  })
+
+  it("refuses bad fields by name, a taken label, and an address with no ABI anywhere", async () => {
+    const failures = await run((c) =>
+      Effect.all(
+        [
+          c.register("key-a", { chainId: 0, contractAddress: router, label: "A", ABI: fixtures.Router.abi }),
+          c.register("key-a", { chainId: 1, contractAddress: "0x123", label: "A", ABI: fixtures.Router.abi }),
+          c.register("key-a", { chainId: 1, contractAddress: router, label: "tx1", ABI: fixtures.Router.abi }),
+          c.register("key-a", { chainId: 1, contractAddress: router, label: "A", ABI: [{ type: "function" }] }),
+          c.register("key-a", { chainId: 1, contractAddress: router, label: "A", ABI: [{ type: "constructor" }] }),
+          Effect.andThen(
+            c.register("key-a", { chainId: 1, contractAddress: router, label: "A", ABI: fixtures.Router.abi }),
+            c.register("key-a", { chainId: 1, contractAddress: token, label: "A", ABI: fixtures.Token.abi })
+          ),
+          c.register("key-a", { chainId: 31337, contractAddress: unknown, label: "Nothing" }),
+          c.get("key-b", "ct_1_aaaaaaaaa"),
+          c.remove("key-b", "ct_1_aaaaaaaaa")
+        ].map((e) => Effect.flip(e as Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>))
+      )
+    )
+    const shown = failures.map((f) => ("field" in f ? `${f._tag} ${String(f.field)}` : f._tag))
+    assert.deepStrictEqual(shown, [
+      "InvalidContract chainId",
+      "InvalidContract contractAddress",
+      "InvalidContract label",
+      "InvalidContract ABI",
+      "InvalidContract ABI",
+      "ContractLabelTaken",
+      "AbiNotFound",
+      "ContractNotFound",
+      "ContractNotFound"
+    ])
+    assert.match(failures[6]!.message, /sourcify \(contract\): not verified; etherscan \(contract\)/)
+    assert.strictEqual(failures[5]!.message, "the label A is already used on chain 1")
   })
 })

@@ -2,6 +2,7 @@
 export * as Abi from "./Abi.ts"
 export * as AbiSource from "./AbiSource.ts"
 export * as ChainData from "./ChainData.ts"
+export * as Contracts from "./Contracts.ts"
 export * as ContractStore from "./ContractStore.ts"
 export * as ChainFacts from "./ChainFacts.ts"
 export * as Scan from "./Scan.ts"

@@ -1,0 +1,144 @@
+/**
+ * Contracts registered for monitoring (spec §2.9): validated, given an ABI (the one supplied, or a verified one
+ * fetched, a proxy's implementation's included), and stored per API key. Rules name them by label.
+ */
+import { randomBytes } from "@noble/hashes/utils.js"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Instant, type StoreError } from "../kernel/index.ts"
+import * as Abi from "./Abi.ts"
+import * as AbiSource from "./AbiSource.ts"
+import { ChainData } from "./ChainData.ts"
+import { type Contract, ContractStore } from "./ContractStore.ts"
+import { isLabel } from "./rules/Ast.ts"
+
+/** A field of a registration is wrong; `field` is its name in the request. */
+export class InvalidContract extends Schema.TaggedError<InvalidContract>()("InvalidContract", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The key already has a contract of that label on that chain. */
+export class ContractLabelTaken extends Schema.TaggedError<ContractLabelTaken>()("ContractLabelTaken", {
+  label: Schema.String,
+  chainId: Schema.Number
+}) {
+  override get message(): string {
+    return `the label ${this.label} is already used on chain ${this.chainId}`
+  }
+}
+
+/** The key has no contract of that id. */
+export class ContractNotFound extends Schema.TaggedError<ContractNotFound>()("ContractNotFound", {
+  id: Schema.String
+}) {
+  override get message(): string {
+    return `no contract ${this.id}`
+  }
+}
+
+/** A registration as it arrives (`POST /v1/contracts`): the ABI, when given, as JSON or a JSON string. */
+export interface Registration {
+  readonly chainId: unknown
+  readonly contractAddress: unknown
+  readonly label: unknown
+  readonly ABI?: unknown
+}
+
+const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
+
+const AbiFromText = Schema.fromJsonString(Abi.Abi)
+
+/** The ABI of a registration: an array, or a JSON string of one (as explorers give it); with functions or events. */
+const suppliedAbi = (raw: unknown): Effect.Effect<Abi.Abi, InvalidContract> =>
+  Effect.gen(function* () {
+    const decoded = yield* Effect.mapError(
+      typeof raw === "string" ? Schema.decodeUnknownEffect(AbiFromText)(raw) : Schema.decodeUnknownEffect(Abi.Abi)(raw),
+      (e) => new InvalidContract({ field: "ABI", message: `not a valid ABI: ${e.message.split("\n").join(" ")}` })
+    )
+    if (Abi.functions(decoded).length === 0 && Abi.events(decoded).length === 0)
+      return yield* new InvalidContract({ field: "ABI", message: "the ABI has no functions or events to watch" })
+    return decoded
+  })
+
+/** Registered contracts, per API key. */
+export class Contracts extends Context.Service<
+  Contracts,
+  {
+    /** Validates and stores a contract; without an ABI, a verified one is fetched (AbiNotFound: none anywhere). */
+    readonly register: (
+      keyId: string,
+      registration: Registration
+    ) => Effect.Effect<Contract, InvalidContract | ContractLabelTaken | AbiSource.AbiNotFound | StoreError.StoreError>
+    /** The key's contracts (on one chain, when given), oldest first. */
+    readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Contract>, StoreError.StoreError>
+    readonly get: (keyId: string, id: string) => Effect.Effect<Contract, ContractNotFound | StoreError.StoreError>
+    readonly remove: (keyId: string, id: string) => Effect.Effect<void, ContractNotFound | StoreError.StoreError>
+  }
+>()("@vigil/core/Contracts") {
+  /** The service over a ContractStore, the verified-source services and the chains' nodes (for proxies). */
+  static readonly layer: Layer.Layer<Contracts, never, ContractStore | AbiSource.AbiSource | ChainData> = Layer.effect(
+    Contracts
+  )(
+    Effect.gen(function* () {
+      const store = yield* ContractStore
+      const sources = yield* AbiSource.AbiSource
+      const chain = yield* ChainData
+      const register = Effect.fn("Contracts.register")(function* (keyId: string, r: Registration) {
+        const chainId = r.chainId
+        if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId < 1)
+          return yield* new InvalidContract({ field: "chainId", message: "must be a positive whole number" })
+        const address = r.contractAddress
+        if (typeof address !== "string" || !/^0[xX][0-9a-fA-F]{40}$/.test(address))
+          return yield* new InvalidContract({
+            field: "contractAddress",
+            message: "must be an EVM address (0x and 40 hex digits)"
+          })
+        const label = r.label
+        if (typeof label !== "string" || !isLabel(label))
+          return yield* new InvalidContract({
+            field: "label",
+            message:
+              "must be an identifier (letters, digits, _; not starting with a digit) that is not a reserved word of the rule language"
+          })
+        if ((yield* store.list(keyId, chainId)).some((c) => c.label === label))
+          return yield* new ContractLabelTaken({ label, chainId })
+        const lower = `0x${address.slice(2).toLowerCase()}`
+        const found =
+          r.ABI === undefined || r.ABI === null
+            ? yield* AbiSource.resolve(chainId, lower).pipe(
+                Effect.provideService(AbiSource.AbiSource, sources),
+                Effect.provideService(ChainData, chain)
+              )
+            : { abi: yield* suppliedAbi(r.ABI), source: "supplied" }
+        const now = yield* Clock.currentTimeMillis
+        const contract: Contract = {
+          id: `ct_${now}_${randomSuffix(9)}`,
+          keyId,
+          chainId,
+          address: lower,
+          label,
+          abi: found.abi,
+          abiSource: found.source,
+          ...("proxy" in found && found.proxy !== undefined ? { proxy: found.proxy } : {}),
+          created: Instant.iso(now)
+        }
+        if (!(yield* store.add(contract))) return yield* new ContractLabelTaken({ label, chainId })
+        return contract
+      })
+      const get = (keyId: string, id: string) =>
+        Effect.flatMap(store.get(keyId, id), (c) =>
+          c === undefined ? Effect.fail(new ContractNotFound({ id })) : Effect.succeed(c)
+        )
+      return {
+        register,
+        list: (keyId, chainId) => store.list(keyId, chainId),
+        get,
+        remove: (keyId, id) =>
+          Effect.flatMap(store.remove(keyId, id), (removed) =>
+            removed ? Effect.void : Effect.fail(new ContractNotFound({ id }))
+          )
+      }
+    })
+  )
+}
