@@ -254,6 +254,57 @@ export class StatusGroup extends HttpApiGroup.make("status")
     OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
   ) {}
 
+/** Monitoring: contracts (spec §2.9, §4.7). Either key header; failures in the v2 shape. */
+export class ContractsGroup extends HttpApiGroup.make("contracts")
+  .add(
+    HttpApiEndpoint.post("register", "/v1/contracts", {
+      payload: S.ContractRequest,
+      success: S.ContractAnswer.pipe(HttpApiSchema.status(201)),
+      error: [
+        S.V2Errors.ValidationError,
+        S.ContractLabelTaken,
+        S.AbiNotFound,
+        S.V2Errors.ServiceUnavailable,
+        ...bodyErrors(S.V2Errors)
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Register a contract",
+        description:
+          "With its ABI, or without one: a verified ABI is then fetched (Sourcify, then an Etherscan-compatible explorer), and an EIP-1967 proxy (its implementation slot read through the chain's node) gets its implementation's ABI, which the answer says. 422 when no ABI is found anywhere, naming what was tried."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/contracts", {
+      query: S.ContractListQuery,
+      success: S.ContractList,
+      error: [S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "List the key's contracts", description: "Oldest first." }))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/contracts/:contractId", {
+      params: { contractId: Schema.String },
+      success: S.ContractAnswer,
+      error: [S.ContractNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "Read a contract" }))
+  )
+  .add(
+    HttpApiEndpoint.delete("remove", "/v1/contracts/:contractId", {
+      params: { contractId: Schema.String },
+      success: S.ContractDeleted,
+      error: [S.ContractNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a contract" }))
+  )
+  .middleware(ApiKeyAuth)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "monitoring: contracts",
+      description:
+        "Contracts watched by bots, by label, with their ABIs. `x-api-key` or `Authorization: Bearer`; another key's contract is a 404."
+    })
+  ) {}
+
 /** The whole reference API. */
 export class VigilApi extends HttpApi.make("vigil")
   .add(SystemGroup)
@@ -261,6 +312,7 @@ export class VigilApi extends HttpApi.make("vigil")
   .add(V2Group)
   .add(StatusGroup)
   .add(WebhooksGroup)
+  .add(ContractsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Vigil",

@@ -52,12 +52,19 @@ const knownRoutes = new Set([
   "/api/v2/status",
   "/api/v2/webhooks",
   "/api/v2/webhooks/stats",
-  "/api/v2/intel/webhook"
+  "/api/v2/intel/webhook",
+  "/v1/contracts"
 ])
 
 /** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
 const routeLabel = (path: string) =>
-  knownRoutes.has(path) ? path : /^\/api\/v2\/webhooks\/[^/]+$/.test(path) ? "/api/v2/webhooks/:webhookId" : "unmatched"
+  knownRoutes.has(path)
+    ? path
+    : /^\/api\/v2\/webhooks\/[^/]+$/.test(path)
+      ? "/api/v2/webhooks/:webhookId"
+      : /^\/v1\/contracts\/[^/]+$/.test(path)
+        ? "/v1/contracts/:contractId"
+        : "unmatched"
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")

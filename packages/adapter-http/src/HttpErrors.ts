@@ -9,7 +9,7 @@
  * rendered here rather than encoded by HttpApi because the hot lane must answer byte for byte as the router does,
  * and several carry headers (`Retry-After`, `X-RateLimit-*`, `WWW-Authenticate`).
  */
-import type { Quota, Screening, StoreError, Webhooks } from "@vigil/core"
+import type { AbiSource, Contracts, Quota, Screening, StoreError, Webhooks } from "@vigil/core"
 import { Data, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import * as Responses from "./Responses.ts"
@@ -59,6 +59,14 @@ export class WebhookFailure extends Data.TaggedError("WebhookFailure")<{
   readonly details?: Record<string, unknown>
 }> {}
 
+/** A refusal of a resource route: its status, the status text as `error`, a message and details for programs. */
+export class Refused extends Data.TaggedError("Refused")<{
+  readonly flavour: Flavour
+  readonly status: 404 | 409 | 422
+  readonly message: string
+  readonly details?: Record<string, unknown>
+}> {}
+
 /** 404: no route for the method and path. */
 export class NotFound extends Data.TaggedError("NotFound")<{
   readonly flavour: Flavour
@@ -100,6 +108,7 @@ export type HttpError =
   | PayloadTooLarge
   | UnsupportedMediaType
   | Internal
+  | Refused
 
 /** The domain errors the routes meet, each with one mapping below. */
 export type DomainError =
@@ -109,6 +118,10 @@ export type DomainError =
   | Webhooks.WebhookLimitReached
   | Webhooks.WebhookNotFound
   | Webhooks.NoWebhooks
+  | Contracts.InvalidContract
+  | Contracts.ContractLabelTaken
+  | Contracts.ContractNotFound
+  | AbiSource.AbiNotFound
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -148,6 +161,19 @@ export const fromDomain =
       case "WebhookNotFound":
       case "NoWebhooks":
         return fromWebhookError(e)
+      case "InvalidContract":
+        return new BadRequest({ flavour, field: e.field, message: e.message })
+      case "ContractLabelTaken":
+        return new Refused({
+          flavour,
+          status: 409,
+          message: e.message,
+          details: { label: e.label, chainId: e.chainId }
+        })
+      case "ContractNotFound":
+        return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
+      case "AbiNotFound":
+        return new Refused({ flavour, status: 422, message: e.message, details: { tried: e.tried } })
       default:
         return e
     }
@@ -160,6 +186,8 @@ export const answer =
     route: Effect.Effect<A, DomainError | HttpError, R>
   ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, never, R> =>
     Effect.catch(route, (e) => respond(fromDomain(flavour)(e)))
+
+const statusText = { 404: "Not Found", 409: "Conflict", 422: "Unprocessable Entity" } as const
 
 /** The response of a failure: the one place an error's status, body and headers are decided. */
 export const respond = (e: HttpError): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
@@ -196,6 +224,8 @@ export const respond = (e: HttpError): Effect.Effect<HttpServerResponse.HttpServ
         "the body must be JSON (Content-Type: application/json)",
         { content_type: e.contentType }
       )
+    case "Refused":
+      return Responses.error(e.flavour, e.status, statusText[e.status], e.message, e.details)
     case "Internal":
       return Responses.error(
         e.flavour,

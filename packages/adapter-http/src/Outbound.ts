@@ -1,6 +1,11 @@
-/** The Node adapters of outbound webhook traffic: the host resolver of registration and the HTTPS transport. */
-import type { HostResolver, WebhookTransport } from "@vigil/core"
+/**
+ * The Node adapters of outbound traffic: the host resolver of webhook registration and the HTTPS transport, the
+ * verified-source services ABIs are fetched from, and the chains' nodes (JSON-RPC).
+ */
+import type { AbiSource, ChainData, HostResolver, WebhookTransport } from "@vigil/core"
 import { Layer } from "effect"
+import * as AbiSources from "./AbiSources.ts"
+import * as EvmRpc from "./EvmRpc.ts"
 import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as NodeHostResolver from "./NodeHostResolver.ts"
 
@@ -10,16 +15,24 @@ export interface Options {
   readonly allowHosts?: ReadonlyArray<string>
   /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
   readonly ca?: string
+  /** Where ABIs are fetched from; defaults in `AbiSources.Options`. */
+  readonly abiSources?: AbiSources.Options
+  /** The JSON-RPC URL of each chain's node. Default none. */
+  readonly rpcUrls?: ReadonlyMap<number, string>
 }
 
-/** Name resolution and HTTPS delivery on Node, guarded by the same allow-list. */
+/** Name resolution and HTTPS delivery on Node guarded by the same allow-list, ABI sources, and chains' nodes. */
 export const layer = (
   options: Options = {}
-): Layer.Layer<HostResolver.HostResolver | WebhookTransport.WebhookTransport> =>
-  Layer.merge(
+): Layer.Layer<
+  HostResolver.HostResolver | WebhookTransport.WebhookTransport | AbiSource.AbiSource | ChainData.ChainData
+> =>
+  Layer.mergeAll(
     NodeHostResolver.layer,
     HttpsWebhookTransport.layer({
       allowHosts: options.allowHosts ?? [],
       ...(options.ca === undefined ? {} : { ca: options.ca })
-    })
+    }),
+    AbiSources.layer(options.abiSources),
+    EvmRpc.layer({ urls: options.rpcUrls ?? new Map() })
   )

@@ -42,8 +42,9 @@ export const toResponse = (
 /** Where an error happened: v2 bodies add `success:false` and `timestamp` (spec §7's webhook shape, superset). */
 export type Flavour = "v2" | "v3"
 
-/** Which flavour of error body a path gets. */
-export const flavourOf = (path: string): Flavour => (path.startsWith("/api/v2/") ? "v2" : "v3")
+/** Which flavour of error body a path gets: v2's for the v2 routes and the monitoring routes (`/v1/…`). */
+export const flavourOf = (path: string): Flavour =>
+  path.startsWith("/api/v2/") || path.startsWith("/v1/") ? "v2" : "v3"
 
 /** `{error, message, details}`, plus `success:false, timestamp` on v2 routes (the time is the Effect `Clock`'s). */
 export const error = (

@@ -261,3 +261,84 @@ export const InvalidWebhookUrl = webhookError(400, "InvalidWebhookUrl", "Invalid
 export const WebhookNotFound = webhookError(404, "WebhookNotFound", "Webhook not found")
 /** 409: the key has 5 webhooks already, or (async intel) none to deliver to. */
 export const WebhookConflict = webhookError(409, "WebhookConflict", "Maximum 5 webhooks allowed per client")
+
+/** Body of `POST /v1/contracts` (spec §2.9). */
+export const ContractRequest = Schema.Struct({
+  chainId: Schema.Int.annotate({ description: "The chain's numeric id", examples: [1] }),
+  contractAddress: Schema.String.annotate({
+    description: "EVM address (0x and 40 hex digits, any case)",
+    examples: ["0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"]
+  }),
+  label: Schema.String.annotate({
+    description: "The name rules use for it (`tx1.<label>.E.Transfer`): an identifier, unique per key and chain",
+    examples: ["USDC"]
+  }),
+  ABI: Schema.optionalKey(
+    Schema.Union([Schema.Array(Schema.Unknown), Schema.String]).annotate({
+      description:
+        "The contract's JSON ABI (functions and events), as an array or a JSON string. Omitted: a verified ABI is fetched (Sourcify, then an Etherscan-compatible explorer; an EIP-1967 proxy gets its implementation's)."
+    })
+  )
+}).annotate({ identifier: "ContractRequest" })
+
+/** A registered contract. */
+export const Contract = Schema.Struct({
+  id: Schema.String.annotate({ description: "ct_<epoch ms>_<9 lowercase alphanumerics>" }),
+  chainId: Schema.Int,
+  contractAddress: Schema.String.annotate({ description: "Lower-case" }),
+  label: Schema.String,
+  ABI: Schema.Array(Schema.Unknown).annotate({ description: "The ABI's entries rules are checked and decoded with" }),
+  abiSource: Schema.String.annotate({ description: "supplied, sourcify or etherscan", examples: ["sourcify"] }),
+  proxy: Schema.optionalKey(
+    Schema.Struct({ standard: Schema.Literal("EIP-1967"), implementation: Schema.String }).annotate({
+      description: "Present when the address is a proxy and the ABI is its implementation's"
+    })
+  ),
+  created: Instant.Timestamp
+}).annotate({ identifier: "Contract" })
+
+/** `POST /v1/contracts` (201) and `GET /v1/contracts/:contractId`. */
+export const ContractAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  contract: Contract,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ContractAnswer" })
+
+/** `GET /v1/contracts`. */
+export const ContractList = Schema.Struct({
+  success: Schema.Literal(true),
+  contracts: Schema.Array(Contract),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ContractList" })
+
+/** Query of `GET /v1/contracts`. */
+export const ContractListQuery = Schema.Struct({
+  chainId: Schema.optionalKey(
+    Schema.NumberFromString.check(Schema.isInt()).annotate({ description: "Only the contracts of this chain" })
+  )
+})
+
+/** `DELETE /v1/contracts/:contractId`. */
+export const ContractDeleted = Schema.Struct({
+  success: Schema.Literal(true),
+  message: Schema.String,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ContractDeleted" })
+
+/** 404: the key has no contract of that id. */
+export const ContractNotFound = v2Body("Not Found", 404, "ContractNotFound", {
+  message: "no contract ct_1764000000000_abcdefghi",
+  details: { id: "ct_1764000000000_abcdefghi" }
+})
+
+/** 409: the key already has a contract of that label on that chain. */
+export const ContractLabelTaken = v2Body("Conflict", 409, "ContractLabelTaken", {
+  message: "the label USDC is already used on chain 1",
+  details: { label: "USDC", chainId: 1 }
+})
+
+/** 422: registered without an ABI, and none was found; `details.tried` says where it looked and what it heard. */
+export const AbiNotFound = v2Body("Unprocessable Entity", 422, "AbiNotFound", {
+  message: "no verified ABI for 0x… on chain 1: …",
+  details: { tried: ["EIP-1967 proxy check: not a proxy", "sourcify (contract): not verified"] }
+})

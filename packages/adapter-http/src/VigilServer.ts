@@ -7,6 +7,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
+import * as ContractHandlers from "./ContractHandlers.ts"
 import * as Edge from "./Edge.ts"
 import * as GatedServer from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
@@ -71,7 +72,8 @@ const routesOver = (
         IntelHandlers.v3Layer,
         IntelHandlers.v2Layer,
         IntelHandlers.statusLayer,
-        WebhookHandlers.layer
+        WebhookHandlers.layer,
+        ContractHandlers.layer
       ])
     ),
     HttpApiScalar.layer(VigilApi, { path: "/docs" }),

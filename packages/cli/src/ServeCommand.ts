@@ -98,6 +98,45 @@ const webhookConfig = Config.all({
   backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000))
 })
 
+/** An operator-configured http(s) URL, or the reason it is not one. */
+const httpUrl = (name: string, text: string): string | CommandFailed =>
+  URL.canParse(text) && ["http:", "https:"].includes(new URL(text).protocol)
+    ? text
+    : new CommandFailed({ message: `invalid ${name}: ${text} is not an http(s) URL` })
+
+/**
+ * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
+ * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`) and each chain's
+ * node (`VIGIL_RPC_URL_<chainId>`).
+ */
+const loadMonitoringOptions = Effect.gen(function* () {
+  const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
+  for (const [name, field] of [
+    ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
+    ["VIGIL_ETHERSCAN_URL", "etherscanUrl"]
+  ] as const) {
+    const value = process.env[name]
+    if (value === undefined) continue
+    const url = value === "" ? "" : httpUrl(name, value)
+    if (url instanceof CommandFailed) return yield* url
+    abiSources[field] = url
+  }
+  const key = process.env.VIGIL_ETHERSCAN_API_KEY
+  if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
+  const rpcUrls = new Map<number, string>()
+  for (const [name, value] of Object.entries(process.env)) {
+    const m = /^VIGIL_RPC_URL_(.*)$/.exec(name)
+    if (m === null || value === undefined) continue
+    const chainId = Number(m[1])
+    if (!/^[1-9][0-9]*$/.test(m[1]!) || !Number.isSafeInteger(chainId))
+      return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
+    const url = httpUrl(name, value)
+    if (url instanceof CommandFailed) return yield* url
+    rpcUrls.set(chainId, url)
+  }
+  return { abiSources, rpcUrls }
+})
+
 const loadWebhookOptions = Effect.gen(function* () {
   const config = yield* webhookConfig.pipe(
     Effect.mapError(
@@ -115,7 +154,12 @@ const loadWebhookOptions = Effect.gen(function* () {
               message: `cannot read VIGIL_WEBHOOK_CA_FILE ${caFile}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
             })
         })
-  const outbound: Outbound.Options = { allowHosts: config.allowHosts, ...(ca === undefined ? {} : { ca }) }
+  const monitoring = yield* loadMonitoringOptions
+  const outbound: Outbound.Options = {
+    allowHosts: config.allowHosts,
+    ...(ca === undefined ? {} : { ca }),
+    ...monitoring
+  }
   const webhooks: Engine.WebhookSettings = {
     allowHosts: config.allowHosts,
     delivery: { timeoutMillis: config.timeoutMillis, retries: config.retries, backoffMillis: config.backoffMillis }

@@ -149,4 +149,22 @@ describe("vigil serve", () => {
     assert.strictEqual(bad.code, 1)
     assert.strictEqual(bad.stderr.trim(), "vigil: invalid VIGIL_HOT_ROUTES: expected on or off")
   })
+
+  it("refuses a monitoring URL that is not http(s), and a VIGIL_RPC_URL_ suffix that is not a chain id, in one line", async () => {
+    const cwd = tempDir()
+    const cases: Array<readonly [Record<string, string>, string]> = [
+      [{ VIGIL_SOURCIFY_URL: "ftp://mirror" }, "vigil: invalid VIGIL_SOURCIFY_URL: ftp://mirror is not an http(s) URL"],
+      [{ VIGIL_ETHERSCAN_URL: "explorer" }, "vigil: invalid VIGIL_ETHERSCAN_URL: explorer is not an http(s) URL"],
+      [{ VIGIL_RPC_URL_1: "localhost:8545" }, "vigil: invalid VIGIL_RPC_URL_1: localhost:8545 is not an http(s) URL"],
+      [
+        { VIGIL_RPC_URL_MAINNET: "http://127.0.0.1:8545" },
+        "vigil: invalid VIGIL_RPC_URL_MAINNET: the suffix must be a chain id (a whole number)"
+      ]
+    ]
+    for (const [env, expected] of cases) {
+      const bad = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0", ...env }, ["serve"])
+      assert.strictEqual(bad.code, 1, JSON.stringify(env))
+      assert.strictEqual(bad.stderr.trim(), expected)
+    }
+  })
 })

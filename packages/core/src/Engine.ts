@@ -1,7 +1,8 @@
 /**
  * The composition of the core services over the ports, in one place, so that every host builds the same
  * product: the HTTP server, the `vigil` command and an embedding application. A host adds the adapters: a
- * storage (memory, SQLite) and, for webhooks, a host resolver and a transport.
+ * storage (memory, SQLite) and the outbound ones (a host resolver and a transport for webhooks, verified-source
+ * services for ABIs, the chains' nodes).
  */
 import { Layer } from "effect"
 import { ApiKeys, type ApiKeyStore, Quota, type QuotaStore } from "./access/index.ts"
@@ -12,6 +13,7 @@ import {
   type WebhookStore,
   type WebhookTransport
 } from "./delivery/index.ts"
+import { type AbiSource, type ChainData, Contracts, type ContractStore } from "./monitoring/index.ts"
 import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
 /** How webhooks are registered and delivered; every field has a default. */
@@ -30,10 +32,19 @@ export type Services =
   | ResultCache.ResultCache
   | Intelligence.Intelligence
   | Webhooks.Webhooks
+  | Contracts.Contracts
 
 /** The storage ports the services read and write. */
 export type Storage =
-  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | IntelIndex.IntelIndex | WebhookStore.WebhookStore
+  | ApiKeyStore.ApiKeyStore
+  | QuotaStore.QuotaStore
+  | IntelIndex.IntelIndex
+  | WebhookStore.WebhookStore
+  | ContractStore.ContractStore
+
+/** What the services reach outside the process: names and webhooks, verified-source services, chains' nodes. */
+export type Outbound =
+  HostResolver.HostResolver | WebhookTransport.WebhookTransport | AbiSource.AbiSource | ChainData.ChainData
 
 /** Screening alone over an intelligence index: what a host that only screens needs. */
 export const screening: Layer.Layer<
@@ -50,12 +61,13 @@ export const screening: Layer.Layer<
  */
 export const layer = (
   settings: { readonly webhooks?: WebhookSettings } = {}
-): Layer.Layer<Services, never, Storage | HostResolver.HostResolver | WebhookTransport.WebhookTransport> =>
+): Layer.Layer<Services, never, Storage | Outbound> =>
   Layer.mergeAll(
     ApiKeys.ApiKeys.layer,
     Quota.Quota.layer,
     Quota.pruning,
     screening,
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
-    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery })
+    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
+    Contracts.Contracts.layer
   ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))
