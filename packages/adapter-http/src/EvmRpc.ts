@@ -250,6 +250,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           missing("Invalid", `block ${number}: the receipts do not match the block's transactions`)
           continue
         }
+        let frames: ReadonlyArray<unknown> | undefined
         if (withTraces) {
           if (!traceAnswer!.ok) {
             const reason = classifyRpcError(traceAnswer!.code, traceAnswer!.message)
@@ -265,30 +266,21 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             missing(reason, `block ${number}: debug_traceBlockByNumber: ${traceAnswer!.message}`)
             continue
           }
-          const frames = Array.isArray(traceAnswer!.result)
+          frames = Array.isArray(traceAnswer!.result)
             ? (traceAnswer!.result as ReadonlyArray<unknown>).map((t) => (isObject(t) && "result" in t ? t.result : t))
             : undefined
           if (frames === undefined || frames.length !== block.transactions.length) {
             missing("Invalid", `block ${number}: the traces do not match the block's transactions`)
             continue
           }
-          results.push({
-            _tag: "Found",
-            number,
-            data: {
-              block: block as unknown as ChainFacts.RpcBlock,
-              receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>,
-              traces: frames as ReadonlyArray<ChainFacts.CallFrame>
-            }
-          })
-          continue
         }
         results.push({
           _tag: "Found",
           number,
           data: {
             block: block as unknown as ChainFacts.RpcBlock,
-            receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>
+            receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>,
+            ...(frames === undefined ? {} : { traces: frames as ReadonlyArray<ChainFacts.CallFrame> })
           }
         })
       }

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { it } from "@effect/vitest"
 import { assert, describe } from "vitest"
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import { call, issue } from "./TestServer.ts"
 import * as TestServer from "./TestServer.ts"
 
@@ -42,81 +42,82 @@ const sourcify = (): Promise<{ readonly url: string; readonly close: () => Promi
   )
 }
 
+/** Runs `body` against the real server whose ABI source is a fresh local Sourcify (no explorer, no node). */
+const withServer = <A, E>(body: Effect.Effect<A, E, Layer.Success<ReturnType<typeof TestServer.layer>>>) =>
+  Effect.acquireUseRelease(
+    Effect.promise(sourcify),
+    (source) =>
+      body.pipe(
+        Effect.provide(TestServer.layer({ outbound: { abiSources: { sourcifyUrl: source.url, etherscanUrl: "" } } }))
+      ),
+    (source) => Effect.promise(source.close)
+  )
+
 describe("/v1/contracts", () => {
   it.live(
     "registers, lists, reads and deletes a key's contracts; another key sees none of them",
     () =>
-      Effect.acquireUseRelease(
-        Effect.promise(sourcify),
-        (source) =>
-          Effect.gen(function* () {
-            const key = yield* issue({ name: "Acme" })
-            const other = yield* issue({ name: "Other" })
-            const post = (k: string, json: unknown) =>
-              call("POST", "/v1/contracts", { headers: { "x-api-key": k }, json })
-            const created = yield* post(key, { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] })
-            assert.strictEqual(created.status, 201, created.text)
-            assert.strictEqual(created.json.success, true)
-            assert.strictEqual(created.json.contract.contractAddress, usdc.toLowerCase())
-            assert.strictEqual(created.json.contract.abiSource, "supplied")
-            assert.match(created.json.contract.id, /^ct_\d+_[a-z0-9]{9}$/)
-            // The ABI as a JSON string (as explorers give it), with a Bearer key.
-            const text = yield* call("POST", "/v1/contracts", {
-              headers: { authorization: `Bearer ${key}` },
-              json: { chainId: 10, contractAddress: usdc, label: "USDC", ABI: JSON.stringify([transfer]) }
-            })
-            assert.strictEqual(text.status, 201, text.text)
-            // Without an ABI: fetched.
-            const fetched = yield* post(key, { chainId: 1, contractAddress: verified, label: "Vault" })
-            assert.strictEqual(fetched.status, 201, fetched.text)
-            assert.strictEqual(fetched.json.contract.abiSource, "sourcify")
-            assert.deepStrictEqual(fetched.json.contract.ABI, [transfer])
+      withServer(
+        Effect.gen(function* () {
+          const key = yield* issue({ name: "Acme" })
+          const other = yield* issue({ name: "Other" })
+          const post = (k: string, json: unknown) =>
+            call("POST", "/v1/contracts", { headers: { "x-api-key": k }, json })
+          const created = yield* post(key, { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] })
+          assert.strictEqual(created.status, 201, created.text)
+          assert.strictEqual(created.json.success, true)
+          assert.strictEqual(created.json.contract.contractAddress, usdc.toLowerCase())
+          assert.strictEqual(created.json.contract.abiSource, "supplied")
+          assert.match(created.json.contract.id, /^ct_\d+_[a-z0-9]{9}$/)
+          // The ABI as a JSON string (as explorers give it), with a Bearer key.
+          const text = yield* call("POST", "/v1/contracts", {
+            headers: { authorization: `Bearer ${key}` },
+            json: { chainId: 10, contractAddress: usdc, label: "USDC", ABI: JSON.stringify([transfer]) }
+          })
+          assert.strictEqual(text.status, 201, text.text)
+          // Without an ABI: fetched.
+          const fetched = yield* post(key, { chainId: 1, contractAddress: verified, label: "Vault" })
+          assert.strictEqual(fetched.status, 201, fetched.text)
+          assert.strictEqual(fetched.json.contract.abiSource, "sourcify")
+          assert.deepStrictEqual(fetched.json.contract.ABI, [transfer])
 
-            const list = yield* call("GET", "/v1/contracts", { headers: { "x-api-key": key } })
-            assert.deepStrictEqual(
-              list.json.contracts.map((c: { label: string; chainId: number }) => `${c.label}@${c.chainId}`),
-              ["USDC@1", "USDC@10", "Vault@1"]
-            )
-            const onOne = yield* call("GET", "/v1/contracts?chainId=10", { headers: { "x-api-key": key } })
-            assert.deepStrictEqual(
-              onOne.json.contracts.map((c: { chainId: number }) => c.chainId),
-              [10]
-            )
-            const id = created.json.contract.id as string
-            const read = yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })
-            assert.strictEqual(read.status, 200)
-            assert.deepStrictEqual(read.json.contract, created.json.contract)
+          const list = yield* call("GET", "/v1/contracts", { headers: { "x-api-key": key } })
+          assert.deepStrictEqual(
+            list.json.contracts.map((c: { label: string; chainId: number }) => `${c.label}@${c.chainId}`),
+            ["USDC@1", "USDC@10", "Vault@1"]
+          )
+          const onOne = yield* call("GET", "/v1/contracts?chainId=10", { headers: { "x-api-key": key } })
+          assert.deepStrictEqual(
+            onOne.json.contracts.map((c: { chainId: number }) => c.chainId),
+            [10]
+          )
+          const id = created.json.contract.id as string
+          const read = yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })
+          assert.strictEqual(read.status, 200)
+          assert.deepStrictEqual(read.json.contract, created.json.contract)
 
-            // Another key: nothing to see, read or delete.
-            assert.deepStrictEqual(
-              (yield* call("GET", "/v1/contracts", { headers: { "x-api-key": other } })).json.contracts,
-              []
-            )
-            const foreign = yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": other } })
-            assert.strictEqual(foreign.status, 404)
-            assert.strictEqual(foreign.json.error, "Not Found")
-            assert.strictEqual(
-              (yield* call("DELETE", `/v1/contracts/${id}`, { headers: { "x-api-key": other } })).status,
-              404
-            )
-            const deleted = yield* call("DELETE", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })
-            assert.strictEqual(deleted.status, 200)
-            assert.strictEqual(deleted.json.success, true)
-            assert.strictEqual(
-              (yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })).status,
-              404
-            )
-            // The label is free again.
-            assert.strictEqual(
-              (yield* post(key, { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] })).status,
-              201
-            )
-          }).pipe(
-            Effect.provide(
-              TestServer.layer({ outbound: { abiSources: { sourcifyUrl: source.url, etherscanUrl: "" } } })
-            )
-          ),
-        (source) => Effect.promise(source.close)
+          // Another key: nothing to see, read or delete.
+          assert.deepStrictEqual(
+            (yield* call("GET", "/v1/contracts", { headers: { "x-api-key": other } })).json.contracts,
+            []
+          )
+          const foreign = yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": other } })
+          assert.strictEqual(foreign.status, 404)
+          assert.strictEqual(foreign.json.error, "Not Found")
+          assert.strictEqual(
+            (yield* call("DELETE", `/v1/contracts/${id}`, { headers: { "x-api-key": other } })).status,
+            404
+          )
+          const deleted = yield* call("DELETE", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })
+          assert.strictEqual(deleted.status, 200)
+          assert.strictEqual(deleted.json.success, true)
+          assert.strictEqual((yield* call("GET", `/v1/contracts/${id}`, { headers: { "x-api-key": key } })).status, 404)
+          // The label is free again.
+          assert.strictEqual(
+            (yield* post(key, { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] })).status,
+            201
+          )
+        })
       ),
     30_000
   )
@@ -124,50 +125,43 @@ describe("/v1/contracts", () => {
   it.live(
     "refuses bad fields by name, a taken label, no ABI anywhere, and a missing key",
     () =>
-      Effect.acquireUseRelease(
-        Effect.promise(sourcify),
-        (source) =>
-          Effect.gen(function* () {
-            const key = yield* issue({ name: "Acme" })
-            const post = (json: unknown, headers: Record<string, string> = { "x-api-key": key }) =>
-              call("POST", "/v1/contracts", { headers, json })
-            const good = { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] }
-            const cases: Array<readonly [unknown, string]> = [
-              [{ ...good, chainId: "one" }, "chainId"],
-              [{ ...good, chainId: 0 }, "chainId"],
-              [{ ...good, contractAddress: "0x1234" }, "contractAddress"],
-              [{ ...good, label: "tx1" }, "label"],
-              [{ ...good, label: "has space" }, "label"],
-              [{ ...good, ABI: [{ type: "function" }] }, "ABI"],
-              [{ ...good, ABI: "not json" }, "ABI"],
-              [{ ...good, ABI: [] }, "ABI"],
-              [{ contractAddress: usdc, label: "USDC" }, "chainId"]
-            ]
-            for (const [body, field] of cases) {
-              const r = yield* post(body)
-              assert.strictEqual(r.status, 400, `${JSON.stringify(body)}: ${r.text}`)
-              assert.strictEqual(r.json.details.field, field, r.text)
-              assert.strictEqual(r.json.success, false)
-            }
-            assert.strictEqual((yield* post(good)).status, 201)
-            const taken = yield* post({ ...good, contractAddress: verified })
-            assert.strictEqual(taken.status, 409)
-            assert.strictEqual(taken.json.message, "the label USDC is already used on chain 1")
-            const none = yield* post({ chainId: 1, contractAddress: usdc, label: "Other" })
-            assert.strictEqual(none.status, 422, none.text)
-            assert.deepStrictEqual(none.json.details.tried, [
-              "EIP-1967 proxy check: no RPC URL is configured for chain 1 (VIGIL_RPC_URL_1)",
-              "sourcify (contract): not verified"
-            ])
-            assert.strictEqual((yield* post(good, {})).status, 401)
-            const list = yield* call("GET", "/v1/contracts", { headers: { "x-api-key": key } })
-            assert.strictEqual(list.json.contracts.length, 1, "nothing refused was stored")
-          }).pipe(
-            Effect.provide(
-              TestServer.layer({ outbound: { abiSources: { sourcifyUrl: source.url, etherscanUrl: "" } } })
-            )
-          ),
-        (source) => Effect.promise(source.close)
+      withServer(
+        Effect.gen(function* () {
+          const key = yield* issue({ name: "Acme" })
+          const post = (json: unknown, headers: Record<string, string> = { "x-api-key": key }) =>
+            call("POST", "/v1/contracts", { headers, json })
+          const good = { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] }
+          const cases: Array<readonly [unknown, string]> = [
+            [{ ...good, chainId: "one" }, "chainId"],
+            [{ ...good, chainId: 0 }, "chainId"],
+            [{ ...good, contractAddress: "0x1234" }, "contractAddress"],
+            [{ ...good, label: "tx1" }, "label"],
+            [{ ...good, label: "has space" }, "label"],
+            [{ ...good, ABI: [{ type: "function" }] }, "ABI"],
+            [{ ...good, ABI: "not json" }, "ABI"],
+            [{ ...good, ABI: [] }, "ABI"],
+            [{ contractAddress: usdc, label: "USDC" }, "chainId"]
+          ]
+          for (const [body, field] of cases) {
+            const r = yield* post(body)
+            assert.strictEqual(r.status, 400, `${JSON.stringify(body)}: ${r.text}`)
+            assert.strictEqual(r.json.details.field, field, r.text)
+            assert.strictEqual(r.json.success, false)
+          }
+          assert.strictEqual((yield* post(good)).status, 201)
+          const taken = yield* post({ ...good, contractAddress: verified })
+          assert.strictEqual(taken.status, 409)
+          assert.strictEqual(taken.json.message, "the label USDC is already used on chain 1")
+          const none = yield* post({ chainId: 1, contractAddress: usdc, label: "Other" })
+          assert.strictEqual(none.status, 422, none.text)
+          assert.deepStrictEqual(none.json.details.tried, [
+            "EIP-1967 proxy check: no RPC URL is configured for chain 1 (VIGIL_RPC_URL_1)",
+            "sourcify (contract): not verified"
+          ])
+          assert.strictEqual((yield* post(good, {})).status, 401)
+          const list = yield* call("GET", "/v1/contracts", { headers: { "x-api-key": key } })
+          assert.strictEqual(list.json.contracts.length, 1, "nothing refused was stored")
+        })
       ),
     30_000
   )

@@ -64,6 +64,21 @@ const backtest = async (args: ReadonlyArray<string>, range?: readonly [number, n
   ])
 }
 
+/** The JSON lines a backtest printed. */
+const matchesOf = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          rule: number
+          transactions: Record<string, { hash: string; blockNumber: number }>
+          occurrences: Record<string, { args: Record<string, string> }>
+          held: Array<string>
+        }
+    )
+
 describe("vigil monitor backtest", () => {
   it("prints each match of each rule as a JSON line, with its evidence, and a summary on stderr", async () => {
     const run = await backtest([
@@ -71,18 +86,7 @@ describe("vigil monitor backtest", () => {
       "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
     ])
     assert.strictEqual(run.code, 0, run.stderr)
-    const lines = run.stdout
-      .trim()
-      .split("\n")
-      .map(
-        (l) =>
-          JSON.parse(l) as {
-            rule: number
-            transactions: Record<string, { hash: string; blockNumber: number }>
-            occurrences: Record<string, { args: Record<string, string> }>
-            held: Array<string>
-          }
-      )
+    const lines = matchesOf(run.stdout)
     const byRule = (rule: number) =>
       lines.filter((l) => l.rule === rule).map((l) => Object.values(l.transactions).map((t) => t.hash))
     assert.deepStrictEqual(byRule(0), [[sent.big!.hash], [sent.late!.hash]])
@@ -105,14 +109,7 @@ describe("vigil monitor backtest", () => {
       "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
     ])
     assert.strictEqual(run.code, 0, run.stderr)
-    const hashes = run.stdout
-      .trim()
-      .split("\n")
-      .map((l) =>
-        Object.values((JSON.parse(l) as { transactions: Record<string, { hash: string }> }).transactions).map(
-          (t) => t.hash
-        )
-      )
+    const hashes = matchesOf(run.stdout).map((l) => Object.values(l.transactions).map((t) => t.hash))
     assert.deepStrictEqual(hashes, [[sent.approve!.hash, sent.big!.hash]])
   })
 

@@ -260,38 +260,31 @@ const search = (
         low = Math.min(low, block)
         high = Math.max(high, block)
       }
-      const keys = l.needed
-      if (keys.length > 0) {
-        // Only the transactions with an occurrence the rule needs of this one: the fewest of them.
-        let candidates = indexed(facts, keys[0]!)
-        for (let k = 1; k < keys.length; k++) {
-          const list = indexed(facts, keys[k]!)
-          if (list.length < candidates.length) candidates = list
-        }
-        let lo = 0
+      // With occurrences the rule needs of this transaction, only the transactions that have them (the fewest
+      // of them, from the index); otherwise every position in the range.
+      let candidates: ReadonlyArray<number> | undefined
+      for (const key of l.needed) {
+        const list = indexed(facts, key)
+        if (candidates === undefined || list.length < candidates.length) candidates = list
+      }
+      let k = after + 1
+      if (candidates !== undefined) {
         let hi = candidates.length
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1
-          if (candidates[mid]! <= after) lo = mid + 1
+        k = 0
+        while (k < hi) {
+          const mid = (k + hi) >>> 1
+          if (candidates[mid]! <= after) k = mid + 1
           else hi = mid
         }
-        for (let k = lo; k < candidates.length; k++) {
-          const at = candidates[k]!
-          if (at >= before) break
-          if (low !== Infinity) {
-            const block = txs[at]!.blockNumber
-            if (block < high - facts.blockRange) continue
-            if (block > low + facts.blockRange) break
-          }
-          if (bind(i, l, at)) return true
-          if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
-        }
-        return false
       }
-      for (let at = after + 1; at < before; at++) {
-        const block = txs[at]!.blockNumber
-        if (block < high - facts.blockRange) continue
-        if (block > low + facts.blockRange) break
+      for (; ; k++) {
+        const at = candidates === undefined ? k : candidates[k]
+        if (at === undefined || at >= before) break
+        if (low !== Infinity) {
+          const block = txs[at]!.blockNumber
+          if (block < high - facts.blockRange) continue
+          if (block > low + facts.blockRange) break
+        }
         if (bind(i, l, at)) return true
         if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
       }
