@@ -1,7 +1,16 @@
 /** Every storage port in process memory, as one layer: for tests, examples and embedding without a database. */
-import type { ApiKeyStore, ContractStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
+import type {
+  ApiKeyStore,
+  BotStore,
+  ContractStore,
+  IntelIndex,
+  QuotaStore,
+  StorageProbe,
+  WebhookStore
+} from "@vigil/core"
 import { Layer } from "effect"
 import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
+import * as MemoryBotStore from "./MemoryBotStore.ts"
 import * as MemoryContractStore from "./MemoryContractStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
@@ -11,6 +20,7 @@ import * as MemoryWebhookStore from "./MemoryWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | BotStore.BotStore
   | ContractStore.ContractStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
@@ -20,6 +30,7 @@ export type Services =
 /** All memory-backed ports; each build starts empty. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryApiKeyStore.layer,
+  MemoryBotStore.layer,
   MemoryContractStore.layer,
   MemoryIntelIndex.layer,
   MemoryQuotaStore.layer,

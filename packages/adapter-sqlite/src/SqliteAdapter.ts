@@ -1,6 +1,7 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
 import type {
   ApiKeyStore,
+  BotStore,
   ContractStore,
   IntelIndex,
   QuotaStore,
@@ -10,6 +11,7 @@ import type {
 } from "@vigil/core"
 import { Layer } from "effect"
 import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
+import * as SqliteBotStore from "./SqliteBotStore.ts"
 import * as SqliteContractStore from "./SqliteContractStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
@@ -20,6 +22,7 @@ import * as SqliteWebhookStore from "./SqliteWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | BotStore.BotStore
   | ContractStore.ContractStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
@@ -31,6 +34,7 @@ export type Services =
 export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
   Layer.mergeAll(
     SqliteApiKeyStore.layer,
+    SqliteBotStore.layer,
     SqliteContractStore.layer,
     SqliteIntelIndex.layer,
     SqliteQuotaStore.layer,

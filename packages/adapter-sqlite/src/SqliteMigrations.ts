@@ -185,6 +185,22 @@ export const migrations: ReadonlyArray<Migration> = [
       );
       CREATE INDEX monitor_contracts_by_key ON monitor_contracts (key_id, chain_id, created);
     `
+  },
+  {
+    version: 9,
+    name: "monitor bots",
+    // Bots as JSON documents beside the columns they are found, ordered and revised by.
+    sql: `
+      CREATE TABLE monitor_bots (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        chain_id INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        created TEXT NOT NULL,
+        body TEXT NOT NULL
+      );
+      CREATE INDEX monitor_bots_by_key ON monitor_bots (key_id, chain_id, created);
+    `
   }
 ]
 

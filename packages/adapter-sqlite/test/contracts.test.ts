@@ -1,4 +1,5 @@
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
@@ -12,3 +13,4 @@ IntelIndexContract.suite("sqlite", TempDatabase.layer)
 ApiKeyStoreContract.suite("sqlite", TempDatabase.layer)
 WebhookStoreContract.suite("sqlite", TempDatabase.layer)
 ContractStoreContract.suite("sqlite", TempDatabase.layer)
+BotStoreContract.suite("sqlite", TempDatabase.layer)

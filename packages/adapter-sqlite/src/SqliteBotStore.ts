@@ -1,0 +1,72 @@
+/**
+ * BotStore on SQLite: one row per bot, the bot as JSON beside the columns it is found and ordered by; an update
+ * names the revision it replaces, so two updates never silently overwrite each other.
+ */
+import { BotStore, StoreError } from "@vigil/core"
+import { Effect, Layer, Schema } from "effect"
+import { SqliteDatabase } from "./SqliteDatabase.ts"
+
+interface BotRow {
+  readonly id: string
+  readonly body: string
+}
+
+const BotJson = Schema.fromJsonString(BotStore.Bot)
+const encodeBot = Schema.encodeSync(BotJson)
+const decodeBot = Schema.decodeUnknownExit(BotJson)
+
+/** A row as a bot; a stored bot that no longer decodes is corruption, named by its id. */
+const toBot = (r: BotRow): BotStore.Bot => {
+  const bot = decodeBot(r.body)
+  if (bot._tag === "Failure")
+    throw new StoreError.StoreError({
+      reason: "Corrupt",
+      operation: "BotStore",
+      message: `the stored bot ${r.id} does not decode`
+    })
+  return bot.value
+}
+
+const make = Effect.gen(function* () {
+  const database = yield* SqliteDatabase
+  const s = yield* database.use("BotStore.prepare", (db) => ({
+    insert: db.prepare<[string, string, number, number, string, string]>(
+      "INSERT INTO monitor_bots (id, key_id, chain_id, revision, created, body) VALUES (?, ?, ?, ?, ?, ?)"
+    ),
+    list: db.prepare<[string], BotRow>("SELECT id, body FROM monitor_bots WHERE key_id = ? ORDER BY created, rowid"),
+    listChain: db.prepare<[string, number], BotRow>(
+      "SELECT id, body FROM monitor_bots WHERE key_id = ? AND chain_id = ? ORDER BY created, rowid"
+    ),
+    get: db.prepare<[string, string], BotRow>("SELECT id, body FROM monitor_bots WHERE key_id = ? AND id = ?"),
+    update: db.prepare<[number, string, string, string, number]>(
+      "UPDATE monitor_bots SET revision = ?, body = ? WHERE key_id = ? AND id = ? AND revision = ?"
+    ),
+    remove: db.prepare<[string, string]>("DELETE FROM monitor_bots WHERE key_id = ? AND id = ?")
+  }))
+  return BotStore.BotStore.of({
+    add: (b) =>
+      database.transaction("BotStore.add", () => {
+        s.insert.run(b.id, b.keyId, b.chainId, b.revision, b.created, encodeBot(b))
+      }),
+    list: (keyId, chainId) =>
+      database.use("BotStore.list", () =>
+        (chainId === undefined ? s.list.all(keyId) : s.listChain.all(keyId, chainId)).map(toBot)
+      ),
+    get: (keyId, id) =>
+      database.use("BotStore.get", () => {
+        const row = s.get.get(keyId, id)
+        return row === undefined ? undefined : toBot(row)
+      }),
+    update: (b) =>
+      database.transaction(
+        "BotStore.update",
+        () => s.update.run(b.revision, encodeBot(b), b.keyId, b.id, b.revision - 1).changes === 1
+      ),
+    remove: (keyId, id) => database.transaction("BotStore.remove", () => s.remove.run(keyId, id).changes === 1)
+  })
+})
+
+/** The SQLite BotStore (needs the SqliteDatabase). */
+export const layer: Layer.Layer<BotStore.BotStore, StoreError.StoreError, SqliteDatabase> = Layer.effect(
+  BotStore.BotStore
+)(make)
