@@ -86,7 +86,7 @@ describe("vigil rules check", () => {
     assert.strictEqual(r.code, 1)
     assert.deepStrictEqual(r.stdout.trim().split("\n"), [
       "expression 1: system.emitted(tx1.USDT.E.Transfer)",
-      "              ^ no contract labelled USDT on this chain (did you mean USDC?)",
+      "                                 ^ no contract labelled USDT on this chain (did you mean USDC?)",
       "expression 2: system.uintCompare(tx1.USDC.F.transfer.to, >, 1)",
       "                                 ^ uintCompare compares uint values; this is address (did you mean addressCompare?)",
       "system.emitted(tx1.USDC.E.Transfer)"

@@ -149,9 +149,9 @@ describe("the checker accepts well-typed rules", () => {
 describe("the checker reports each problem with its offset, a message and candidates", () => {
   it("names an unknown label, event, function, parameter or member, with what was probably meant", () => {
     const cases: ReadonlyArray<readonly [string, number, RegExp, ReadonlyArray<string>]> = [
-      ["system.emitted(tx1.USDT.E.Transfer)", 0, /no contract labelled USDT on this chain/, ["USDC"]],
-      ["system.emitted(tx1.USDC.E.Transfers)", 0, /USDC has no event Transfers/, ["Transfer"]],
-      ["system.invoked(tx1.USDC.F.Transfer)", 0, /USDC has no function Transfer/, ["transfer"]],
+      ["system.emitted(tx1.USDT.E.Transfer)", 19, /no contract labelled USDT on this chain/, ["USDC"]],
+      ["system.emitted(tx1.USDC.E.Transfers)", 26, /USDC has no event Transfers/, ["Transfer"]],
+      ["system.invoked(tx1.USDC.F.Transfer)", 26, /USDC has no function Transfer/, ["transfer"]],
       ["system.uintCompare(tx1.USDC.F.transfer.amount, >, 1)", 19, /no parameter or member amount/, []],
       ["system.uintCompare(tx1.DAI.F.transferFrom.amoutn, >, 1)", 19, /no parameter or member amoutn/, ["amount"]],
       ["system.uintCompare(tx1.Router.F.smartSwapByOrderId.orders[0].amt, >, 1)", 19, /no parameter or member amt/, []],

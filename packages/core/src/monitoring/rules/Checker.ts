@@ -294,6 +294,11 @@ export const check = (source: string, options: Options): Result => {
     }
     if (f.tx !== 1) advanced(offset, `tx${f.tx}`)
   }
+  /** Where `needle` first stands at or after `offset` in the source, plus `skip`; `offset` when it does not. */
+  const within = (offset: number, needle: string, skip: number) => {
+    const i = source.indexOf(needle, offset)
+    return i === -1 ? offset : i + skip
+  }
   const contractOf = (label: string, offset: number): Contract | undefined => {
     const c = byLabel.get(label)
     if (c === undefined) {
@@ -332,10 +337,12 @@ export const check = (source: string, options: Options): Result => {
       }
       return parametersOf(ref.selector.types)
     }
-    const contract = contractOf(ref.contract, offset)
+    const contract = contractOf(ref.contract, within(offset, `.${ref.contract}.${ref.kind}.`, 1))
     if (contract === undefined) return undefined
     if (ref.selector._tag === "Any") return []
     const { name, types } = ref.selector
+    // Problems of the name point at it, not at the start of the call.
+    offset = within(offset, `.${ref.kind}.${name}`, 3)
     if (ref.kind === "F" && (name === "fallback" || name === "receive") && contract.abi.some((i) => i.type === name)) {
       return []
     }
