@@ -1,0 +1,171 @@
+/**
+ * Bots over the memory stores: creation with defaults and required fields, rules checked against the key's
+ * contracts on the bot's chain (positioned problems), updates of any subset, revisions, exact literal
+ * definitions, and the audit that reports bots a removed contract broke.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { MemoryAdapter } from "@vigil/adapter-memory"
+import { Abi, Bots, ContractStore, Rules } from "@vigil/core"
+import { Effect, Layer, Schema } from "effect"
+
+const abi = Schema.decodeUnknownSync(Abi.Abi)([
+  {
+    type: "event",
+    name: "Transfer",
+    inputs: [
+      { name: "from", type: "address", indexed: true },
+      { name: "to", type: "address", indexed: true },
+      { name: "value", type: "uint256" }
+    ]
+  }
+])
+
+const layer = Bots.Bots.layer.pipe(Layer.provideMerge(MemoryAdapter.layer))
+
+/** The key's USDC contract on chain 1 (id "usdc"). */
+const registerUsdc = (keyId = "key-a") =>
+  Effect.flatMap(Effect.service(ContractStore.ContractStore), (s) =>
+    s.add({
+      id: `usdc-${keyId}`,
+      keyId,
+      chainId: 1,
+      address: `0x${"a".repeat(40)}`,
+      label: "USDC",
+      abi,
+      abiSource: "supplied",
+      created: "2026-01-01T00:00:00.000Z"
+    })
+  )
+
+const rule = "system.uintCompare(tx1.USDC.E.Transfer.value, >, ${max})"
+const body = (fields: Record<string, unknown>, literalDefs?: string): Bots.BotRequest =>
+  literalDefs === undefined ? { fields } : { fields, literalDefs }
+
+describe("Bots", () => {
+  it.effect("creates a bot with its defaults, its rules checked against the key's contracts", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      const bots = yield* Bots.Bots
+      const text = '{"max": 1e+27}'
+      const bot = yield* bots.create(
+        "key-a",
+        body({ botName: "whales", chainId: 1, watchRule: { expressions: [rule] }, options: { literalDefs: {} } }, text)
+      )
+      assert.match(bot.id, /^bot_\d+_[a-z0-9]{9}$/)
+      assert.strictEqual(bot.active, true)
+      assert.strictEqual(bot.severity, "Medium")
+      assert.strictEqual(bot.watchRule.watchRuleType, "advanced")
+      assert.strictEqual(bot.options.topLevelTxBlockRange, 100)
+      assert.deepStrictEqual(bot.notifications, [])
+      assert.strictEqual(bot.revision, 1)
+      // The literal definitions are kept as their text: 1e+27 stays exactly 10^27.
+      assert.strictEqual(bot.options.literalDefs, text)
+      const defs = Rules.Literals.fromJson(bot.options.literalDefs!)
+      assert.notStrictEqual(typeof defs, "string")
+      if (typeof defs !== "string") assert.strictEqual(Rules.Literals.asInteger(defs.get("max")!, false), 10n ** 27n)
+      assert.deepStrictEqual(yield* bots.get("key-a", bot.id), bot)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("refuses a missing or wrong field by name, and rules that do not check, with their positions", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      // Another key's contract of the same label does not count for key-b... nor key-a's for key-b.
+      const bots = yield* Bots.Bots
+      const good = { botName: "b", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
+      const cases: Array<readonly [Record<string, unknown>, string]> = [
+        [{ ...good, botName: undefined }, "botName"],
+        [{ ...good, chainId: -1 }, "chainId"],
+        [{ ...good, watchRule: { expressions: [] } }, "watchRule.expressions"],
+        [{ ...good, watchRule: { watchRuleType: "clever", expressions: ["x"] } }, "watchRule.watchRuleType"],
+        [{ ...good, severity: "Urgent" }, "severity"],
+        [{ ...good, active: "yes" }, "active"],
+        [{ ...good, options: { topLevelTxBlockRange: 10_001 } }, "options.topLevelTxBlockRange"],
+        [{ ...good, options: { literalDefs: [1] } }, "options.literalDefs"],
+        [{ ...good, notifications: [1] }, "notifications"]
+      ]
+      for (const [fields, field] of cases) {
+        const error = yield* Effect.flip(bots.create("key-a", body(fields)))
+        assert.strictEqual(error._tag === "InvalidBot" && error.field, field, JSON.stringify(fields))
+      }
+      const wrong = yield* Effect.flip(
+        bots.create(
+          "key-a",
+          body({
+            ...good,
+            watchRule: {
+              expressions: ["system.emitted(tx1.USDC.E.Transfer)", "system.emitted(tx1.USDC.E.Transfr)"]
+            }
+          })
+        )
+      )
+      assert.strictEqual(wrong._tag, "InvalidBot")
+      if (wrong._tag === "InvalidBot") {
+        assert.strictEqual(wrong.field, "watchRule.expressions")
+        assert.strictEqual(wrong.problems?.[0]?.expression, 1)
+        assert.strictEqual(wrong.problems?.[0]?.offset, "system.emitted(tx1.USDC.E.".length)
+        assert.include(wrong.problems?.[0]?.candidates ?? [], "Transfer")
+      }
+      // A simple rule may not use what only advanced rules have.
+      const simple = yield* Effect.flip(
+        bots.create(
+          "key-a",
+          body({
+            ...good,
+            watchRule: { watchRuleType: "simple", expressions: ["!system.emitted(tx1.USDC.E.Transfer)"] }
+          })
+        )
+      )
+      assert.strictEqual(simple._tag === "InvalidBot" && simple.field, "watchRule.expressions")
+      // key-b has no USDC: the same rule does not check for it.
+      const other = yield* Effect.flip(bots.create("key-b", body(good)))
+      assert.strictEqual(other._tag === "InvalidBot" && other.field, "watchRule.expressions")
+      assert.deepStrictEqual(yield* bots.list("key-a"), [], "nothing refused was stored")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("updates any subset, keeps the chain, raises the revision, and hides other keys' bots", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      const bots = yield* Bots.Bots
+      const bot = yield* bots.create(
+        "key-a",
+        body({ botName: "a", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } })
+      )
+      const updated = yield* bots.update("key-a", bot.id, body({ severity: "Critical", active: false }))
+      assert.strictEqual(updated.severity, "Critical")
+      assert.strictEqual(updated.active, false)
+      assert.strictEqual(updated.botName, "a")
+      assert.deepStrictEqual(updated.watchRule, bot.watchRule)
+      assert.strictEqual(updated.revision, 2)
+      assert.strictEqual(updated.created, bot.created)
+      const moved = yield* Effect.flip(bots.update("key-a", bot.id, body({ chainId: 10 })))
+      assert.strictEqual(moved._tag === "InvalidBot" && moved.field, "chainId")
+      assert.strictEqual((yield* bots.update("key-a", bot.id, body({ chainId: 1, botName: "b" }))).botName, "b")
+      assert.strictEqual((yield* Effect.flip(bots.get("key-b", bot.id)))._tag, "BotNotFound")
+      assert.strictEqual((yield* Effect.flip(bots.update("key-b", bot.id, body({ active: true }))))._tag, "BotNotFound")
+      assert.strictEqual((yield* Effect.flip(bots.remove("key-b", bot.id)))._tag, "BotNotFound")
+      yield* bots.remove("key-a", bot.id)
+      assert.deepStrictEqual(yield* bots.list("key-a"), [])
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("reports the bots a removed contract broke", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      const bots = yield* Bots.Bots
+      const bot = yield* bots.create(
+        "key-a",
+        body({ botName: "a", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } })
+      )
+      assert.deepStrictEqual(yield* bots.audit("key-a"), [])
+      yield* Effect.flatMap(Effect.service(ContractStore.ContractStore), (s) => s.remove("key-a", "usdc-key-a"))
+      const broken = yield* bots.audit("key-a", 1)
+      assert.deepStrictEqual(
+        broken.map((b) => b.bot.id),
+        [bot.id]
+      )
+      assert.match(broken[0]!.problems[0]!.message, /USDC/)
+    }).pipe(Effect.provide(layer))
+  )
+})

@@ -1,0 +1,298 @@
+/**
+ * Monitoring bots (spec §2.8): created and updated with their watch rules checked against the key's contracts on
+ * the bot's chain, so a bot that is stored is a bot that can run. Decisions where the spec is silent:
+ * - Required on create: `botName`, `chainId`, `watchRule.expressions` (1 to 20). Defaults: `active` true,
+ *   `severity` Medium, `watchRule.watchRuleType` advanced, `notifications` none,
+ *   `options.topLevelTxBlockRange` 100 (0 to 10,000; 0 is the same block).
+ * - An update takes any subset; `chainId` may be repeated but not changed. Every update checks the rules again
+ *   against the contracts as they are then, and raises the revision; two updates of one revision conflict.
+ * - `options.literalDefs` is taken as its JSON text, so its numbers are read exactly (`1e+27` is 10^27).
+ */
+import { randomBytes } from "@noble/hashes/utils.js"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Instant, type StoreError } from "../kernel/index.ts"
+import { type Bot, BotStore, Severity } from "./BotStore.ts"
+import { ContractStore } from "./ContractStore.ts"
+import * as Checker from "./rules/Checker.ts"
+import * as Literals from "./rules/Literals.ts"
+
+/** A field of a bot request is wrong; with rule problems, each expression's, positioned. */
+export class InvalidBot extends Schema.TaggedError<InvalidBot>()("InvalidBot", {
+  field: Schema.String,
+  message: Schema.String,
+  problems: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        expression: Schema.Int,
+        offset: Schema.Int,
+        message: Schema.String,
+        candidates: Schema.Array(Schema.String)
+      })
+    )
+  )
+}) {}
+
+/** The key has no bot of that id. */
+export class BotNotFound extends Schema.TaggedError<BotNotFound>()("BotNotFound", { id: Schema.String }) {
+  override get message(): string {
+    return `no bot ${this.id}`
+  }
+}
+
+/** The bot was changed by another request since it was read. */
+export class BotConflict extends Schema.TaggedError<BotConflict>()("BotConflict", { id: Schema.String }) {
+  override get message(): string {
+    return `bot ${this.id} was changed by another request; read it again and retry`
+  }
+}
+
+/**
+ * A create or update request as it arrives: its fields, and the JSON text of `options.literalDefs` as received,
+ * when the host has it (an HTTP body's own text): numbers beyond a double's precision are then kept exact.
+ */
+export interface BotRequest {
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly literalDefs?: string
+}
+
+/** A bot whose rules no longer check against the key's contracts, and why. */
+export interface Broken {
+  readonly bot: Bot
+  readonly problems: NonNullable<InvalidBot["problems"]>
+}
+
+const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
+
+/** Limits of one bot. */
+export const limits = { maxExpressions: 20, maxBlockRange: 10_000, maxNameLength: 200, maxDescriptionLength: 2_000 }
+
+const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+type Fields = Omit<Bot, "id" | "keyId" | "revision" | "created" | "updated">
+
+/** The bot `fields` describe over `base` (create: none), each field checked; the rules are checked apart. */
+const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fields, InvalidBot> =>
+  Effect.gen(function* () {
+    const f = request.fields
+    const invalid = (field: string, message: string) => new InvalidBot({ field, message })
+    const has = (name: string) => f[name] !== undefined
+    if (base === undefined) {
+      for (const name of ["botName", "chainId", "watchRule"]) if (!has(name)) return yield* invalid(name, "is required")
+    }
+    const chainId = f.chainId
+    if (has("chainId")) {
+      if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId < 1)
+        return yield* invalid("chainId", "must be a positive whole number")
+      if (base !== undefined && chainId !== base.chainId)
+        return yield* invalid("chainId", `cannot be changed (the bot watches chain ${base.chainId})`)
+    }
+    const text = (name: string, max: number) =>
+      typeof f[name] === "string" && (f[name] as string).trim() !== "" && (f[name] as string).length <= max
+    if (has("botName") && !text("botName", limits.maxNameLength))
+      return yield* invalid("botName", `must be a non-empty string of at most ${limits.maxNameLength} characters`)
+    if (has("botDescription") && typeof f.botDescription !== "string")
+      return yield* invalid("botDescription", "must be a string")
+    if (has("botDescription") && (f.botDescription as string).length > limits.maxDescriptionLength)
+      return yield* invalid("botDescription", `must be at most ${limits.maxDescriptionLength} characters`)
+    if (has("botVersion") && !text("botVersion", 100))
+      return yield* invalid("botVersion", "must be a non-empty string of at most 100 characters")
+    if (has("active") && typeof f.active !== "boolean") return yield* invalid("active", "must be true or false")
+    if (has("severity") && !Schema.is(Severity)(f.severity))
+      return yield* invalid("severity", "must be one of Critical, High, Medium, Low")
+    let watchRule = base?.watchRule
+    if (has("watchRule")) {
+      const w = f.watchRule
+      if (!isObject(w)) return yield* invalid("watchRule", "must be an object with expressions")
+      const type = w.watchRuleType ?? base?.watchRule.watchRuleType ?? "advanced"
+      if (type !== "simple" && type !== "advanced")
+        return yield* invalid("watchRule.watchRuleType", "must be simple or advanced")
+      const expressions = w.expressions ?? base?.watchRule.expressions
+      if (
+        !Array.isArray(expressions) ||
+        expressions.length === 0 ||
+        expressions.length > limits.maxExpressions ||
+        !expressions.every((e) => typeof e === "string")
+      )
+        return yield* invalid(
+          "watchRule.expressions",
+          `must be 1 to ${limits.maxExpressions} rule expressions (strings)`
+        )
+      watchRule = { watchRuleType: type, expressions: expressions as ReadonlyArray<string> }
+    }
+    if (
+      has("notifications") &&
+      (!Array.isArray(f.notifications) || !f.notifications.every((n) => typeof n === "string"))
+    )
+      return yield* invalid("notifications", "must be a list of notification channel ids")
+    let options = base?.options ?? { topLevelTxBlockRange: 100 }
+    if (has("options")) {
+      const o = f.options
+      if (!isObject(o)) return yield* invalid("options", "must be an object")
+      const range = o.topLevelTxBlockRange
+      if (
+        range !== undefined &&
+        (typeof range !== "number" || !Number.isSafeInteger(range) || range < 0 || range > limits.maxBlockRange)
+      )
+        return yield* invalid(
+          "options.topLevelTxBlockRange",
+          `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
+        )
+      const scope = o.ruleScope
+      if (
+        scope !== undefined &&
+        !(
+          isObject(scope) &&
+          typeof scope.contractName === "string" &&
+          typeof scope.groupId === "string" &&
+          typeof scope.member === "boolean"
+        )
+      )
+        return yield* invalid("options.ruleScope", "must be {contractName, groupId, member}")
+      if (o.literalDefs !== undefined && !isObject(o.literalDefs))
+        return yield* invalid("options.literalDefs", "must be an object of placeholder values")
+      // The text as received when the host has it (exact numbers); else the object as JSON.
+      const literalDefs =
+        o.literalDefs === undefined ? options.literalDefs : (request.literalDefs ?? encodeJson(o.literalDefs))
+      options = {
+        topLevelTxBlockRange: range ?? options.topLevelTxBlockRange,
+        ...(literalDefs === undefined ? {} : { literalDefs }),
+        ...(scope === undefined
+          ? options.ruleScope === undefined
+            ? {}
+            : { ruleScope: options.ruleScope }
+          : {
+              ruleScope: scope as { contractName: string; groupId: string; member: boolean }
+            })
+      }
+    }
+    const pick = <K extends keyof Fields>(name: K, fallback: Fields[K]) =>
+      (has(name) ? f[name] : (base?.[name] ?? fallback)) as Fields[K]
+    const description = has("botDescription") ? (f.botDescription as string) : base?.botDescription
+    const version = has("botVersion") ? (f.botVersion as string) : base?.botVersion
+    return {
+      chainId: (base?.chainId ?? chainId) as number,
+      botName: pick("botName", ""),
+      ...(description === undefined ? {} : { botDescription: description }),
+      active: pick("active", true),
+      severity: pick("severity", "Medium"),
+      watchRule: watchRule!,
+      notifications: pick("notifications", []),
+      ...(version === undefined ? {} : { botVersion: version }),
+      options
+    }
+  })
+
+/** Bots, per API key. */
+export class Bots extends Context.Service<
+  Bots,
+  {
+    readonly create: (keyId: string, request: BotRequest) => Effect.Effect<Bot, InvalidBot | StoreError.StoreError>
+    readonly update: (
+      keyId: string,
+      id: string,
+      request: BotRequest
+    ) => Effect.Effect<Bot, InvalidBot | BotNotFound | BotConflict | StoreError.StoreError>
+    readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Bot>, StoreError.StoreError>
+    readonly get: (keyId: string, id: string) => Effect.Effect<Bot, BotNotFound | StoreError.StoreError>
+    readonly remove: (keyId: string, id: string) => Effect.Effect<void, BotNotFound | StoreError.StoreError>
+    /**
+     * The key's bots (on one chain, when given) whose rules no longer check against its contracts as they are
+     * now: what a deleted or re-registered contract broke, reported rather than found out when nothing matches.
+     */
+    readonly audit: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Broken>, StoreError.StoreError>
+  }
+>()("@vigil/core/Bots") {
+  /** The service over a BotStore and a ContractStore. */
+  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore> = Layer.effect(Bots)(
+    Effect.gen(function* () {
+      const store = yield* BotStore
+      const contracts = yield* ContractStore
+
+      /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
+      const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
+        const onChain = yield* contracts.list(keyId, fields.chainId)
+        const literalDefs =
+          fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
+        if (typeof literalDefs === "string") return { field: "options.literalDefs", message: literalDefs, problems: [] }
+        const problems = fields.watchRule.expressions.flatMap((source, expression) => {
+          const result = Checker.check(source, {
+            contracts: onChain,
+            literalDefs,
+            watchRuleType: fields.watchRule.watchRuleType,
+            ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope })
+          })
+          return result.ok ? [] : result.problems.map((p) => ({ expression, ...p }))
+        })
+        return problems.length === 0 ? undefined : { field: "watchRule.expressions", message: "", problems }
+      })
+
+      const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
+        const found = yield* problemsOf(keyId, fields)
+        if (found === undefined) return fields
+        const first = found.problems[0]
+        return yield* new InvalidBot({
+          field: found.field,
+          message:
+            first === undefined
+              ? found.message
+              : `expression ${first.expression + 1} at ${first.offset}: ${first.message}${found.problems.length > 1 ? ` (and ${found.problems.length - 1} more)` : ""}`,
+          ...(found.problems.length === 0 ? {} : { problems: found.problems })
+        })
+      })
+
+      const get = (keyId: string, id: string) =>
+        Effect.flatMap(store.get(keyId, id), (b) =>
+          b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
+        )
+
+      return {
+        create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
+          const fields = yield* checked(keyId, yield* merge(undefined, request))
+          const now = yield* Clock.currentTimeMillis
+          const bot: Bot = {
+            id: `bot_${now}_${randomSuffix(9)}`,
+            keyId,
+            ...fields,
+            revision: 1,
+            created: Instant.iso(now),
+            updated: Instant.iso(now)
+          }
+          yield* store.add(bot)
+          return bot
+        }),
+        update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
+          const current = yield* get(keyId, id)
+          const fields = yield* checked(keyId, yield* merge(current, request))
+          const now = yield* Clock.currentTimeMillis
+          const bot: Bot = {
+            ...fields,
+            id,
+            keyId,
+            revision: current.revision + 1,
+            created: current.created,
+            updated: Instant.iso(now)
+          }
+          if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
+          return bot
+        }),
+        list: (keyId, chainId) => store.list(keyId, chainId),
+        get,
+        remove: (keyId, id) =>
+          Effect.flatMap(store.remove(keyId, id), (removed) =>
+            removed ? Effect.void : Effect.fail(new BotNotFound({ id }))
+          ),
+        audit: Effect.fn("Bots.audit")(function* (keyId: string, chainId?: number) {
+          const broken: Array<Broken> = []
+          for (const bot of yield* store.list(keyId, chainId)) {
+            const found = yield* problemsOf(keyId, bot)
+            if (found !== undefined) broken.push({ bot, problems: found.problems })
+          }
+          return broken
+        })
+      }
+    })
+  )
+}
