@@ -305,6 +305,71 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
     })
   ) {}
 
+/** Monitoring: bots (spec §2.8, §4.7). Either key header; failures in the v2 shape. */
+export class BotsGroup extends HttpApiGroup.make("bots")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/bots", {
+      payload: S.BotRequest,
+      success: S.BotAnswer.pipe(HttpApiSchema.status(201)),
+      error: [S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Create a bot",
+        description:
+          "botName, chainId and watchRule.expressions are required; defaults: active true, severity Medium, watchRuleType advanced, no notifications, topLevelTxBlockRange 100. Every expression is checked against the key's contracts on the chain: a 400 carries each problem with its expression, character offset, message and candidates (details.problems)."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/v1/bots/:botId", {
+      params: { botId: Schema.String },
+      payload: S.BotRequest,
+      success: S.BotAnswer,
+      error: [
+        S.V2Errors.ValidationError,
+        S.BotNotFound,
+        S.BotConflict,
+        S.V2Errors.ServiceUnavailable,
+        ...bodyErrors(S.V2Errors)
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Update a bot",
+        description:
+          "Any subset of the fields; chainId may be repeated but not changed. The rules are checked again against the contracts as they are now, and the revision rises by one."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bots", {
+      query: S.ContractListQuery,
+      success: S.BotList,
+      error: [S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "List the key's bots", description: "Oldest first." }))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/bots/:botId", {
+      params: { botId: Schema.String },
+      success: S.BotAnswer,
+      error: [S.BotNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "Read a bot" }))
+  )
+  .add(
+    HttpApiEndpoint.delete("remove", "/v1/bots/:botId", {
+      params: { botId: Schema.String },
+      success: S.BotDeleted,
+      error: [S.BotNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a bot" }))
+  )
+  .middleware(ApiKeyAuth)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "monitoring: bots",
+      description:
+        "Bots watch a chain's transactions with rule expressions. `x-api-key` or `Authorization: Bearer`; another key's bot is a 404."
+    })
+  ) {}
+
 /** The whole reference API. */
 export class VigilApi extends HttpApi.make("vigil")
   .add(SystemGroup)
@@ -313,6 +378,7 @@ export class VigilApi extends HttpApi.make("vigil")
   .add(StatusGroup)
   .add(WebhooksGroup)
   .add(ContractsGroup)
+  .add(BotsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Vigil",

@@ -53,7 +53,8 @@ const knownRoutes = new Set([
   "/api/v2/webhooks",
   "/api/v2/webhooks/stats",
   "/api/v2/intel/webhook",
-  "/v1/contracts"
+  "/v1/contracts",
+  "/v1/bots"
 ])
 
 /** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
@@ -64,7 +65,9 @@ const routeLabel = (path: string) =>
       ? "/api/v2/webhooks/:webhookId"
       : /^\/v1\/contracts\/[^/]+$/.test(path)
         ? "/v1/contracts/:contractId"
-        : "unmatched"
+        : /^\/v1\/bots\/[^/]+$/.test(path)
+          ? "/v1/bots/:botId"
+          : "unmatched"
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")

@@ -9,7 +9,7 @@
  * rendered here rather than encoded by HttpApi because the hot lane must answer byte for byte as the router does,
  * and several carry headers (`Retry-After`, `X-RateLimit-*`, `WWW-Authenticate`).
  */
-import type { AbiSource, Contracts, Quota, Screening, StoreError, Webhooks } from "@vigil/core"
+import type { AbiSource, Bots, Contracts, Quota, Screening, StoreError, Webhooks } from "@vigil/core"
 import { Data, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import * as Responses from "./Responses.ts"
@@ -122,6 +122,9 @@ export type DomainError =
   | Contracts.ContractLabelTaken
   | Contracts.ContractNotFound
   | AbiSource.AbiNotFound
+  | Bots.InvalidBot
+  | Bots.BotNotFound
+  | Bots.BotConflict
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -172,6 +175,17 @@ export const fromDomain =
         })
       case "ContractNotFound":
         return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
+      case "InvalidBot":
+        return new BadRequest({
+          flavour,
+          field: e.field,
+          message: e.message,
+          ...(e.problems === undefined ? {} : { details: { problems: e.problems } })
+        })
+      case "BotNotFound":
+        return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
+      case "BotConflict":
+        return new Refused({ flavour, status: 409, message: e.message, details: { id: e.id } })
       case "AbiNotFound":
         return new Refused({ flavour, status: 422, message: e.message, details: { tried: e.tried } })
       default:

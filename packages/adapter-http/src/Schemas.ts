@@ -342,3 +342,94 @@ export const AbiNotFound = v2Body("Unprocessable Entity", 422, "AbiNotFound", {
   message: "no verified ABI for 0x… on chain 1: …",
   details: { tried: ["EIP-1967 proxy check: not a proxy", "sourcify (contract): not verified"] }
 })
+
+const Severity = Schema.Literals(["Critical", "High", "Medium", "Low"])
+const RuleScope = Schema.Struct({ contractName: Schema.String, groupId: Schema.String, member: Schema.Boolean })
+
+/** The fields of a bot a client sends (spec §2.8); which are required on create is the service's decision. */
+const botFields = {
+  botName: Schema.optionalKey(Schema.String),
+  botDescription: Schema.optionalKey(Schema.String),
+  chainId: Schema.optionalKey(Schema.Int.annotate({ description: "Sent on create; may be repeated, never changed" })),
+  active: Schema.optionalKey(Schema.Boolean),
+  severity: Schema.optionalKey(Severity),
+  watchRule: Schema.optionalKey(
+    Schema.Struct({
+      watchRuleType: Schema.optionalKey(Schema.Literals(["simple", "advanced"])),
+      expressions: Schema.optionalKey(Schema.Array(Schema.String))
+    })
+  ),
+  notifications: Schema.optionalKey(Schema.Array(Schema.String)),
+  botVersion: Schema.optionalKey(Schema.String),
+  options: Schema.optionalKey(
+    Schema.Struct({
+      topLevelTxBlockRange: Schema.optionalKey(Schema.Int),
+      literalDefs: Schema.optionalKey(
+        Schema.Record(Schema.String, Schema.Unknown).annotate({
+          description: "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
+        })
+      ),
+      ruleScope: Schema.optionalKey(RuleScope)
+    })
+  )
+}
+
+/** Body of `POST /v1/bots` (botName, chainId and watchRule.expressions required) and `PUT /v1/bots/:botId` (any subset). */
+export const BotRequest = Schema.Struct(botFields).annotate({ identifier: "BotRequest" })
+
+/** A bot. */
+export const Bot = Schema.Struct({
+  id: Schema.String.annotate({ description: "bot_<epoch ms>_<9 lowercase alphanumerics>" }),
+  botName: Schema.String,
+  botDescription: Schema.optionalKey(Schema.String),
+  chainId: Schema.Int,
+  active: Schema.Boolean,
+  severity: Severity,
+  watchRule: Schema.Struct({
+    watchRuleType: Schema.Literals(["simple", "advanced"]),
+    expressions: Schema.Array(Schema.String)
+  }),
+  notifications: Schema.Array(Schema.String),
+  botVersion: Schema.optionalKey(Schema.String),
+  options: Schema.Struct({
+    topLevelTxBlockRange: Schema.Int,
+    literalDefs: Schema.optionalKey(
+      Schema.Record(Schema.String, Schema.Unknown).annotate({
+        description: "As stored: a number a double cannot carry exactly is shown as its exact decimal text"
+      })
+    ),
+    ruleScope: Schema.optionalKey(RuleScope)
+  }),
+  revision: Schema.Int.annotate({ description: "1 on create, one more with every update" }),
+  created: Instant.Timestamp,
+  updated: Instant.Timestamp
+}).annotate({ identifier: "Bot" })
+
+/** `POST /v1/bots` (201), `PUT` and `GET /v1/bots/:botId`. */
+export const BotAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  bot: Bot,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "BotAnswer" })
+
+/** `GET /v1/bots`. */
+export const BotList = Schema.Struct({
+  success: Schema.Literal(true),
+  bots: Schema.Array(Bot),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "BotList" })
+
+/** `DELETE /v1/bots/:botId`. */
+export const BotDeleted = ContractDeleted.annotate({ identifier: "BotDeleted" })
+
+/** 404: the key has no bot of that id. */
+export const BotNotFound = v2Body("Not Found", 404, "BotNotFound", {
+  message: "no bot bot_1764000000000_abcdefghi",
+  details: { id: "bot_1764000000000_abcdefghi" }
+})
+
+/** 409: the bot was changed by another request meanwhile. */
+export const BotConflict = v2Body("Conflict", 409, "BotConflict", {
+  message: "bot bot_1764000000000_abcdefghi was changed by another request; read it again and retry",
+  details: { id: "bot_1764000000000_abcdefghi" }
+})

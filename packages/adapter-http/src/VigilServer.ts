@@ -7,6 +7,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
+import * as BotHandlers from "./BotHandlers.ts"
 import * as ContractHandlers from "./ContractHandlers.ts"
 import * as Edge from "./Edge.ts"
 import * as GatedServer from "./GatedServer.ts"
@@ -73,7 +74,8 @@ const routesOver = (
         IntelHandlers.v2Layer,
         IntelHandlers.statusLayer,
         WebhookHandlers.layer,
-        ContractHandlers.layer
+        ContractHandlers.layer,
+        BotHandlers.layer
       ])
     ),
     HttpApiScalar.layer(VigilApi, { path: "/docs" }),

@@ -13,7 +13,14 @@ import {
   type WebhookStore,
   type WebhookTransport
 } from "./delivery/index.ts"
-import { type AbiSource, type ChainData, Contracts, type ContractStore } from "./monitoring/index.ts"
+import {
+  type AbiSource,
+  Bots,
+  type BotStore,
+  type ChainData,
+  Contracts,
+  type ContractStore
+} from "./monitoring/index.ts"
 import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
 /** How webhooks are registered and delivered; every field has a default. */
@@ -33,6 +40,7 @@ export type Services =
   | Intelligence.Intelligence
   | Webhooks.Webhooks
   | Contracts.Contracts
+  | Bots.Bots
 
 /** The storage ports the services read and write. */
 export type Storage =
@@ -41,6 +49,7 @@ export type Storage =
   | IntelIndex.IntelIndex
   | WebhookStore.WebhookStore
   | ContractStore.ContractStore
+  | BotStore.BotStore
 
 /** What the services reach outside the process: names and webhooks, verified-source services, chains' nodes. */
 export type Outbound =
@@ -69,5 +78,6 @@ export const layer = (
     screening,
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
-    Contracts.Contracts.layer
+    Contracts.Contracts.layer,
+    Bots.Bots.layer
   ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))

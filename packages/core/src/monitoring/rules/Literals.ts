@@ -3,7 +3,7 @@
  * (lossless-json keeps each number's digits), so `1e+27` is exactly 10^27 and a 30-digit integer is not rounded
  * through a double; strings, booleans and numbers are kept as they came and typed where they are used.
  */
-import { isLosslessNumber, parse as parseLossless } from "lossless-json"
+import { isLosslessNumber, isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from "lossless-json"
 import { integer } from "./Parser.ts"
 
 /** A defined literal as the JSON gave it: a number's text, a string, or a boolean. */
@@ -62,3 +62,32 @@ export const asInteger = (d: Definition, signed: boolean): bigint | string =>
       : /^\s*-?0[xX]/.test(d.value)
         ? `${JSON.stringify(d.value)}, hex text (an address or bytes), not a number`
         : integer(d.value.trim(), signed)
+
+/**
+ * The JSON text of `options.literalDefs` inside a request body's text, its numbers' digits kept (what a host stores
+ * so `1e+27` stays exactly 10^27); undefined when the body has none or is not JSON.
+ */
+export const textIn = (body: string): string | undefined => {
+  let parsed: unknown
+  try {
+    parsed = parseLossless(body)
+  } catch {
+    return undefined
+  }
+  const options = typeof parsed === "object" && parsed !== null ? (parsed as { options?: unknown }).options : undefined
+  const defs =
+    typeof options === "object" && options !== null ? (options as { literalDefs?: unknown }).literalDefs : undefined
+  return defs === undefined ? undefined : stringifyLossless(defs)
+}
+
+/**
+ * Stored literal definitions as a JSON value to show: a number a double carries exactly stays a number, any other
+ * (`1e+27`, 30 digits) is its exact decimal text, so what is shown is what is compared.
+ */
+export const shown = (text: string): unknown => {
+  try {
+    return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits))
+  } catch {
+    return text
+  }
+}

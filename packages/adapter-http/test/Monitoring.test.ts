@@ -1,7 +1,8 @@
 /**
- * The monitoring contract routes on the real server over a real SQLite file: registration with an ABI (an array or
- * a JSON string) and without one (fetched from a local server in Sourcify's layout), the per-key view, and every
- * refusal with its status and field. Every answer is also checked against the served OpenAPI document.
+ * The monitoring routes (contracts and bots) on the real server over a real SQLite file: contracts registered with
+ * an ABI (an array or a JSON string) or without one (fetched from a local server in Sourcify's layout), bots whose
+ * rules are checked against them, the per-key view, and every refusal with its status and field. Every answer is
+ * also checked against the served OpenAPI document.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -161,6 +162,113 @@ describe("/v1/contracts", () => {
           assert.strictEqual((yield* post(good, {})).status, 401)
           const list = yield* call("GET", "/v1/contracts", { headers: { "x-api-key": key } })
           assert.strictEqual(list.json.contracts.length, 1, "nothing refused was stored")
+        })
+      ),
+    30_000
+  )
+})
+
+describe("/v1/bots", () => {
+  it.live(
+    "creates a bot whose rules check against the key's contracts, updates, lists, reads and deletes it",
+    () =>
+      withServer(
+        Effect.gen(function* () {
+          const key = yield* issue({ name: "Acme" })
+          const other = yield* issue({ name: "Other" })
+          const headers = { "x-api-key": key }
+          assert.strictEqual(
+            (yield* call("POST", "/v1/contracts", {
+              headers,
+              json: { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] }
+            })).status,
+            201
+          )
+          // literalDefs as raw text: 1e+27 and a 30-digit number must arrive exactly.
+          const body = `{"botName":"whales","chainId":1,"watchRule":{"expressions":["system.uintCompare(tx1.USDC.E.Transfer.value, >, \${max})"]},"options":{"topLevelTxBlockRange":5,"literalDefs":{"max":1e+27,"exact":123456789012345678901234567890,"small":7}}}`
+          const created = yield* call("POST", "/v1/bots", {
+            headers: { ...headers, "content-type": "application/json" },
+            body
+          })
+          assert.strictEqual(created.status, 201, created.text)
+          const bot = created.json.bot
+          assert.match(bot.id, /^bot_\d+_[a-z0-9]{9}$/)
+          assert.strictEqual(bot.severity, "Medium")
+          assert.strictEqual(bot.active, true)
+          assert.strictEqual(bot.revision, 1)
+          assert.deepStrictEqual(bot.options.literalDefs, {
+            max: "1e+27",
+            exact: "123456789012345678901234567890",
+            small: 7
+          })
+
+          const updated = yield* call("PUT", `/v1/bots/${bot.id}`, {
+            headers,
+            json: { severity: "Critical", botVersion: "2" }
+          })
+          assert.strictEqual(updated.status, 200, updated.text)
+          assert.strictEqual(updated.json.bot.severity, "Critical")
+          assert.strictEqual(updated.json.bot.revision, 2)
+          assert.deepStrictEqual(updated.json.bot.options.literalDefs, bot.options.literalDefs, "kept exact")
+          const moved = yield* call("PUT", `/v1/bots/${bot.id}`, { headers, json: { chainId: 10 } })
+          assert.strictEqual(moved.status, 400)
+          assert.strictEqual(moved.json.details.field, "chainId")
+
+          const list = yield* call("GET", "/v1/bots", { headers })
+          assert.deepStrictEqual(
+            list.json.bots.map((b: { id: string }) => b.id),
+            [bot.id]
+          )
+          assert.strictEqual(
+            (yield* call("GET", `/v1/bots/${bot.id}`, { headers: { "x-api-key": other } })).status,
+            404
+          )
+          assert.strictEqual(
+            (yield* call("PUT", `/v1/bots/${bot.id}`, { headers: { "x-api-key": other }, json: { active: false } }))
+              .status,
+            404
+          )
+          assert.strictEqual((yield* call("DELETE", `/v1/bots/${bot.id}`, { headers })).status, 200)
+          assert.strictEqual((yield* call("GET", `/v1/bots/${bot.id}`, { headers })).status, 404)
+        })
+      ),
+    30_000
+  )
+
+  it.live(
+    "refuses a bot whose rules do not check with each problem positioned, and missing fields by name",
+    () =>
+      withServer(
+        Effect.gen(function* () {
+          const key = yield* issue({ name: "Acme" })
+          const headers = { "x-api-key": key }
+          yield* call("POST", "/v1/contracts", {
+            headers,
+            json: { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] }
+          })
+          const wrong = yield* call("POST", "/v1/bots", {
+            headers,
+            json: {
+              botName: "b",
+              chainId: 1,
+              watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)", "system.emitted(tx1.USDT.E.Transfer)"] }
+            }
+          })
+          assert.strictEqual(wrong.status, 400, wrong.text)
+          assert.strictEqual(wrong.json.details.field, "watchRule.expressions")
+          assert.deepStrictEqual(wrong.json.details.problems, [
+            { expression: 1, offset: 19, message: "no contract labelled USDT on this chain", candidates: ["USDC"] }
+          ])
+          const missing = yield* call("POST", "/v1/bots", {
+            headers,
+            json: { chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
+          })
+          assert.strictEqual(missing.status, 400)
+          assert.strictEqual(missing.json.details.field, "botName")
+          const badType = yield* call("POST", "/v1/bots", { headers, json: { botName: "b", chainId: "one" } })
+          assert.strictEqual(badType.status, 400)
+          assert.strictEqual(badType.json.details.field, "chainId")
+          assert.deepStrictEqual((yield* call("GET", "/v1/bots", { headers })).json.bots, [])
         })
       ),
     30_000

@@ -1,0 +1,96 @@
+/**
+ * Handlers of the monitoring bot routes (spec §2.8, §4.7): answers `{success, bot|bots, timestamp}`. The
+ * placeholder values of `options.literalDefs` are taken from the body's own text, so their numbers stay exact.
+ */
+import { type ApiKeys, Bots, type BotStore, Instant, Rules } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { CurrentClient, VigilApi } from "./Api.ts"
+import * as Auth from "./Auth.ts"
+import * as HttpErrors from "./HttpErrors.ts"
+import * as Responses from "./Responses.ts"
+
+/** What the bot handlers need. */
+export type Requirements = Bots.Bots | ApiKeys.ApiKeys
+
+const answer = HttpErrors.answer("v2")
+
+/** A bot as the API shows it. */
+const view = (b: BotStore.Bot) => ({
+  id: b.id,
+  botName: b.botName,
+  ...(b.botDescription === undefined ? {} : { botDescription: b.botDescription }),
+  chainId: b.chainId,
+  active: b.active,
+  severity: b.severity,
+  watchRule: b.watchRule,
+  notifications: b.notifications,
+  ...(b.botVersion === undefined ? {} : { botVersion: b.botVersion }),
+  options: {
+    topLevelTxBlockRange: b.options.topLevelTxBlockRange,
+    ...(b.options.literalDefs === undefined ? {} : { literalDefs: Rules.Literals.shown(b.options.literalDefs) }),
+    ...(b.options.ruleScope === undefined ? {} : { ruleScope: b.options.ruleScope })
+  },
+  revision: b.revision,
+  created: b.created,
+  updated: b.updated
+})
+
+/** The request as the service takes it: the decoded fields, and the exact text of the literal definitions. */
+const request = (fields: Readonly<Record<string, unknown>>) =>
+  Effect.gen(function* () {
+    const http = yield* HttpServerRequest.HttpServerRequest
+    // The body was read to decode the payload; its text is kept, so this reads no more of the socket.
+    const text = yield* Effect.orElseSucceed(http.text, () => "")
+    const literalDefs = Rules.Literals.textIn(text)
+    return literalDefs === undefined ? { fields } : { fields, literalDefs }
+  })
+
+/** The bots group (either key header). */
+export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Requirements> = HttpApiBuilder.group(
+  VigilApi,
+  "bots",
+  Effect.fnUntraced(function* (handlers) {
+    const bots = yield* Bots.Bots
+    const one = (status: number, b: BotStore.Bot) =>
+      Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: view(b), timestamp }))
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          return yield* one(201, yield* bots.create(client.id, yield* request(payload)))
+        }).pipe(answer)
+      )
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          return yield* one(200, yield* bots.update(client.id, params.botId, yield* request(payload)))
+        }).pipe(answer)
+      )
+      .handle("list", ({ query }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const list = yield* bots.list(client.id, query.chainId)
+          return Responses.json(200, { success: true, bots: list.map(view), timestamp: yield* Instant.now })
+        }).pipe(answer)
+      )
+      .handle("get", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          return yield* one(200, yield* bots.get(client.id, params.botId))
+        }).pipe(answer)
+      )
+      .handle("remove", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          yield* bots.remove(client.id, params.botId)
+          return Responses.json(200, {
+            success: true,
+            message: `bot ${params.botId} deleted`,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
+  })
+).pipe(Layer.provide(Auth.apiKeyLayer))
