@@ -292,9 +292,22 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
   .add(
     HttpApiEndpoint.delete("remove", "/v1/contracts/:contractId", {
       params: { contractId: Schema.String },
-      success: S.ContractDeleted,
-      error: [S.ContractNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a contract" }))
+      query: S.ContractRemoveQuery,
+      success: S.ContractRemoved,
+      error: [
+        S.ContractNotFound,
+        S.ContractInUse,
+        S.V2Errors.ValidationError,
+        S.V2Errors.ServiceUnavailable,
+        ...edgeErrors(S.V2Errors)
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Delete a contract",
+        description:
+          "Refused with 409 while bots of the key use it (their rules would no longer check), naming them; with force=true it is deleted and the answer lists the bots it broke."
+      })
+    )
   )
   .middleware(ApiKeyAuth)
   .annotateMerge(

@@ -1,5 +1,5 @@
 /** Handlers of the monitoring contract routes (spec §2.9, §4.7): answers `{success, contract|contracts, timestamp}`. */
-import { type ApiKeys, Contracts, type ContractStore, Instant } from "@vigil/core"
+import { type ApiKeys, Bots, Contracts, type ContractStore, Instant } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -8,7 +8,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the contract handlers need. */
-export type Requirements = Contracts.Contracts | ApiKeys.ApiKeys
+export type Requirements = Contracts.Contracts | Bots.Bots | ApiKeys.ApiKeys
 
 const answer = HttpErrors.answer("v2")
 
@@ -30,6 +30,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
   "contracts",
   Effect.fnUntraced(function* (handlers) {
     const contracts = yield* Contracts.Contracts
+    const bots = yield* Bots.Bots
     return handlers
       .handle("register", ({ payload }) =>
         Effect.gen(function* () {
@@ -52,13 +53,27 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
           return Responses.json(200, { success: true, contract: view(c), timestamp: yield* Instant.now })
         }).pipe(answer)
       )
-      .handle("remove", ({ params }) =>
+      .handle("remove", ({ params, query }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
+          const contract = yield* contracts.get(client.id, params.contractId)
+          // The bots this deletion would break are named, not found out later when nothing matches.
+          const broken = (yield* bots.audit(client.id, { chainId: contract.chainId, without: contract.id })).map(
+            (b) => ({ id: b.bot.id, botName: b.bot.botName, problems: b.problems })
+          )
+          if (broken.length > 0 && query.force !== "true") {
+            return yield* new HttpErrors.Refused({
+              flavour: "v2",
+              status: 409,
+              message: `${broken.length} bot${broken.length === 1 ? " uses" : "s use"} contract ${contract.id} (${broken.map((b) => b.botName).join(", ")}); delete with force=true to delete it anyway`,
+              details: { bots: broken }
+            })
+          }
           yield* contracts.remove(client.id, params.contractId)
           return Responses.json(200, {
             success: true,
             message: `contract ${params.contractId} deleted`,
+            ...(broken.length === 0 ? {} : { brokenBots: broken }),
             timestamp: yield* Instant.now
           })
         }).pipe(answer)

@@ -318,12 +318,43 @@ export const ContractListQuery = Schema.Struct({
   )
 })
 
-/** `DELETE /v1/contracts/:contractId`. */
+/** `DELETE /v1/bots/:botId`, and of a contract no bot needed. */
 export const ContractDeleted = Schema.Struct({
   success: Schema.Literal(true),
   message: Schema.String,
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "ContractDeleted" })
+
+/** A bot whose rules a change of contracts breaks, and the problems. */
+const BrokenBot = Schema.Struct({
+  id: Schema.String,
+  botName: Schema.String,
+  problems: Schema.Array(
+    Schema.Struct({
+      expression: Schema.Int,
+      offset: Schema.Int,
+      message: Schema.String,
+      candidates: Schema.Array(Schema.String)
+    })
+  )
+}).annotate({ identifier: "BrokenBot" })
+
+/** `DELETE /v1/contracts/:contractId`: with `force=true`, the bots it broke. */
+export const ContractRemoved = Schema.Struct({
+  success: Schema.Literal(true),
+  message: Schema.String,
+  brokenBots: Schema.optionalKey(Schema.Array(BrokenBot)),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ContractRemoved" })
+
+/** Query of `DELETE /v1/contracts/:contractId`. */
+export const ContractRemoveQuery = Schema.Struct({
+  force: Schema.optionalKey(
+    Schema.Literals(["true", "false"]).annotate({
+      description: "true: delete even when bots use the contract (the answer lists the bots it broke)"
+    })
+  )
+})
 
 /** 404: the key has no contract of that id. */
 export const ContractNotFound = v2Body("Not Found", 404, "ContractNotFound", {
@@ -432,4 +463,10 @@ export const BotNotFound = v2Body("Not Found", 404, "BotNotFound", {
 export const BotConflict = v2Body("Conflict", 409, "BotConflict", {
   message: "bot bot_1764000000000_abcdefghi was changed by another request; read it again and retry",
   details: { id: "bot_1764000000000_abcdefghi" }
+})
+
+/** 409: bots of the key use the contract; `details.bots` lists them with what would break (retry with force=true). */
+export const ContractInUse = v2Body("Conflict", 409, "ContractInUse", {
+  message: "1 bot uses contract ct_1764000000000_abcdefghi (whales); delete with force=true to delete it anyway",
+  details: { bots: [{ id: "bot_1764000000000_abcdefghi", botName: "whales", problems: [] }] }
 })

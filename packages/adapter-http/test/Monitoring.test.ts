@@ -228,6 +228,22 @@ describe("/v1/bots", () => {
               .status,
             404
           )
+          // The contract the bot's rules use cannot go without saying which bots it breaks.
+          const contractId = (yield* call("GET", "/v1/contracts", { headers })).json.contracts[0].id as string
+          const inUse = yield* call("DELETE", `/v1/contracts/${contractId}`, { headers })
+          assert.strictEqual(inUse.status, 409, inUse.text)
+          assert.match(inUse.json.message, /^1 bot uses contract ct_\d+_[a-z0-9]{9} \(whales\); delete with force=true/)
+          assert.deepStrictEqual(
+            inUse.json.details.bots.map((b: { id: string }) => b.id),
+            [bot.id]
+          )
+          assert.match(inUse.json.details.bots[0].problems[0].message, /no contract labelled USDC/)
+          const forced = yield* call("DELETE", `/v1/contracts/${contractId}?force=true`, { headers })
+          assert.strictEqual(forced.status, 200, forced.text)
+          assert.deepStrictEqual(
+            forced.json.brokenBots.map((b: { id: string }) => b.id),
+            [bot.id]
+          )
           assert.strictEqual((yield* call("DELETE", `/v1/bots/${bot.id}`, { headers })).status, 200)
           assert.strictEqual((yield* call("GET", `/v1/bots/${bot.id}`, { headers })).status, 404)
         })

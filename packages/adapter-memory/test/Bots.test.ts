@@ -159,8 +159,14 @@ describe("Bots", () => {
         body({ botName: "a", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } })
       )
       assert.deepStrictEqual(yield* bots.audit("key-a"), [])
+      assert.deepStrictEqual(
+        (yield* bots.audit("key-a", { without: "usdc-key-a" })).map((b) => b.bot.id),
+        [bot.id],
+        "what removing it would break"
+      )
+      assert.deepStrictEqual(yield* bots.audit("key-a", { without: "another" }), [])
       yield* Effect.flatMap(Effect.service(ContractStore.ContractStore), (s) => s.remove("key-a", "usdc-key-a"))
-      const broken = yield* bots.audit("key-a", 1)
+      const broken = yield* bots.audit("key-a", { chainId: 1 })
       assert.deepStrictEqual(
         broken.map((b) => b.bot.id),
         [bot.id]

@@ -199,10 +199,14 @@ export class Bots extends Context.Service<
     readonly get: (keyId: string, id: string) => Effect.Effect<Bot, BotNotFound | StoreError.StoreError>
     readonly remove: (keyId: string, id: string) => Effect.Effect<void, BotNotFound | StoreError.StoreError>
     /**
-     * The key's bots (on one chain, when given) whose rules no longer check against its contracts as they are
-     * now: what a deleted or re-registered contract broke, reported rather than found out when nothing matches.
+     * The key's bots (on one chain, when given) whose rules do not check against its contracts as they are now,
+     * or as they would be `without` one of them: what removing a contract would break, reported rather than found
+     * out when nothing matches.
      */
-    readonly audit: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Broken>, StoreError.StoreError>
+    readonly audit: (
+      keyId: string,
+      options?: { readonly chainId?: number; readonly without?: string }
+    ) => Effect.Effect<ReadonlyArray<Broken>, StoreError.StoreError>
   }
 >()("@vigil/core/Bots") {
   /** The service over a BotStore and a ContractStore. */
@@ -212,8 +216,8 @@ export class Bots extends Context.Service<
       const contracts = yield* ContractStore
 
       /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
-      const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
-        const onChain = yield* contracts.list(keyId, fields.chainId)
+      const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields, without?: string) {
+        const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== without)
         const literalDefs =
           fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
         if (typeof literalDefs === "string") return { field: "options.literalDefs", message: literalDefs, problems: [] }
@@ -284,10 +288,13 @@ export class Bots extends Context.Service<
           Effect.flatMap(store.remove(keyId, id), (removed) =>
             removed ? Effect.void : Effect.fail(new BotNotFound({ id }))
           ),
-        audit: Effect.fn("Bots.audit")(function* (keyId: string, chainId?: number) {
+        audit: Effect.fn("Bots.audit")(function* (
+          keyId: string,
+          options: { readonly chainId?: number; readonly without?: string } = {}
+        ) {
           const broken: Array<Broken> = []
-          for (const bot of yield* store.list(keyId, chainId)) {
-            const found = yield* problemsOf(keyId, bot)
+          for (const bot of yield* store.list(keyId, options.chainId)) {
+            const found = yield* problemsOf(keyId, bot, options.without)
             if (found !== undefined) broken.push({ bot, problems: found.problems })
           }
           return broken
