@@ -172,6 +172,10 @@ describe("Bots", () => {
         [bot.id]
       )
       assert.match(broken[0]!.problems[0]!.message, /USDC/)
+      // A broken bot can be switched off, but not changed otherwise until its rules check again.
+      assert.strictEqual((yield* bots.update("key-a", bot.id, body({ active: false }))).active, false)
+      const renamed = yield* Effect.flip(bots.update("key-a", bot.id, body({ active: true })))
+      assert.strictEqual(renamed._tag === "InvalidBot" && renamed.field, "watchRule.expressions")
     }).pipe(Effect.provide(layer))
   )
 })

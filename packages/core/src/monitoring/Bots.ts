@@ -4,8 +4,9 @@
  * - Required on create: `botName`, `chainId`, `watchRule.expressions` (1 to 20). Defaults: `active` true,
  *   `severity` Medium, `watchRule.watchRuleType` advanced, `notifications` none,
  *   `options.topLevelTxBlockRange` 100 (0 to 10,000; 0 is the same block).
- * - An update takes any subset; `chainId` may be repeated but not changed. Every update checks the rules again
- *   against the contracts as they are then, and raises the revision; two updates of one revision conflict.
+ * - An update takes any subset; `chainId` may be repeated but not changed. An update checks the rules again
+ *   against the contracts as they are then (unless it only leaves the bot inactive: a bot a removed contract
+ *   broke can be switched off), and raises the revision; two updates of one revision conflict.
  * - `options.literalDefs` is taken as its JSON text, so its numbers are read exactly (`1e+27` is 10^27).
  */
 import { randomBytes } from "@noble/hashes/utils.js"
@@ -269,7 +270,10 @@ export class Bots extends Context.Service<
         }),
         update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
           const current = yield* get(keyId, id)
-          const fields = yield* checked(keyId, yield* merge(current, request))
+          const merged = yield* merge(current, request)
+          // A bot a removed contract broke can still be switched off without mending its rules first.
+          const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
+          const fields = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
           const now = yield* Clock.currentTimeMillis
           const bot: Bot = {
             ...fields,
