@@ -38,7 +38,7 @@ export interface Outcome {
 /** The options of a scan. */
 export interface Options {
   readonly chainId: number
-  /** The blocks, ascending. */
+  /** The blocks (each read once, in ascending order, however they are given). */
   readonly blocks: ReadonlyArray<number>
   readonly contracts: ReadonlyArray<Contract>
   readonly rules: ReadonlyArray<Rule>
@@ -62,7 +62,7 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, C
     const chain = yield* ChainData
     const traces = options.rules.some((r) => r.needsTraces)
     const chunk = Math.max(1, options.chunk ?? 100)
-    const blocks = [...options.blocks].sort((a, b) => a - b)
+    const blocks = [...new Set(options.blocks)].sort((a, b) => a - b)
     const missing: Array<{ number: number; reason: string; message: string }> = []
     /** The data of the blocks before the current chunk that a match or negation may still reach. */
     let carried: ReadonlyArray<BlockData & { readonly number: number }> = []
