@@ -1,6 +1,7 @@
 /** Every storage port in process memory, as one layer: for tests, examples and embedding without a database. */
 import type {
   ApiKeyStore,
+  BlockStore,
   BotStore,
   ContractStore,
   IntelIndex,
@@ -10,6 +11,7 @@ import type {
 } from "@vigil/core"
 import { Layer } from "effect"
 import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
+import * as MemoryBlockStore from "./MemoryBlockStore.ts"
 import * as MemoryBotStore from "./MemoryBotStore.ts"
 import * as MemoryContractStore from "./MemoryContractStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
@@ -20,6 +22,7 @@ import * as MemoryWebhookStore from "./MemoryWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
   | IntelIndex.IntelIndex
@@ -30,6 +33,7 @@ export type Services =
 /** All memory-backed ports; each build starts empty. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryApiKeyStore.layer,
+  MemoryBlockStore.layer,
   MemoryBotStore.layer,
   MemoryContractStore.layer,
   MemoryIntelIndex.layer,

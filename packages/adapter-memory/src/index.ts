@@ -1,6 +1,7 @@
 /** In-memory implementations of every Vigil storage port. */
 export * as MemoryAdapter from "./MemoryAdapter.ts"
 export * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
+export * as MemoryBlockStore from "./MemoryBlockStore.ts"
 export * as MemoryBotStore from "./MemoryBotStore.ts"
 export * as MemoryContractStore from "./MemoryContractStore.ts"
 export * as MemoryIntelIndex from "./MemoryIntelIndex.ts"

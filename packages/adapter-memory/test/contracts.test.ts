@@ -1,5 +1,6 @@
 import { MemoryAdapter } from "@vigil/adapter-memory"
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
@@ -14,3 +15,4 @@ ApiKeyStoreContract.suite("memory", MemoryAdapter.layer)
 WebhookStoreContract.suite("memory", MemoryAdapter.layer)
 ContractStoreContract.suite("memory", MemoryAdapter.layer)
 BotStoreContract.suite("memory", MemoryAdapter.layer)
+BlockStoreContract.suite("memory", MemoryAdapter.layer)

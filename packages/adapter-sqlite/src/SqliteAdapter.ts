@@ -1,6 +1,7 @@
 /** Every storage port on one SQLite file, as one layer: Vigil's embedded default storage. */
 import type {
   ApiKeyStore,
+  BlockStore,
   BotStore,
   ContractStore,
   IntelIndex,
@@ -11,6 +12,7 @@ import type {
 } from "@vigil/core"
 import { Layer } from "effect"
 import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
+import * as SqliteBlockStore from "./SqliteBlockStore.ts"
 import * as SqliteBotStore from "./SqliteBotStore.ts"
 import * as SqliteContractStore from "./SqliteContractStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
@@ -22,6 +24,7 @@ import * as SqliteWebhookStore from "./SqliteWebhookStore.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
   | IntelIndex.IntelIndex
@@ -34,6 +37,7 @@ export type Services =
 export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
   Layer.mergeAll(
     SqliteApiKeyStore.layer,
+    SqliteBlockStore.layer,
     SqliteBotStore.layer,
     SqliteContractStore.layer,
     SqliteIntelIndex.layer,

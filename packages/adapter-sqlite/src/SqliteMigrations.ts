@@ -201,6 +201,26 @@ export const migrations: ReadonlyArray<Migration> = [
       );
       CREATE INDEX monitor_bots_by_key ON monitor_bots (key_id, chain_id, created);
     `
+  },
+  {
+    version: 10,
+    name: "monitor blocks",
+    // Blocks read for historical analysis (shared by every bot), and the blocks each bot was given.
+    sql: `
+      CREATE TABLE monitor_blocks (
+        chain_id INTEGER NOT NULL,
+        number INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        traces INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (chain_id, number)
+      );
+      CREATE TABLE monitor_bot_blocks (
+        bot_id TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        PRIMARY KEY (bot_id, number)
+      );
+    `
   }
 ]
 

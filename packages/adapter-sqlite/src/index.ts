@@ -1,6 +1,7 @@
 /** SQLite (better-sqlite3) implementations of every Vigil storage port: the embedded default. */
 export * as SqliteAdapter from "./SqliteAdapter.ts"
 export * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
+export * as SqliteBlockStore from "./SqliteBlockStore.ts"
 export * as SqliteBotStore from "./SqliteBotStore.ts"
 export * as SqliteContractStore from "./SqliteContractStore.ts"
 export * as SqliteDatabase from "./SqliteDatabase.ts"

@@ -1,4 +1,5 @@
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
@@ -14,3 +15,4 @@ ApiKeyStoreContract.suite("sqlite", TempDatabase.layer)
 WebhookStoreContract.suite("sqlite", TempDatabase.layer)
 ContractStoreContract.suite("sqlite", TempDatabase.layer)
 BotStoreContract.suite("sqlite", TempDatabase.layer)
+BlockStoreContract.suite("sqlite", TempDatabase.layer)

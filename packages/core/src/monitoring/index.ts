@@ -1,6 +1,7 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
 export * as Abi from "./Abi.ts"
 export * as AbiSource from "./AbiSource.ts"
+export * as BlockStore from "./BlockStore.ts"
 export * as Bots from "./Bots.ts"
 export * as BotStore from "./BotStore.ts"
 export * as ChainData from "./ChainData.ts"
