@@ -354,6 +354,46 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     )
   )
   .add(
+    HttpApiEndpoint.post("historicalBlocks", "/v1/bots/:botId/historical-blocks", {
+      params: { botId: Schema.String },
+      payload: S.HistoricalBlocksRequest,
+      success: S.HistoricalBlocksAnswer,
+      error: [
+        S.V2Errors.ValidationError,
+        S.BotNotFound,
+        S.ChainUnavailable,
+        S.V2Errors.ServiceUnavailable,
+        ...bodyErrors(S.V2Errors)
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Submit blocks for historical analysis",
+        description:
+          "Reads the blocks from the chain's node (with call traces when a rule needs internal frames) and keeps them for the bot; idempotent. A block the node does not have is reported per block (status missing), not fatal. At most 1,000 blocks per request."
+      })
+    )
+  )
+  .add(
+    HttpApiEndpoint.post("historicalQuery", "/v1/bots/:botId/execute-historical-query", {
+      params: { botId: Schema.String },
+      payload: S.HistoricalQueryRequest,
+      success: S.HistoricalQueryAnswer,
+      error: [
+        S.V2Errors.ValidationError,
+        S.BotNotFound,
+        S.HistoryNotReady,
+        S.V2Errors.ServiceUnavailable,
+        ...bodyErrors(S.V2Errors)
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Run the bot's rules over its submitted blocks",
+        description:
+          "Decodes the blocks with the key's ABIs as they are now and returns every match (bound transactions, rule, evidence with decoded arguments) and patterns (counts per rule and per matched event or function, block span). 409 before any block was submitted, or when a rule needs call traces the stored blocks lack."
+      })
+    )
+  )
+  .add(
     HttpApiEndpoint.get("list", "/v1/bots", {
       query: S.ContractListQuery,
       success: S.BotList,

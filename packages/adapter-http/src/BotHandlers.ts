@@ -2,7 +2,7 @@
  * Handlers of the monitoring bot routes (spec §2.8, §4.7): answers `{success, bot|bots, timestamp}`. The
  * placeholder values of `options.literalDefs` are taken from the body's own text, so their numbers stay exact.
  */
-import { type ApiKeys, Bots, type BotStore, Instant, Rules } from "@vigil/core"
+import { type ApiKeys, Bots, type BotStore, History, Instant, Rules } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -12,7 +12,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the bot handlers need. */
-export type Requirements = Bots.Bots | ApiKeys.ApiKeys
+export type Requirements = Bots.Bots | History.History | ApiKeys.ApiKeys
 
 const answer = HttpErrors.answer("v2")
 
@@ -53,6 +53,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
   "bots",
   Effect.fnUntraced(function* (handlers) {
     const bots = yield* Bots.Bots
+    const history = yield* History.History
     const one = (status: number, b: BotStore.Bot) =>
       Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: view(b), timestamp }))
     return handlers
@@ -66,6 +67,30 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
         Effect.gen(function* () {
           const client = yield* CurrentClient
           return yield* one(200, yield* bots.update(client.id, params.botId, yield* request(payload)))
+        }).pipe(answer)
+      )
+      .handle("historicalBlocks", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const done = yield* history.submit(client.id, params.botId, payload)
+          return Responses.json(200, {
+            success: true,
+            botId: params.botId,
+            ...done,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
+      .handle("historicalQuery", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const found = yield* history.execute(client.id, params.botId, payload)
+          return Responses.json(200, {
+            success: true,
+            botId: params.botId,
+            ...found,
+            timestamp: yield* Instant.now
+          })
         }).pipe(answer)
       )
       .handle("list", ({ query }) =>

@@ -67,7 +67,9 @@ const routeLabel = (path: string) =>
         ? "/v1/contracts/:contractId"
         : /^\/v1\/bots\/[^/]+$/.test(path)
           ? "/v1/bots/:botId"
-          : "unmatched"
+          : /^\/v1\/bots\/[^/]+\/(historical-blocks|execute-historical-query)$/.test(path)
+            ? path.replace(/^\/v1\/bots\/[^/]+/, "/v1/bots/:botId")
+            : "unmatched"
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")

@@ -9,7 +9,17 @@
  * rendered here rather than encoded by HttpApi because the hot lane must answer byte for byte as the router does,
  * and several carry headers (`Retry-After`, `X-RateLimit-*`, `WWW-Authenticate`).
  */
-import type { AbiSource, Bots, Contracts, Quota, Screening, StoreError, Webhooks } from "@vigil/core"
+import type {
+  AbiSource,
+  Bots,
+  ChainData,
+  Contracts,
+  History,
+  Quota,
+  Screening,
+  StoreError,
+  Webhooks
+} from "@vigil/core"
 import { Data, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import * as Responses from "./Responses.ts"
@@ -62,7 +72,7 @@ export class WebhookFailure extends Data.TaggedError("WebhookFailure")<{
 /** A refusal of a resource route: its status, the status text as `error`, a message and details for programs. */
 export class Refused extends Data.TaggedError("Refused")<{
   readonly flavour: Flavour
-  readonly status: 404 | 409 | 422
+  readonly status: 404 | 409 | 422 | 502
   readonly message: string
   readonly details?: Record<string, unknown>
 }> {}
@@ -125,6 +135,9 @@ export type DomainError =
   | Bots.InvalidBot
   | Bots.BotNotFound
   | Bots.BotConflict
+  | History.InvalidHistoryRequest
+  | History.HistoryNotReady
+  | ChainData.ChainDataError
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -186,6 +199,17 @@ export const fromDomain =
         return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
       case "BotConflict":
         return new Refused({ flavour, status: 409, message: e.message, details: { id: e.id } })
+      case "InvalidHistoryRequest":
+        return new BadRequest({ flavour, field: e.field, message: e.message })
+      case "HistoryNotReady":
+        return new Refused({ flavour, status: 409, message: e.message })
+      case "ChainDataError":
+        return new Refused({
+          flavour,
+          status: 502,
+          message: e.message,
+          details: { reason: e.reason, chainId: e.chainId }
+        })
       case "AbiNotFound":
         return new Refused({ flavour, status: 422, message: e.message, details: { tried: e.tried } })
       default:
@@ -201,7 +225,12 @@ export const answer =
   ): Effect.Effect<A | HttpServerResponse.HttpServerResponse, never, R> =>
     Effect.catch(route, (e) => respond(fromDomain(flavour)(e)))
 
-const statusText = { 404: "Not Found", 409: "Conflict", 422: "Unprocessable Entity" } as const
+const statusText = {
+  404: "Not Found",
+  409: "Conflict",
+  422: "Unprocessable Entity",
+  502: "Bad Gateway"
+} as const
 
 /** The response of a failure: the one place an error's status, body and headers are decided. */
 export const respond = (e: HttpError): Effect.Effect<HttpServerResponse.HttpServerResponse> => {

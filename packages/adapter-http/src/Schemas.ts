@@ -470,3 +470,72 @@ export const ContractInUse = v2Body("Conflict", 409, "ContractInUse", {
   message: "1 bot uses contract ct_1764000000000_abcdefghi (whales); delete with force=true to delete it anyway",
   details: { bots: [{ id: "bot_1764000000000_abcdefghi", botName: "whales", problems: [] }] }
 })
+
+/** Body of `POST /v1/bots/:botId/historical-blocks` (spec §2.10). */
+export const HistoricalBlocksRequest = Schema.Struct({
+  chainId: Schema.Int.annotate({ description: "The bot's chain" }),
+  blocks: Schema.Array(Schema.Int).annotate({ description: "1 to 1,000 block numbers" })
+}).annotate({ identifier: "HistoricalBlocksRequest" })
+
+/** `POST /v1/bots/:botId/historical-blocks`: what became of each block. */
+export const HistoricalBlocksAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  botId: Schema.String,
+  blocks: Schema.Array(
+    Schema.Struct({
+      number: Schema.Int,
+      status: Schema.Literals(["stored", "already stored", "missing"]),
+      reason: Schema.optionalKey(Schema.String)
+    })
+  ),
+  total: Schema.Int.annotate({ description: "Blocks the bot has been given in all" }),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "HistoricalBlocksAnswer" })
+
+/** Body of `POST /v1/bots/:botId/execute-historical-query`. */
+export const HistoricalQueryRequest = Schema.Struct({ chainId: Schema.Int }).annotate({
+  identifier: "HistoricalQueryRequest"
+})
+
+/** `POST /v1/bots/:botId/execute-historical-query`: the matches with their evidence, and patterns. */
+export const HistoricalQueryAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  botId: Schema.String,
+  matches: Schema.Array(
+    Schema.Struct({
+      rule: Schema.Int.annotate({ description: "Index of the expression in watchRule.expressions" }),
+      expression: Schema.String,
+      blockNumber: Schema.Int,
+      evidence: Schema.Record(Schema.String, Schema.Unknown).annotate({
+        description: "transactions (hash, blockNumber, txIndex), frames, occurrences with decoded arguments, held"
+      })
+    })
+  ),
+  patterns: Schema.Array(
+    Schema.Struct({
+      rule: Schema.Int,
+      expression: Schema.String,
+      matches: Schema.Int,
+      occurrences: Schema.Record(Schema.String, Schema.Int).annotate({
+        description: "Matched events and calls by Contract.E|F.name"
+      }),
+      firstBlock: Schema.optionalKey(Schema.Int),
+      lastBlock: Schema.optionalKey(Schema.Int)
+    })
+  ),
+  blocks: Schema.Int,
+  transactions: Schema.Int,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "HistoricalQueryAnswer" })
+
+/** 409: the query cannot run yet (no blocks submitted; rules that need traces the stored blocks lack). */
+export const HistoryNotReady = v2Body("Conflict", 409, "HistoryNotReady", {
+  message:
+    "no blocks were submitted for bot bot_1764000000000_abcdefghi: POST /v1/bots/bot_1764000000000_abcdefghi/historical-blocks first"
+})
+
+/** 502: the chain's node failed (details.reason: Timeout, RateLimited, Unavailable, Unsupported, NotConfigured…). */
+export const ChainUnavailable = v2Body("Bad Gateway", 502, "ChainUnavailable", {
+  message: "the node of chain 1 has no call traces (debug_traceBlockByNumber: method not found)",
+  details: { reason: "Unsupported", chainId: 1 }
+})

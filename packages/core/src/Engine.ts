@@ -15,11 +15,13 @@ import {
 } from "./delivery/index.ts"
 import {
   type AbiSource,
+  type BlockStore,
   Bots,
   type BotStore,
   type ChainData,
   Contracts,
-  type ContractStore
+  type ContractStore,
+  History
 } from "./monitoring/index.ts"
 import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
@@ -41,6 +43,7 @@ export type Services =
   | Webhooks.Webhooks
   | Contracts.Contracts
   | Bots.Bots
+  | History.History
 
 /** The storage ports the services read and write. */
 export type Storage =
@@ -50,6 +53,7 @@ export type Storage =
   | WebhookStore.WebhookStore
   | ContractStore.ContractStore
   | BotStore.BotStore
+  | BlockStore.BlockStore
 
 /** What the services reach outside the process: names and webhooks, verified-source services, chains' nodes. */
 export type Outbound =
@@ -79,5 +83,5 @@ export const layer = (
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
     Contracts.Contracts.layer,
-    Bots.Bots.layer
+    History.History.layer.pipe(Layer.provideMerge(Bots.Bots.layer))
   ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))

@@ -1,0 +1,217 @@
+/**
+ * Historical analysis through the HTTP API against a real node: anvil with an ERC-20, a router that calls it
+ * internally and a contract that emits and reverts (solc). Contracts and bots are registered over HTTP, blocks
+ * submitted, and the query gives exactly the expected matches for each kind of rule.
+ */
+import { it } from "@effect/vitest"
+import { Anvil, Solidity } from "@vigil/testkit"
+import { Effect } from "effect"
+import { afterAll, assert, beforeAll, describe } from "vitest"
+import { call, issue } from "./TestServer.ts"
+import * as TestServer from "./TestServer.ts"
+
+const fixtures = Solidity.fixtures()
+let node: Anvil.Anvil
+const addresses: Record<string, string> = {}
+const sent: Record<string, { hash: string; block: number }> = {}
+const beyond2to53 = 9_007_199_254_740_993n
+
+beforeAll(async () => {
+  node = await Anvil.start()
+  const bob = node.accounts[1]!
+  const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
+  const router = { abi: fixtures.Router.abi, address: (await node.deploy(fixtures.Router)).address }
+  addresses.Token = token.address
+  addresses.Router = router.address
+  sent.approve = await node.send(token, "approve", [router.address, 10n ** 24n])
+  sent.routeBig = await node.send(router, "route", [token.address, bob, 5000n])
+  sent.routeSmall = await node.send(router, "route", [token.address, bob, 500n])
+  sent.tryRoute = await node.send(router, "tryRoute", [token.address, bob, 10n ** 27n])
+  sent.exact = await node.send(token, "transfer", [bob, beyond2to53])
+  sent.above = await node.send(token, "transfer", [bob, beyond2to53 + 1n])
+  sent.failing = await node.send(token, "transfer", [node.accounts[0]!, 10n ** 29n], { from: bob, gas: 100_000 })
+  await node.mine(5)
+  sent.lastApprove = await node.send(token, "approve", [router.address, 1n])
+}, 60_000)
+
+afterAll(async () => {
+  await node?.stop()
+})
+
+const server = () =>
+  TestServer.layer({
+    outbound: { rpcUrls: new Map([[31337, node.url]]), abiSources: { sourcifyUrl: "", etherscanUrl: "" } }
+  })
+
+/** Registers the contracts and a bot with `expressions`, submits every block, runs the query: the matches by name. */
+const analyse = (expressions: ReadonlyArray<string>, options: Record<string, unknown> = {}, rawLiteralDefs?: string) =>
+  Effect.gen(function* () {
+    const key = yield* issue({ name: "Acme" })
+    const headers = { "x-api-key": key }
+    for (const [label, abi] of [
+      ["Token", fixtures.Token.abi],
+      ["Router", fixtures.Router.abi]
+    ] as const) {
+      const r = yield* call("POST", "/v1/contracts", {
+        headers,
+        json: { chainId: 31337, contractAddress: addresses[label], label, ABI: abi }
+      })
+      assert.strictEqual(r.status, 201, r.text)
+    }
+    const bot = { botName: "b", chainId: 31337, watchRule: { expressions }, options }
+    const text = JSON.stringify(bot)
+    const created = yield* call("POST", "/v1/bots", {
+      headers: { ...headers, "content-type": "application/json" },
+      body:
+        rawLiteralDefs === undefined
+          ? text
+          : text.replace(/\}$/, "").replace(/"options":\{/, `"options":{"literalDefs":${rawLiteralDefs},`) + "}"
+    })
+    assert.strictEqual(created.status, 201, created.text)
+    const botId = created.json.bot.id as string
+    const head = yield* Effect.promise(() => node.head())
+    const submitted = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+      headers,
+      json: { chainId: 31337, blocks: Array.from({ length: head + 1 }, (_, i) => i) }
+    })
+    assert.strictEqual(submitted.status, 200, submitted.text)
+    const query = yield* call("POST", `/v1/bots/${botId}/execute-historical-query`, {
+      headers,
+      json: { chainId: 31337 }
+    })
+    assert.strictEqual(query.status, 200, query.text)
+    const nameOf = (hash: string) => Object.keys(sent).find((k) => sent[k]!.hash === hash) ?? "deployToken"
+    return {
+      byRule: (rule: number) =>
+        (query.json.matches as Array<{ rule: number; evidence: { transactions: Record<string, { hash: string }> } }>)
+          .filter((m) => m.rule === rule)
+          .map((m) =>
+            Object.values(m.evidence.transactions)
+              .map((t) => nameOf(t.hash))
+              .join("+")
+          ),
+      query: query.json,
+      submitted: submitted.json,
+      headers,
+      botId
+    }
+  }).pipe(Effect.provide(server()))
+
+describe("historical analysis over HTTP on a real node", () => {
+  it.live(
+    "events in internal calls, thresholds, reverted calls and reverted inner calls",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* analyse([
+          "system.emitted(tx1.itx1.Token.E.Transfer)",
+          "system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)",
+          "system.uintCompare(tx1.itx1.Token.E.Transfer.value, <, 1000)",
+          "system.reverted(tx1.Token.F.transfer)",
+          "system.reverted(tx1.itx*.Token.F.transferFrom) && !system.reverted(tx1)"
+        ])
+        assert.deepStrictEqual(r.byRule(0), ["routeBig", "routeSmall"])
+        assert.deepStrictEqual(r.byRule(1), ["routeBig"])
+        assert.deepStrictEqual(r.byRule(2), ["routeSmall"])
+        assert.deepStrictEqual(r.byRule(3), ["failing"])
+        assert.deepStrictEqual(r.byRule(4), ["tryRoute"])
+        const pattern = r.query.patterns[1]
+        assert.strictEqual(pattern.matches, 1)
+        assert.deepStrictEqual(pattern.occurrences, { "Token.E.Transfer": 1 })
+        assert.strictEqual(pattern.firstBlock, sent.routeBig!.block)
+        assert.strictEqual(r.query.patterns[0].lastBlock, sent.routeSmall!.block)
+      }),
+    60_000
+  )
+
+  it.live(
+    "two transactions within and beyond topLevelTxBlockRange, and a forward negation",
+    () =>
+      Effect.gen(function* () {
+        const pair = "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
+        const within = yield* analyse([pair], { topLevelTxBlockRange: 1 })
+        assert.deepStrictEqual(within.byRule(0), ["approve+routeBig"])
+        const wider = yield* analyse([pair], { topLevelTxBlockRange: 2 })
+        assert.deepStrictEqual(wider.byRule(0), ["approve+routeBig", "approve+routeSmall"])
+        const negation = yield* analyse(
+          ["system.invoked(tx1.Token.F.approve) && !system.invoked(tx2.Router.F.route)"],
+          { topLevelTxBlockRange: 3 }
+        )
+        assert.deepStrictEqual(negation.byRule(0), ["lastApprove"])
+      }),
+    60_000
+  )
+
+  it.live(
+    "a literalDefs number beyond 2^53, exactly",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* analyse(
+          [
+            "system.uintCompare(tx1.Token.E.Transfer.value, >, ${limit})",
+            "system.uintCompare(tx1.Token.E.Transfer.value, ==, ${limit})"
+          ],
+          { topLevelTxBlockRange: 0 },
+          `{"limit": ${beyond2to53}}`
+        )
+        assert.deepStrictEqual(r.byRule(0), ["deployToken", "above"])
+        assert.deepStrictEqual(r.byRule(1), ["exact"])
+      }),
+    60_000
+  )
+
+  it.live(
+    "submissions are idempotent, report a block the node does not have, and the query needs blocks first",
+    () =>
+      Effect.gen(function* () {
+        const key = yield* issue({ name: "Acme" })
+        const headers = { "x-api-key": key }
+        yield* call("POST", "/v1/contracts", {
+          headers,
+          json: { chainId: 31337, contractAddress: addresses.Token, label: "Token", ABI: fixtures.Token.abi }
+        })
+        const created = yield* call("POST", "/v1/bots", {
+          headers,
+          json: { botName: "b", chainId: 31337, watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] } }
+        })
+        const botId = created.json.bot.id as string
+        const early = yield* call("POST", `/v1/bots/${botId}/execute-historical-query`, {
+          headers,
+          json: { chainId: 31337 }
+        })
+        assert.strictEqual(early.status, 409)
+        assert.match(early.json.message, /no blocks were submitted/)
+        const head = yield* Effect.promise(() => node.head())
+        const first = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+          headers,
+          json: { chainId: 31337, blocks: [1, 2, head + 100] }
+        })
+        assert.deepStrictEqual(
+          first.json.blocks.map((b: { status: string }) => b.status),
+          ["stored", "stored", "missing"]
+        )
+        assert.match(first.json.blocks[2].reason, /does not exist/)
+        const again = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+          headers,
+          json: { chainId: 31337, blocks: [2, 1] }
+        })
+        assert.deepStrictEqual(
+          again.json.blocks.map((b: { status: string }) => b.status),
+          ["already stored", "already stored"]
+        )
+        assert.strictEqual(again.json.total, 2)
+        const wrongChain = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+          headers,
+          json: { chainId: 1, blocks: [1] }
+        })
+        assert.strictEqual(wrongChain.status, 400)
+        assert.strictEqual(wrongChain.json.details.field, "chainId")
+        const tooMany = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+          headers,
+          json: { chainId: 31337, blocks: Array.from({ length: 1001 }, (_, i) => i) }
+        })
+        assert.strictEqual(tooMany.status, 400)
+        assert.strictEqual(tooMany.json.details.field, "blocks")
+      }).pipe(Effect.provide(server())),
+    60_000
+  )
+})

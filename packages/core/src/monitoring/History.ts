@@ -1,0 +1,216 @@
+/**
+ * Historical analysis in two steps (spec §3, §4.7): blocks are submitted for a bot (read from the chain's node,
+ * kept whole, recorded as the bot's), then the bot's rules run over every block it was given, decoded with the
+ * key's ABIs as they are when the query runs.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import type { StoreError } from "../kernel/index.ts"
+import { type StoredBlock, BlockStore } from "./BlockStore.ts"
+import { type BotNotFound, Bots } from "./Bots.ts"
+import { ChainData, type ChainDataError } from "./ChainData.ts"
+import { fromBlocks } from "./ChainFacts.ts"
+import { ContractStore } from "./ContractStore.ts"
+import * as Checker from "./rules/Checker.ts"
+import * as Evaluator from "./rules/Evaluator.ts"
+import * as Literals from "./rules/Literals.ts"
+
+/** Blocks one submission may name. */
+export const maxBlocksPerRequest = 1_000
+
+/** A request of historical analysis is wrong; `field` names what. */
+export class InvalidHistoryRequest extends Schema.TaggedError<InvalidHistoryRequest>()("InvalidHistoryRequest", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The query cannot run: nothing was submitted, or the bot's rules cannot be evaluated on what was. */
+export class HistoryNotReady extends Schema.TaggedError<HistoryNotReady>()("HistoryNotReady", {
+  message: Schema.String
+}) {}
+
+/** What became of each block of a submission. */
+export interface Submitted {
+  readonly blocks: ReadonlyArray<{
+    readonly number: number
+    readonly status: "stored" | "already stored" | "missing"
+    readonly reason?: string
+  }>
+  /** Blocks the bot has now, in all. */
+  readonly total: number
+}
+
+/** One match of a historical query. */
+export interface HistoricalMatch {
+  readonly rule: number
+  readonly expression: string
+  readonly blockNumber: number
+  readonly evidence: Evaluator.Evidence
+}
+
+/** What a query found: its matches, and counts of them per rule, contract, event or function, and block span. */
+export interface Outcome {
+  readonly matches: ReadonlyArray<HistoricalMatch>
+  readonly patterns: ReadonlyArray<{
+    readonly rule: number
+    readonly expression: string
+    readonly matches: number
+    readonly occurrences: Readonly<Record<string, number>>
+    readonly firstBlock?: number
+    readonly lastBlock?: number
+  }>
+  readonly blocks: number
+  readonly transactions: number
+}
+
+/** Historical analysis of bots. */
+export class History extends Context.Service<
+  History,
+  {
+    readonly submit: (
+      keyId: string,
+      botId: string,
+      request: { readonly chainId: unknown; readonly blocks: unknown }
+    ) => Effect.Effect<Submitted, InvalidHistoryRequest | BotNotFound | ChainDataError | StoreError.StoreError>
+    readonly execute: (
+      keyId: string,
+      botId: string,
+      request: { readonly chainId: unknown }
+    ) => Effect.Effect<Outcome, InvalidHistoryRequest | HistoryNotReady | BotNotFound | StoreError.StoreError>
+  }
+>()("@vigil/core/History") {
+  static readonly layer: Layer.Layer<History, never, Bots | BlockStore | ContractStore | ChainData> = Layer.effect(
+    History
+  )(
+    Effect.gen(function* () {
+      const bots = yield* Bots
+      const store = yield* BlockStore
+      const contracts = yield* ContractStore
+      const chain = yield* ChainData
+
+      const botOn = (keyId: string, botId: string, chainId: unknown) =>
+        Effect.gen(function* () {
+          const bot = yield* bots.get(keyId, botId)
+          if (chainId !== bot.chainId)
+            return yield* new InvalidHistoryRequest({
+              field: "chainId",
+              message: `must be the bot's chain, ${bot.chainId}`
+            })
+          return bot
+        })
+
+      /** The bot's rules, checked against the key's contracts as they are now. */
+      const rulesOf = Effect.fnUntraced(function* (keyId: string, bot: Effect.Success<ReturnType<typeof botOn>>) {
+        const onChain = yield* contracts.list(keyId, bot.chainId)
+        const literalDefs =
+          bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
+        if (typeof literalDefs === "string") return yield* new HistoryNotReady({ message: literalDefs })
+        const rules: Array<{ index: number; source: string; checked: Checker.Checked }> = []
+        for (const [index, source] of bot.watchRule.expressions.entries()) {
+          const result = Checker.check(source, {
+            contracts: onChain,
+            literalDefs,
+            watchRuleType: bot.watchRule.watchRuleType,
+            ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+          })
+          if (!result.ok)
+            return yield* new HistoryNotReady({
+              message: `expression ${index + 1} no longer checks against the key's contracts: ${result.problems[0]!.message}`
+            })
+          rules.push({ index, source, checked: result.rule })
+        }
+        return { rules, contracts: onChain }
+      })
+
+      return {
+        submit: Effect.fn("History.submit")(function* (keyId, botId, request) {
+          const bot = yield* botOn(keyId, botId, request.chainId)
+          const list = request.blocks
+          if (
+            !Array.isArray(list) ||
+            list.length === 0 ||
+            list.length > maxBlocksPerRequest ||
+            !list.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)
+          )
+            return yield* new InvalidHistoryRequest({
+              field: "blocks",
+              message: `must be 1 to ${maxBlocksPerRequest} block numbers (whole numbers, 0 or more)`
+            })
+          const numbers = [...new Set(list as ReadonlyArray<number>)].sort((a, b) => a - b)
+          const { rules } = yield* Effect.catchTag(rulesOf(keyId, bot), "HistoryNotReady", () =>
+            Effect.succeed({ rules: [] })
+          )
+          const traces = rules.some((r) => r.checked.needsTraces)
+          const have = new Map((yield* store.get(bot.chainId, numbers)).map((b) => [b.number, b]))
+          const wanted = numbers.filter((n) => {
+            const b = have.get(n)
+            return b === undefined || (traces && !b.traces)
+          })
+          const fetched = wanted.length === 0 ? [] : yield* chain.blocks(bot.chainId, wanted, { traces })
+          const stored: Array<StoredBlock> = []
+          const outcome = new Map<number, Submitted["blocks"][number]>()
+          for (const r of fetched) {
+            if (r._tag === "Missing") {
+              outcome.set(r.number, { number: r.number, status: "missing", reason: r.error.message })
+              continue
+            }
+            stored.push({ chainId: bot.chainId, number: r.number, hash: r.data.block.hash, traces, data: r.data })
+            outcome.set(r.number, { number: r.number, status: "stored" })
+          }
+          yield* store.put(stored)
+          const present = numbers.filter((n) => outcome.get(n)?.status !== "missing")
+          yield* store.submit(bot.id, present)
+          return {
+            blocks: numbers.map((n) => outcome.get(n) ?? { number: n, status: "already stored" as const }),
+            total: (yield* store.submitted(bot.id)).length
+          }
+        }),
+        execute: Effect.fn("History.execute")(function* (keyId, botId, request) {
+          const bot = yield* botOn(keyId, botId, request.chainId)
+          const numbers = yield* store.submitted(bot.id)
+          if (numbers.length === 0)
+            return yield* new HistoryNotReady({
+              message: `no blocks were submitted for bot ${bot.id}: POST /v1/bots/${bot.id}/historical-blocks first`
+            })
+          const { rules, contracts: onChain } = yield* rulesOf(keyId, bot)
+          const blocks = yield* store.get(bot.chainId, numbers)
+          const facts = fromBlocks(
+            blocks.map((b) => b.data),
+            onChain,
+            { blockRange: bot.options.topLevelTxBlockRange }
+          )
+          const matches: Array<HistoricalMatch> = []
+          const patterns: Array<Outcome["patterns"][number]> = []
+          for (const rule of rules) {
+            const why = Evaluator.notEvaluable(rule.checked.expr, facts)
+            if (why !== undefined)
+              return yield* new HistoryNotReady({
+                message: `expression ${rule.index + 1} cannot be evaluated: ${why}; submit the blocks again from a node with debug_traceBlockByNumber`
+              })
+            const found = Evaluator.evaluate(rule.checked.expr, facts).filter((m) => !m.pending)
+            const occurrences: Record<string, number> = {}
+            let first: number | undefined
+            let last: number | undefined
+            for (const m of found) {
+              const blockNumber = Math.min(...Object.values(m.evidence.transactions).map((t) => t.blockNumber))
+              first = first === undefined ? blockNumber : Math.min(first, blockNumber)
+              last = Math.max(last ?? blockNumber, ...Object.values(m.evidence.transactions).map((t) => t.blockNumber))
+              for (const o of Object.values(m.evidence.occurrences)) {
+                const name = `${o.contract}.${o.logIndex === undefined ? "F" : "E"}.${o.name}`
+                occurrences[name] = (occurrences[name] ?? 0) + 1
+              }
+              matches.push({ rule: rule.index, expression: rule.checked.normal, blockNumber, evidence: m.evidence })
+            }
+            patterns.push({
+              rule: rule.index,
+              expression: rule.checked.normal,
+              matches: found.length,
+              occurrences,
+              ...(first === undefined ? {} : { firstBlock: first, lastBlock: last! })
+            })
+          }
+          return { matches, patterns, blocks: blocks.length, transactions: facts.transactions.length }
+        })
+      }
+    })
+  )
+}
