@@ -8,20 +8,21 @@ type Delivery = WebhookStore.Delivery
 const make = Effect.sync(() => {
   const webhooks = new Map<string, Webhook>()
   const deliveries = new Map<string, Delivery>()
-  const ofKey = (keyId: string) => [...webhooks.values()].filter((w) => w.keyId === keyId)
+  const ofKey = (keyId: string, scope: WebhookStore.Scope = "webhooks") =>
+    [...webhooks.values()].filter((w) => w.keyId === keyId && WebhookStore.scopeOf(w) === scope)
 
   return WebhookStore.WebhookStore.of({
     register: (webhook, max) =>
       Effect.sync(() => {
-        if (ofKey(webhook.keyId).length >= max) return false
+        if (ofKey(webhook.keyId, WebhookStore.scopeOf(webhook)).length >= max) return false
         webhooks.set(webhook.id, webhook)
         return true
       }),
-    list: (keyId) => Effect.sync(() => ofKey(keyId)),
-    remove: (keyId, id) =>
+    list: (keyId, scope) => Effect.sync(() => ofKey(keyId, scope)),
+    remove: (keyId, id, scope = "webhooks") =>
       Effect.sync(() => {
         const w = webhooks.get(id)
-        if (w === undefined || w.keyId !== keyId) return false
+        if (w === undefined || w.keyId !== keyId || WebhookStore.scopeOf(w) !== scope) return false
         webhooks.delete(id)
         for (const [k, d] of deliveries) if (d.webhookId === id && d.status === "pending") deliveries.delete(k)
         return true
@@ -89,10 +90,11 @@ const make = Effect.sync(() => {
           }
         }
       }),
-    stats: (keyId) =>
+    stats: (keyId, scope) =>
       Effect.sync(() =>
-        ofKey(keyId).map((w) => {
+        ofKey(keyId, scope).map((w) => {
           const mine = [...deliveries.values()].filter((d) => d.webhookId === w.id)
+          const lastError = [...mine].reverse().find((d) => d.lastError !== undefined)?.lastError
           return {
             id: w.id,
             url: w.url,
@@ -100,7 +102,8 @@ const make = Effect.sync(() => {
             ...(w.lastDelivery === undefined ? {} : { lastDelivery: w.lastDelivery }),
             pending: mine.filter((d) => d.status === "pending").length,
             failed: mine.filter((d) => d.status === "dead").length,
-            disabled: w.disabledAt !== undefined
+            disabled: w.disabledAt !== undefined,
+            ...(lastError === undefined ? {} : { lastError })
           }
         })
       )

@@ -221,6 +221,16 @@ export const migrations: ReadonlyArray<Migration> = [
         PRIMARY KEY (bot_id, number)
       );
     `
+  },
+  {
+    version: 11,
+    name: "notification channels",
+    // A notification channel is a destination of the webhook outbox with its settings (JSON); NULL for an
+    // intelligence webhook.
+    sql: `
+      ALTER TABLE webhooks ADD COLUMN channel TEXT;
+      CREATE INDEX webhook_deliveries_errors ON webhook_deliveries (webhook_id, last_error) WHERE last_error IS NOT NULL;
+    `
   }
 ]
 

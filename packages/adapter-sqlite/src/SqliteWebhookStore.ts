@@ -15,6 +15,7 @@ interface WebhookRow {
   readonly delivery_count: number
   readonly last_delivery: string | null
   readonly disabled_at: string | null
+  readonly channel: string | null
 }
 
 interface DeliveryRow {
@@ -37,6 +38,7 @@ interface DueWebhookColumns {
   readonly w_delivery_count: number
   readonly w_last_delivery: string | null
   readonly w_disabled_at: string | null
+  readonly w_channel: string | null
 }
 
 const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
@@ -47,8 +49,12 @@ const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   created: r.created,
   deliveryCount: r.delivery_count,
   ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
-  ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at })
+  ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at }),
+  ...(r.channel === null ? {} : { channel: JSON.parse(r.channel) as WebhookStore.Channel })
 })
+
+/** `1` for notification channels, `0` for intelligence webhooks: the value of `channel IS NOT NULL`. */
+const scoped = (scope: WebhookStore.Scope = "webhooks") => (scope === "channels" ? 1 : 0)
 
 const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
   id: r.id,
@@ -65,12 +71,18 @@ const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("WebhookStore.prepare", (db) => ({
-    count: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE key_id = ?"),
-    insert: db.prepare<[string, string, string, string, string]>(
-      "INSERT INTO webhooks (id, key_id, url, secret, created) VALUES (?, ?, ?, ?, ?)"
+    count: db.prepare<[string, number], { n: number }>(
+      "SELECT count(*) AS n FROM webhooks WHERE key_id = ? AND (channel IS NOT NULL) = ?"
     ),
-    list: db.prepare<[string], WebhookRow>("SELECT * FROM webhooks WHERE key_id = ? ORDER BY created, rowid"),
-    remove: db.prepare<[string, string]>("DELETE FROM webhooks WHERE key_id = ? AND id = ?"),
+    insert: db.prepare<[string, string, string, string, string, string | null]>(
+      "INSERT INTO webhooks (id, key_id, url, secret, created, channel) VALUES (?, ?, ?, ?, ?, ?)"
+    ),
+    list: db.prepare<[string, number], WebhookRow>(
+      "SELECT * FROM webhooks WHERE key_id = ? AND (channel IS NOT NULL) = ? ORDER BY created, rowid"
+    ),
+    remove: db.prepare<[string, string, number]>(
+      "DELETE FROM webhooks WHERE key_id = ? AND id = ? AND (channel IS NOT NULL) = ?"
+    ),
     dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
     enqueue: db.prepare<[string, string, string, string, string, number, number, string]>(
       `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
@@ -81,9 +93,10 @@ const make = Effect.gen(function* () {
     // the same with ten deliveries queued or ten thousand.
     due: db.prepare<[number, string, number, number, string, number, number], DeliveryRow & DueWebhookColumns>(
       `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error,
-         w_url, w_secret, w_created, w_delivery_count, w_last_delivery, w_disabled_at FROM (
+         w_url, w_secret, w_created, w_delivery_count, w_last_delivery, w_disabled_at, w_channel FROM (
          SELECT d.*, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
            w.delivery_count AS w_delivery_count, w.last_delivery AS w_last_delivery, w.disabled_at AS w_disabled_at,
+           w.channel AS w_channel,
            row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
          FROM (
            SELECT rowid, * FROM webhook_deliveries
@@ -111,11 +124,13 @@ const make = Effect.gen(function* () {
     deadAll: db.prepare<[string, string]>(
       "UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE webhook_id = ? AND status = 'pending'"
     ),
-    stats: db.prepare<[string], WebhookRow & { pending: number; failed: number }>(
+    stats: db.prepare<[string, number], WebhookRow & { pending: number; failed: number; last_error: string | null }>(
       `SELECT w.*,
          (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
-         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed
-       FROM webhooks w WHERE w.key_id = ? ORDER BY w.created, w.rowid`
+         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
+         (SELECT d.last_error FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
+           ORDER BY d.rowid DESC LIMIT 1) AS last_error
+       FROM webhooks w WHERE w.key_id = ? AND (w.channel IS NOT NULL) = ? ORDER BY w.created, w.rowid`
     )
   }))
 
@@ -150,14 +165,21 @@ const make = Effect.gen(function* () {
   return WebhookStore.WebhookStore.of({
     register: (w, max) =>
       database.transaction("WebhookStore.register", () => {
-        if ((s.count.get(w.keyId)?.n ?? 0) >= max) return false
-        s.insert.run(w.id, w.keyId, w.url, w.secret, w.created)
+        if ((s.count.get(w.keyId, scoped(WebhookStore.scopeOf(w)))?.n ?? 0) >= max) return false
+        s.insert.run(
+          w.id,
+          w.keyId,
+          w.url,
+          w.secret,
+          w.created,
+          w.channel === undefined ? null : JSON.stringify(w.channel)
+        )
         return true
       }),
-    list: (keyId) => database.use("WebhookStore.list", () => s.list.all(keyId).map(toWebhook)),
-    remove: (keyId, id) =>
+    list: (keyId, scope) => database.use("WebhookStore.list", () => s.list.all(keyId, scoped(scope)).map(toWebhook)),
+    remove: (keyId, id, scope) =>
       database.transaction("WebhookStore.remove", () => {
-        if (s.remove.run(keyId, id).changes === 0) return false
+        if (s.remove.run(keyId, id, scoped(scope)).changes === 0) return false
         s.dropPending.run(id)
         return true
       }),
@@ -195,22 +217,24 @@ const make = Effect.gen(function* () {
                 created: row.w_created,
                 delivery_count: row.w_delivery_count,
                 last_delivery: row.w_last_delivery,
-                disabled_at: row.w_disabled_at
+                disabled_at: row.w_disabled_at,
+                channel: row.w_channel
               })
             }
           })
       ),
     settle: (id, settlement) => settle({ id, settlement }),
-    stats: (keyId) =>
+    stats: (keyId, scope) =>
       database.use("WebhookStore.stats", () =>
-        s.stats.all(keyId).map((r) => ({
+        s.stats.all(keyId, scoped(scope)).map((r) => ({
           id: r.id,
           url: r.url,
           deliveryCount: r.delivery_count,
           ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
           pending: r.pending,
           failed: r.failed,
-          disabled: r.disabled_at !== null
+          disabled: r.disabled_at !== null,
+          ...(r.last_error === null ? {} : { lastError: r.last_error })
         }))
       )
   })

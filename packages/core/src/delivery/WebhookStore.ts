@@ -1,11 +1,35 @@
 /**
- * Port: registered webhooks and their durable outbox of deliveries, in one store so that accepting a request
- * and storing its deliveries is one atomic step.
+ * Port: registered destinations and their durable outbox of deliveries, in one store so that accepting a request
+ * and storing its deliveries is one atomic step. A destination is an intelligence webhook (`/api/v2/webhooks`) or
+ * a notification channel of monitoring (`/v1/notifications`: signed webhook, Slack, Discord, Telegram, email);
+ * both kinds share the outbox and its dispatcher, and each call says which kind it lists, removes or counts.
  */
 import { Context, type Effect } from "effect"
 import type { StoreError } from "../kernel/index.ts"
 
-/** A registered webhook. */
+/** The kinds of notification channel. */
+export const channelTypes = ["webhook", "slack", "discord", "telegram", "email"] as const
+export type ChannelType = (typeof channelTypes)[number]
+
+/** What makes a destination a notification channel, and how its messages are sent. */
+export interface Channel {
+  readonly type: ChannelType
+  readonly name: string
+  /** Telegram: the chat the messages go to (the bot token is the destination's `secret`). */
+  readonly chatId?: string
+  /** Email: the recipients (the destination's `url` is `mailto:` them). */
+  readonly to?: ReadonlyArray<string>
+  /** The message template, when not the type's default. */
+  readonly template?: string
+}
+
+/** Which destinations a call is about: intelligence webhooks or notification channels. */
+export type Scope = "webhooks" | "channels"
+
+/** The scope a destination belongs to. */
+export const scopeOf = (w: Pick<Webhook, "channel">): Scope => (w.channel === undefined ? "webhooks" : "channels")
+
+/** A registered destination: an intelligence webhook, or a notification channel when `channel` is set. */
 export interface Webhook {
   /** `wh_<epoch ms>_<9 lowercase alphanumerics>`. */
   readonly id: string
@@ -21,6 +45,8 @@ export interface Webhook {
   readonly lastDelivery?: string
   /** ISO 8601 instant the receiver answered 410 Gone; nothing more is sent to it. */
   readonly disabledAt?: string
+  /** Set for a notification channel. */
+  readonly channel?: Channel
 }
 
 /** One delivery of one event to one webhook. */
@@ -57,18 +83,26 @@ export interface WebhookStats {
   readonly pending: number
   readonly failed: number
   readonly disabled: boolean
+  /** The error of the newest delivery (in queueing order) that met one, retried or dead-lettered. */
+  readonly lastError?: string
 }
 
 /** Webhooks and their outbox. */
 export class WebhookStore extends Context.Service<
   WebhookStore,
   {
-    /** Stores a webhook unless its key already has `max`; `false` when at the limit (nothing stored). */
+    /**
+     * Stores a destination unless its key already has `max` of its scope; `false` when at the limit (nothing
+     * stored).
+     */
     readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError.StoreError>
-    /** The key's webhooks, oldest first. */
-    readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
-    /** Removes the key's webhook (and its undelivered deliveries); `false` when the key has no such webhook. */
-    readonly remove: (keyId: string, id: string) => Effect.Effect<boolean, StoreError.StoreError>
+    /** The key's destinations of one scope (default: webhooks), oldest first. */
+    readonly list: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
+    /**
+     * Removes the key's destination of that scope (default: webhooks) and its undelivered deliveries; `false` when
+     * the key has no such destination in that scope.
+     */
+    readonly remove: (keyId: string, id: string, scope?: Scope) => Effect.Effect<boolean, StoreError.StoreError>
     /**
      * Stores deliveries in one step, skipping those whose webhook is gone or disabled by then; returns how many
      * were stored.
@@ -88,7 +122,7 @@ export class WebhookStore extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError.StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
-    /** Delivery counts of the key's webhooks. */
-    readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
+    /** Delivery counts of the key's destinations of one scope (default: webhooks). */
+    readonly stats: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
   }
 >()("@vigil/core/WebhookStore") {}

@@ -147,7 +147,8 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           lastDelivery: "2026-01-01T00:00:05.000Z",
           pending: 1,
           failed: 1,
-          disabled: false
+          disabled: false,
+          lastError: "HTTP 500 after 4 attempts"
         })
       }))
 
@@ -169,6 +170,62 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.deepStrictEqual(
           (yield* store.claim(5_000, 10, 10, 6_000)).map((c) => c.delivery.id),
           ["d3"]
+        )
+      }))
+
+    test("keeps notification channels apart from webhooks: limits, lists, removal, stats; claims carry their settings", (store) =>
+      Effect.gen(function* () {
+        const channel = (id: string, settings: WebhookStore.Channel): WebhookStore.Webhook => ({
+          ...hook(id),
+          url: settings.type === "email" ? "mailto:ops@example.com" : `https://chat.example.com/${id}`,
+          channel: settings
+        })
+        assert.isTrue(yield* store.register(hook("w1"), 1))
+        assert.isTrue(yield* store.register(channel("c1", { type: "slack", name: "ops" }), 2), "limits count per scope")
+        const email = { type: "email" as const, name: "mail", to: ["ops@example.com"], template: "{{title}}" }
+        assert.isTrue(yield* store.register(channel("c2", email), 2))
+        assert.isFalse(yield* store.register(channel("c3", { type: "discord", name: "d" }), 2))
+        assert.isFalse(yield* store.register(hook("w2"), 1))
+        assert.deepStrictEqual(
+          (yield* store.list("key-a")).map((w) => w.id),
+          ["w1"]
+        )
+        const channels = yield* store.list("key-a", "channels")
+        assert.deepStrictEqual(
+          channels.map((w) => [w.id, w.channel]),
+          [
+            ["c1", { type: "slack", name: "ops" }],
+            ["c2", email]
+          ]
+        )
+        assert.isFalse(yield* store.remove("key-a", "c1"), "a channel is not removed as a webhook")
+        assert.isFalse(yield* store.remove("key-a", "w1", "channels"), "nor a webhook as a channel")
+        yield* store.enqueue([delivery("d1", "c2"), delivery("d2", "w1")])
+        const claimed = yield* store.claim(0, 10, 10, 100)
+        assert.deepStrictEqual(
+          claimed.map((c) => [c.delivery.id, c.webhook.channel]),
+          [
+            ["d1", email],
+            ["d2", undefined]
+          ]
+        )
+        yield* store.settle("d1", { _tag: "Retry", at: 50, error: "SMTP 421: try later" })
+        assert.deepStrictEqual(
+          (yield* store.stats("key-a", "channels")).map((s) => [s.id, s.pending, s.lastError]),
+          [
+            ["c1", 0, undefined],
+            ["c2", 1, "SMTP 421: try later"]
+          ]
+        )
+        assert.deepStrictEqual(
+          (yield* store.stats("key-a")).map((s) => s.id),
+          ["w1"]
+        )
+        assert.isTrue(yield* store.remove("key-a", "c2", "channels"))
+        assert.deepStrictEqual(
+          (yield* store.claim(1_000, 10, 10, 2_000)).map((c) => c.delivery.id),
+          ["d2"],
+          "the removed channel's pending delivery went with it; the webhook's (lease run out) is due again"
         )
       }))
   })
