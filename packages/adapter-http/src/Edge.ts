@@ -54,22 +54,24 @@ const knownRoutes = new Set([
   "/api/v2/webhooks/stats",
   "/api/v2/intel/webhook",
   "/v1/contracts",
-  "/v1/bots"
+  "/v1/bots",
+  "/v1/notifications"
 ])
 
-/** The metrics label of a path: itself when known, the route pattern for a webhook id, else `unmatched`. */
+/** Routes with ids in their paths: the pattern each path is labelled with. */
+const patterns: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^\/api\/v2\/webhooks\/[^/]+$/, "/api/v2/webhooks/:webhookId"],
+  [/^\/v1\/contracts\/[^/]+$/, "/v1/contracts/:contractId"],
+  [/^\/v1\/bots\/[^/]+$/, "/v1/bots/:botId"],
+  [/^\/v1\/bots\/[^/]+\/historical-blocks$/, "/v1/bots/:botId/historical-blocks"],
+  [/^\/v1\/bots\/[^/]+\/execute-historical-query$/, "/v1/bots/:botId/execute-historical-query"],
+  [/^\/v1\/notifications\/[^/]+$/, "/v1/notifications/:channelId"],
+  [/^\/v1\/notifications\/[^/]+\/test$/, "/v1/notifications/:channelId/test"]
+]
+
+/** The metrics label of a path: itself when known, its route pattern when it has an id, else `unmatched`. */
 const routeLabel = (path: string) =>
-  knownRoutes.has(path)
-    ? path
-    : /^\/api\/v2\/webhooks\/[^/]+$/.test(path)
-      ? "/api/v2/webhooks/:webhookId"
-      : /^\/v1\/contracts\/[^/]+$/.test(path)
-        ? "/v1/contracts/:contractId"
-        : /^\/v1\/bots\/[^/]+$/.test(path)
-          ? "/v1/bots/:botId"
-          : /^\/v1\/bots\/[^/]+\/(historical-blocks|execute-historical-query)$/.test(path)
-            ? path.replace(/^\/v1\/bots\/[^/]+/, "/v1/bots/:botId")
-            : "unmatched"
+  knownRoutes.has(path) ? path : (patterns.find(([re]) => re.test(path))?.[1] ?? "unmatched")
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")

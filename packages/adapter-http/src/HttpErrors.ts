@@ -15,6 +15,7 @@ import type {
   ChainData,
   Contracts,
   History,
+  Notifications,
   Quota,
   Screening,
   StoreError,
@@ -138,6 +139,10 @@ export type DomainError =
   | History.InvalidHistoryRequest
   | History.HistoryNotReady
   | ChainData.ChainDataError
+  | Notifications.InvalidChannel
+  | Notifications.ChannelNotFound
+  | Notifications.ChannelLimitReached
+  | Notifications.ChannelInUse
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -212,6 +217,14 @@ export const fromDomain =
         })
       case "AbiNotFound":
         return new Refused({ flavour, status: 422, message: e.message, details: { tried: e.tried } })
+      case "InvalidChannel":
+        return new BadRequest({ flavour, field: e.field, message: e.message })
+      case "ChannelNotFound":
+        return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
+      case "ChannelLimitReached":
+        return new Refused({ flavour, status: 409, message: e.message, details: { max: e.max } })
+      case "ChannelInUse":
+        return new Refused({ flavour, status: 409, message: e.message, details: { bots: e.bots } })
       default:
         return e
     }

@@ -1,13 +1,15 @@
 /**
  * The Node adapters of outbound traffic: the host resolver of webhook registration and the HTTPS transport, the
- * verified-source services ABIs are fetched from, and the chains' nodes (JSON-RPC).
+ * mail relay of email channels, the verified-source services ABIs are fetched from, and the chains' nodes
+ * (JSON-RPC).
  */
-import type { AbiSource, ChainData, HostResolver, WebhookTransport } from "@vigil/core"
+import { type AbiSource, type ChainData, type HostResolver, Mailer, type WebhookTransport } from "@vigil/core"
 import { Layer } from "effect"
 import * as AbiSources from "./AbiSources.ts"
 import * as EvmRpc from "./EvmRpc.ts"
 import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as NodeHostResolver from "./NodeHostResolver.ts"
+import * as SmtpMailer from "./SmtpMailer.ts"
 
 /** Options of outbound traffic. */
 export interface Options {
@@ -19,13 +21,19 @@ export interface Options {
   readonly abiSources?: AbiSources.Options
   /** The JSON-RPC URL of each chain's node. Default none. */
   readonly rpcUrls?: ReadonlyMap<number, string>
+  /** The mail relay of email channels. Default none (email channels cannot be created). */
+  readonly smtp?: SmtpMailer.Options
 }
 
 /** Name resolution and HTTPS delivery on Node guarded by the same allow-list, ABI sources, and chains' nodes. */
 export const layer = (
   options: Options = {}
 ): Layer.Layer<
-  HostResolver.HostResolver | WebhookTransport.WebhookTransport | AbiSource.AbiSource | ChainData.ChainData
+  | HostResolver.HostResolver
+  | WebhookTransport.WebhookTransport
+  | Mailer.Mailer
+  | AbiSource.AbiSource
+  | ChainData.ChainData
 > =>
   Layer.mergeAll(
     NodeHostResolver.layer,
@@ -33,6 +41,7 @@ export const layer = (
       allowHosts: options.allowHosts ?? [],
       ...(options.ca === undefined ? {} : { ca: options.ca })
     }),
+    options.smtp === undefined ? Mailer.Mailer.none : SmtpMailer.layer(options.smtp),
     AbiSources.layer(options.abiSources),
     EvmRpc.layer({ urls: options.rpcUrls ?? new Map() })
   )

@@ -539,3 +539,90 @@ export const ChainUnavailable = v2Body("Bad Gateway", 502, "ChainUnavailable", {
   message: "the node of chain 1 has no call traces (debug_traceBlockByNumber: method not found)",
   details: { reason: "Unsupported", chainId: 1 }
 })
+
+const ChannelType = Schema.Literals(["webhook", "slack", "discord", "telegram", "email"])
+
+/** Body of `POST /v1/notifications`; which fields a type needs is the service's decision. */
+export const ChannelRequest = Schema.Struct({
+  type: ChannelType,
+  name: Schema.String.annotate({ description: "1 to 200 characters" }),
+  url: Schema.optionalKey(
+    Schema.String.annotate({ description: "webhook, slack, discord: the HTTPS URL to post to (a public host)" })
+  ),
+  botToken: Schema.optionalKey(Schema.String.annotate({ description: "telegram: the bot's token" })),
+  chatId: Schema.optionalKey(
+    Schema.Union([Schema.String, Schema.Int]).annotate({ description: "telegram: a chat id or @channelusername" })
+  ),
+  to: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "email: 1 to 10 recipients" })),
+  template: Schema.optionalKey(
+    Schema.String.annotate({
+      description:
+        "The message, with {{title}}, {{kind}}, {{alertId}}, {{bot}}, {{botId}}, {{severity}}, {{chain}}, {{block}}, {{txHash}}, {{transactions}}, {{rule}}, {{expression}}, {{arguments}}"
+    })
+  )
+}).annotate({ identifier: "ChannelRequest" })
+
+/** A notification channel, without its secrets. */
+export const Channel = Schema.Struct({
+  id: Schema.String.annotate({ description: "nc_<epoch ms>_<9 lowercase alphanumerics>" }),
+  type: ChannelType,
+  name: Schema.String,
+  url: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "webhook: the URL; slack and discord: the origin only (the path is the credential)"
+    })
+  ),
+  chatId: Schema.optionalKey(Schema.String),
+  to: Schema.optionalKey(Schema.Array(Schema.String)),
+  template: Schema.optionalKey(Schema.String),
+  created: Instant.Timestamp,
+  deliveries: Schema.Struct({
+    delivered: Schema.Int,
+    pending: Schema.Int,
+    failed: Schema.Int.annotate({ description: "Dead-lettered after the retries, or refused for good" }),
+    lastDelivery: Schema.optionalKey(Instant.Timestamp),
+    lastError: Schema.optionalKey(Schema.String)
+  }),
+  disabled: Schema.Boolean.annotate({ description: "The receiver answered 410 Gone: nothing more is sent" })
+}).annotate({ identifier: "Channel" })
+
+/** `POST /v1/notifications` (201) and `GET /v1/notifications/:channelId`. */
+export const ChannelAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  channel: Channel,
+  secret: Schema.optionalKey(
+    Schema.String.annotate({ description: "webhook channels: the signing secret (whsec_…), shown only at creation" })
+  ),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ChannelAnswer" })
+
+/** `GET /v1/notifications`. */
+export const ChannelList = Schema.Struct({
+  success: Schema.Literal(true),
+  channels: Schema.Array(Channel),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ChannelList" })
+
+/** `DELETE /v1/notifications/:channelId`. */
+export const ChannelDeleted = ContractDeleted.annotate({ identifier: "ChannelDeleted" })
+
+/** `POST /v1/notifications/:channelId/test` (202): the test message is queued. */
+export const ChannelTestQueued = Schema.Struct({
+  success: Schema.Literal(true),
+  deliveryId: Schema.String.annotate({ description: "The delivery's id (webhook-id header, X-Vigil-Delivery)" }),
+  message: Schema.String,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ChannelTestQueued" })
+
+/** 404: the key has no channel of that id. */
+export const ChannelNotFound = v2Body("Not Found", 404, "ChannelNotFound", {
+  message: "no notification channel nc_1764000000000_abcdefghi",
+  details: { id: "nc_1764000000000_abcdefghi" }
+})
+
+/** 409: the key already has the most channels allowed, or bots send to the channel being deleted. */
+export const ChannelConflict = v2Body("Conflict", 409, "ChannelConflict", {
+  message:
+    "1 bot sends to channel nc_1764000000000_abcdefghi: bot_1764000000000_abcdefghi (whales); remove it from their notifications first",
+  details: { bots: [{ id: "bot_1764000000000_abcdefghi", botName: "whales" }] }
+})

@@ -14,6 +14,7 @@ import * as GatedServer from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
+import * as NotificationHandlers from "./NotificationHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
 
@@ -75,7 +76,8 @@ const routesOver = (
         IntelHandlers.statusLayer,
         WebhookHandlers.layer,
         ContractHandlers.layer,
-        BotHandlers.layer
+        BotHandlers.layer,
+        NotificationHandlers.layer
       ])
     ),
     HttpApiScalar.layer(VigilApi, { path: "/docs" }),

@@ -106,8 +106,9 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
 
 /**
  * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
- * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`) and each chain's
- * node (`VIGIL_RPC_URL_<chainId>`).
+ * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
+ * node (`VIGIL_RPC_URL_<chainId>`), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`) and the
+ * Telegram Bot API (`VIGIL_TELEGRAM_API_URL`).
  */
 const loadMonitoringOptions = Effect.gen(function* () {
   const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
@@ -134,7 +135,28 @@ const loadMonitoringOptions = Effect.gen(function* () {
     if (url instanceof CommandFailed) return yield* url
     rpcUrls.set(chainId, url)
   }
-  return { abiSources, rpcUrls }
+  const smtpUrl = process.env.VIGIL_SMTP_URL
+  let smtp: { url: string; from: string } | undefined
+  if (smtpUrl !== undefined && smtpUrl !== "") {
+    if (!URL.canParse(smtpUrl) || !["smtp:", "smtps:"].includes(new URL(smtpUrl).protocol))
+      return yield* new CommandFailed({
+        message: "invalid VIGIL_SMTP_URL: expected smtp://[user:pass@]host[:port] or smtps://…"
+      })
+    const from = process.env.VIGIL_SMTP_FROM
+    if (from === undefined || !/^[^@\s]+@[^@\s]+$|<[^@\s<>]+@[^@\s<>]+>$/.test(from.trim()))
+      return yield* new CommandFailed({
+        message: "invalid VIGIL_SMTP_FROM: VIGIL_SMTP_URL needs a sender address, e.g. Vigil <alerts@example.com>"
+      })
+    smtp = { url: smtpUrl, from: from.trim() }
+  }
+  const telegram = process.env.VIGIL_TELEGRAM_API_URL
+  const telegramApiUrl =
+    telegram === undefined || telegram === "" ? undefined : httpUrl("VIGIL_TELEGRAM_API_URL", telegram)
+  if (telegramApiUrl instanceof CommandFailed) return yield* telegramApiUrl
+  return {
+    outbound: { abiSources, rpcUrls, ...(smtp === undefined ? {} : { smtp }) },
+    ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
+  }
 })
 
 const loadWebhookOptions = Effect.gen(function* () {
@@ -158,11 +180,16 @@ const loadWebhookOptions = Effect.gen(function* () {
   const outbound: Outbound.Options = {
     allowHosts: config.allowHosts,
     ...(ca === undefined ? {} : { ca }),
-    ...monitoring
+    ...monitoring.outbound
   }
   const webhooks: Engine.WebhookSettings = {
     allowHosts: config.allowHosts,
-    delivery: { timeoutMillis: config.timeoutMillis, retries: config.retries, backoffMillis: config.backoffMillis }
+    delivery: {
+      timeoutMillis: config.timeoutMillis,
+      retries: config.retries,
+      backoffMillis: config.backoffMillis,
+      ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
+    }
   }
   return { outbound, webhooks }
 })

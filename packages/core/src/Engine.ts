@@ -1,13 +1,14 @@
 /**
  * The composition of the core services over the ports, in one place, so that every host builds the same
  * product: the HTTP server, the `vigil` command and an embedding application. A host adds the adapters: a
- * storage (memory, SQLite) and the outbound ones (a host resolver and a transport for webhooks, verified-source
- * services for ABIs, the chains' nodes).
+ * storage (memory, SQLite) and the outbound ones (a host resolver and a transport for webhooks and chat services, a
+ * mail relay, verified-source services for ABIs, the chains' nodes).
  */
 import { Layer } from "effect"
 import { ApiKeys, type ApiKeyStore, Quota, type QuotaStore } from "./access/index.ts"
 import {
   type HostResolver,
+  type Mailer,
   WebhookDispatcher,
   Webhooks,
   type WebhookStore,
@@ -21,7 +22,8 @@ import {
   type ChainData,
   Contracts,
   type ContractStore,
-  History
+  History,
+  Notifications
 } from "./monitoring/index.ts"
 import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
@@ -44,6 +46,7 @@ export type Services =
   | Contracts.Contracts
   | Bots.Bots
   | History.History
+  | Notifications.Notifications
 
 /** The storage ports the services read and write. */
 export type Storage =
@@ -55,9 +58,16 @@ export type Storage =
   | BotStore.BotStore
   | BlockStore.BlockStore
 
-/** What the services reach outside the process: names and webhooks, verified-source services, chains' nodes. */
+/**
+ * What the services reach outside the process: names, webhooks and chat services, the mail relay, verified-source
+ * services, chains' nodes.
+ */
 export type Outbound =
-  HostResolver.HostResolver | WebhookTransport.WebhookTransport | AbiSource.AbiSource | ChainData.ChainData
+  | HostResolver.HostResolver
+  | WebhookTransport.WebhookTransport
+  | Mailer.Mailer
+  | AbiSource.AbiSource
+  | ChainData.ChainData
 
 /** Screening alone over an intelligence index: what a host that only screens needs. */
 export const screening: Layer.Layer<
@@ -83,5 +93,9 @@ export const layer = (
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
     Contracts.Contracts.layer,
-    History.History.layer.pipe(Layer.provideMerge(Bots.Bots.layer))
+    History.History.layer.pipe(Layer.provideMerge(Bots.Bots.layer)),
+    Notifications.Notifications.layer({
+      ...Notifications.defaultSettings,
+      allowHosts: settings.webhooks?.allowHosts ?? []
+    })
   ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))

@@ -1,9 +1,11 @@
 /**
- * The delivery loop: leases due deliveries from the outbox, signs and sends each on its own fiber (a slow
- * receiver holds one slot, never the loop or the API), and settles it: 2xx delivered, 410 disables the
- * webhook, anything else is retried with exponential backoff and jitter, then dead-lettered.
+ * The delivery loop: leases due deliveries from the outbox, sends each on its own fiber (a slow receiver holds
+ * one slot, never the loop or the API) the way its destination takes it (a signed webhook request, a Slack or
+ * Discord incoming-webhook post, a Telegram Bot API call, an email through the relay), and settles it: delivered,
+ * 410 disables the destination, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
 import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
+import { Mailer } from "./Mailer.ts"
 import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
 import { type Outcome, WebhookTransport } from "./WebhookTransport.ts"
 import { Instant, Version } from "../kernel/index.ts"
@@ -31,6 +33,8 @@ export interface Settings {
   readonly perKey: number
   /** How often the outbox is polled for due deliveries. */
   readonly pollMillis: number
+  /** Base URL of the Telegram Bot API (`<base>/bot<token>/sendMessage`). */
+  readonly telegramApiUrl: string
 }
 
 export const defaultSettings: Settings = {
@@ -40,7 +44,8 @@ export const defaultSettings: Settings = {
   maxBackoffMillis: 3_600_000,
   concurrency: 32,
   perKey: 8,
-  pollMillis: 250
+  pollMillis: 250,
+  telegramApiUrl: "https://api.telegram.org"
 }
 
 /** The wait before retry number `attempt` (1-based): `base·2^(attempt−1)`, capped, times a jitter in [0.5, 1). */
@@ -69,30 +74,66 @@ export const settlement = (
   }
 }
 
-/** Signs and sends one leased delivery, then settles it. */
+/** The subject and text of a stored email delivery. */
+const mailOf = (body: string): { readonly subject: string; readonly text: string } | undefined => {
+  try {
+    const m = JSON.parse(body) as { subject?: unknown; text?: unknown }
+    return typeof m.subject === "string" && typeof m.text === "string"
+      ? { subject: m.subject, text: m.text }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Sends one delivery the way its destination takes it. */
+const send = Effect.fnUntraced(function* (settings: Settings, delivery: Delivery, webhook: Webhook) {
+  const transport = yield* WebhookTransport
+  const json = { "content-type": "application/json", "user-agent": `Vigil-Webhooks/${Version.version}` }
+  const post = (url: string, headers: Readonly<Record<string, string>> = json) =>
+    transport.send({ url, headers, body: delivery.body, timeoutMillis: settings.timeoutMillis })
+  switch (webhook.channel?.type) {
+    case undefined:
+    case "webhook": {
+      const sentAt = yield* Clock.currentTimeMillis
+      return yield* post(webhook.url, {
+        ...json,
+        ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
+      })
+    }
+    case "slack":
+    case "discord":
+      return yield* post(webhook.url)
+    case "telegram":
+      return yield* post(`${settings.telegramApiUrl.replace(/\/+$/, "")}/bot${webhook.secret}/sendMessage`)
+    case "email": {
+      const mailer = yield* Mailer
+      const message = mailOf(delivery.body)
+      if (message === undefined) return { _tag: "Permanent", detail: "the stored email is not readable" } as const
+      return yield* mailer.send({
+        to: webhook.channel.to ?? [],
+        subject: message.subject,
+        text: message.text,
+        id: delivery.id,
+        timeoutMillis: settings.timeoutMillis
+      })
+    }
+  }
+})
+
+/** Sends one leased delivery, then settles it. */
 export const attempt = Effect.fnUntraced(function* (
   settings: Settings,
   claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
 ) {
   const store = yield* WebhookStore
-  const transport = yield* WebhookTransport
   const { delivery, webhook } = claimed
-  const sentAt = yield* Clock.currentTimeMillis
-  const outcome = yield* transport.send({
-    url: webhook.url,
-    headers: {
-      "content-type": "application/json",
-      "user-agent": `Vigil-Webhooks/${Version.version}`,
-      ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
-    },
-    body: delivery.body,
-    timeoutMillis: settings.timeoutMillis
-  })
+  const outcome: Outcome = yield* send(settings, delivery, webhook)
   const now = yield* Clock.currentTimeMillis
   const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
   yield* store.settle(delivery.id, settled)
   if (settled._tag !== "Delivered") {
-    yield* Effect.logWarning(`webhook delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
+    yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
   }
 })
 
@@ -103,7 +144,7 @@ export const attempt = Effect.fnUntraced(function* (
  */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<never, never, WebhookStore | WebhookTransport | Wake> =>
+): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore

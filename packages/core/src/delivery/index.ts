@@ -1,5 +1,6 @@
-/** Delivery: webhooks, their durable outbox, the delivery loop, signing, the SSRF guard and the transport port. */
+/** Delivery: webhooks and notification channels, their durable outbox, the delivery loop, signing, the SSRF guard, the transport and mail ports. */
 export * as HostResolver from "./HostResolver.ts"
+export * as Mailer from "./Mailer.ts"
 export * as NetworkGuard from "./NetworkGuard.ts"
 export * as WebhookDispatcher from "./WebhookDispatcher.ts"
 export * as WebhookResponses from "./WebhookResponses.ts"

@@ -3,7 +3,8 @@
  * the bot's chain, so a bot that is stored is a bot that can run. Decisions where the spec is silent:
  * - Required on create: `botName`, `chainId`, `watchRule.expressions` (1 to 20). Defaults: `active` true,
  *   `severity` Medium, `watchRule.watchRuleType` advanced, `notifications` none,
- *   `options.topLevelTxBlockRange` 100 (0 to 10,000; 0 is the same block).
+ *   `options.topLevelTxBlockRange` 100 (0 to 10,000; 0 is the same block). `notifications` are ids of the key's
+ *   notification channels (an unknown one is refused; repeats are dropped).
  * - An update takes any subset; `chainId` may be repeated but not changed. An update checks the rules again
  *   against the contracts as they are then (unless it only leaves the bot inactive: a bot a removed contract
  *   broke can be switched off), and raises the revision; two updates of one revision conflict.
@@ -11,6 +12,7 @@
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { WebhookStore } from "../delivery/index.ts"
 import { Instant, type StoreError } from "../kernel/index.ts"
 import { type Bot, BotStore, Severity } from "./BotStore.ts"
 import { ContractStore } from "./ContractStore.ts"
@@ -211,10 +213,26 @@ export class Bots extends Context.Service<
   }
 >()("@vigil/core/Bots") {
   /** The service over a BotStore and a ContractStore. */
-  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore> = Layer.effect(Bots)(
+  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore | WebhookStore.WebhookStore> = Layer.effect(
+    Bots
+  )(
     Effect.gen(function* () {
       const store = yield* BotStore
       const contracts = yield* ContractStore
+      const destinations = yield* WebhookStore.WebhookStore
+
+      /** Every channel id of `fields` is a notification channel of the key. */
+      const channelsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
+        if (fields.notifications.length === 0) return fields
+        const known = new Set((yield* destinations.list(keyId, "channels")).map((c) => c.id))
+        const unknown = [...new Set(fields.notifications)].filter((id) => !known.has(id))
+        if (unknown.length > 0)
+          return yield* new InvalidBot({
+            field: "notifications",
+            message: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a notification channel" : "are not notification channels"} of this key (POST /v1/notifications)`
+          })
+        return { ...fields, notifications: [...new Set(fields.notifications)] }
+      })
 
       /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
       const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields, without?: string) {
@@ -255,7 +273,7 @@ export class Bots extends Context.Service<
 
       return {
         create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
-          const fields = yield* checked(keyId, yield* merge(undefined, request))
+          const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request)))
           const now = yield* Clock.currentTimeMillis
           const bot: Bot = {
             id: `bot_${now}_${randomSuffix(9)}`,
@@ -273,7 +291,8 @@ export class Bots extends Context.Service<
           const merged = yield* merge(current, request)
           // A bot a removed contract broke can still be switched off without mending its rules first.
           const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
-          const fields = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
+          const ruled = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
+          const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
           const now = yield* Clock.currentTimeMillis
           const bot: Bot = {
             ...fields,

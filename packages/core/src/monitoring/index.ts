@@ -1,4 +1,4 @@
-/** Monitoring: watch rules, contracts and their ABIs, chain data, bots, historical analysis and the follower. */
+/** Monitoring: watch rules, contracts and their ABIs, chain data, bots, notification channels, historical analysis and the follower. */
 export * as Abi from "./Abi.ts"
 export * as AbiSource from "./AbiSource.ts"
 export * as BlockStore from "./BlockStore.ts"
@@ -9,5 +9,7 @@ export * as Contracts from "./Contracts.ts"
 export * as ContractStore from "./ContractStore.ts"
 export * as ChainFacts from "./ChainFacts.ts"
 export * as History from "./History.ts"
+export * as Messages from "./Messages.ts"
+export * as Notifications from "./Notifications.ts"
 export * as Scan from "./Scan.ts"
 export * as Rules from "./rules/index.ts"

@@ -1,0 +1,146 @@
+/**
+ * Messages of notification channels: an alert (or its retraction, or a test) rendered from the channel's
+ * template, or the default one, into the body each kind of channel takes. Placeholders are `{{name}}`; the text
+ * is plain (Slack's three control characters escaped, Discord mentions switched off, Telegram without markup), cut
+ * to what each service accepts.
+ */
+import type { WebhookStore } from "../delivery/index.ts"
+import type { Evidence, Json } from "./rules/Evaluator.ts"
+
+/** What a bot's match tells its channels. */
+export interface Alert {
+  /** Identity of the alert; a retraction carries the id of the alert it takes back. */
+  readonly id: string
+  readonly kind: "alert" | "retraction" | "test"
+  readonly bot: { readonly id: string; readonly name: string; readonly severity: string; readonly version?: string }
+  readonly chainId: number
+  readonly blockNumber: number
+  readonly txHash: string
+  /** Index of the expression in the bot's `watchRule.expressions`, and its normal form. */
+  readonly rule: number
+  readonly expression: string
+  readonly evidence: Evidence
+}
+
+/** The placeholders a template may use. */
+export const placeholders = [
+  "title",
+  "kind",
+  "alertId",
+  "bot",
+  "botId",
+  "severity",
+  "chain",
+  "block",
+  "txHash",
+  "transactions",
+  "rule",
+  "expression",
+  "arguments"
+] as const
+
+/** The template of a channel that has none of its own. */
+export const defaultTemplate =
+  "{{title}}\nRule {{rule}}: {{expression}}\nTransaction {{txHash}} in block {{block}}\n{{arguments}}\nAlert {{alertId}}"
+
+const placeholder = /\{\{\s*([A-Za-z]+)\s*\}\}/g
+
+/** The placeholders of `template` that are not known. */
+export const unknownPlaceholders = (template: string): ReadonlyArray<string> =>
+  [...template.matchAll(placeholder)]
+    .map((m) => m[1]!)
+    .filter((name) => !(placeholders as ReadonlyArray<string>).includes(name))
+
+const jsonText = (v: Json): string => (typeof v === "string" ? v : JSON.stringify(v))
+
+/** Each matched event or call with its decoded arguments, one per line. */
+const argumentsOf = (evidence: Evidence): string =>
+  Object.values(evidence.occurrences)
+    .map((o) => {
+      const args =
+        typeof o.args === "object" && o.args !== null && !Array.isArray(o.args)
+          ? Object.entries(o.args)
+              .map(([k, v]) => `${k}=${jsonText(v)}`)
+              .join(", ")
+          : jsonText(o.args)
+      return `${o.contract}.${o.logIndex === undefined ? "F" : "E"}.${o.name}(${args})${o.reverted === true ? " reverted" : ""}`
+    })
+    .join("\n")
+
+const titleOf = (alert: Alert): string => {
+  switch (alert.kind) {
+    case "alert":
+      return `[${alert.bot.severity}] ${alert.bot.name} matched on chain ${alert.chainId}`
+    case "retraction":
+      return `[${alert.bot.severity}] ${alert.bot.name}: alert ${alert.id} retracted, its block left chain ${alert.chainId}`
+    case "test":
+      return `Test message from Vigil: this channel works`
+  }
+}
+
+/** The text of `alert` from `template`. */
+export const text = (template: string, alert: Alert): string => {
+  const values: Record<(typeof placeholders)[number], string> = {
+    title: titleOf(alert),
+    kind: alert.kind,
+    alertId: alert.id,
+    bot: alert.bot.name,
+    botId: alert.bot.id,
+    severity: alert.bot.severity,
+    chain: String(alert.chainId),
+    block: String(alert.blockNumber),
+    txHash: alert.txHash,
+    transactions: Object.entries(alert.evidence.transactions)
+      .map(([name, t]) => `${name} ${t.hash} (block ${t.blockNumber}, index ${t.txIndex})`)
+      .join("\n"),
+    rule: String(alert.rule + 1),
+    expression: alert.expression,
+    arguments: argumentsOf(alert.evidence)
+  }
+  return template
+    .replace(placeholder, (whole, name: string) => values[name as keyof typeof values] ?? whole)
+    .replace(/\n{2,}/g, "\n")
+    .trim()
+}
+
+/** At most `max` characters, an ellipsis marking a cut. */
+const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
+
+const slackEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/** The body of the delivery of `alert` to `destination` (a notification channel), queued at `timestamp`. */
+export const render = (destination: WebhookStore.Webhook, alert: Alert, timestamp: string): string => {
+  const channel = destination.channel!
+  const message = text(channel.template ?? defaultTemplate, alert)
+  switch (channel.type) {
+    case "webhook":
+      return JSON.stringify({
+        timestamp,
+        correlation_id: alert.id,
+        webhook_id: destination.id,
+        type: alert.kind,
+        data: { ...alert, text: message }
+      })
+    case "slack":
+      return JSON.stringify({ text: cut(slackEscape(message), 3_000) })
+    case "discord":
+      return JSON.stringify({ content: cut(message, 2_000), allowed_mentions: { parse: [] } })
+    case "telegram":
+      return JSON.stringify({ chat_id: channel.chatId, text: cut(message, 4_096), disable_web_page_preview: true })
+    case "email":
+      return JSON.stringify({ subject: cut(titleOf(alert), 200), text: message })
+  }
+}
+
+/** The alert a test send delivers: the shape of a real one, saying what it is. */
+export const sample = (id: string): Alert => ({
+  id,
+  kind: "test",
+  bot: { id: "bot_test", name: "Vigil test", severity: "Low" },
+  chainId: 1,
+  blockNumber: 0,
+  txHash: `0x${"0".repeat(64)}`,
+  rule: 0,
+  expression: "system.emitted(tx1.Token.E.Transfer)",
+  evidence: { transactions: {}, frames: {}, occurrences: {}, held: [] }
+})

@@ -1,0 +1,113 @@
+/** Messages of notification channels: templates, each service's format and limits, and retractions. */
+import { assert, describe, it } from "@effect/vitest"
+import { Messages, type WebhookStore } from "@vigil/core"
+
+const alert: Messages.Alert = {
+  id: "al_1",
+  kind: "alert",
+  bot: { id: "bot_1", name: "whales <b>", severity: "High" },
+  chainId: 1,
+  blockNumber: 19_000_017,
+  txHash: `0x${"ab".repeat(32)}`,
+  rule: 0,
+  expression: "system.uintCompare(tx1.USDC.E.Transfer.value, >, 1000000000000000000000000000)",
+  evidence: {
+    transactions: { tx1: { hash: `0x${"ab".repeat(32)}`, blockNumber: 19_000_017, txIndex: 42 } },
+    frames: {},
+    occurrences: {
+      "tx1.USDC.E.Transfer": {
+        contract: "USDC",
+        name: "Transfer",
+        signature: "Transfer(address,address,uint256)",
+        args: {
+          from: "0x00000000000000000000000000000000000000a1",
+          to: "0x00000000000000000000000000000000000000b2",
+          value: "1000000000000000000000000001"
+        },
+        logIndex: 3
+      },
+      "tx1.itx1.Router.F.swap": {
+        contract: "Router",
+        name: "swap",
+        signature: "swap(uint256[])",
+        args: { amounts: ["1", "2"] },
+        frame: 1,
+        reverted: true
+      }
+    },
+    held: []
+  }
+}
+
+const channel = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Channel> = {}): WebhookStore.Webhook => ({
+  id: "nc_1",
+  keyId: "k",
+  url: "https://example.com/x",
+  secret: "whsec_c2VjcmV0",
+  created: "2026-11-24T00:00:00.000Z",
+  deliveryCount: 0,
+  channel: { type, name: "n", ...extra }
+})
+
+const render = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Channel> = {}, a = alert) =>
+  JSON.parse(Messages.render(channel(type, extra), a, "2026-11-24T00:00:01.000Z"))
+
+describe("Messages", () => {
+  it("the default message names the bot, severity, chain, rule, transaction and each decoded argument", () => {
+    const text = Messages.text(Messages.defaultTemplate, alert)
+    assert.strictEqual(
+      text,
+      [
+        "[High] whales <b> matched on chain 1",
+        `Rule 1: ${alert.expression}`,
+        `Transaction ${alert.txHash} in block 19000017`,
+        "USDC.E.Transfer(from=0x00000000000000000000000000000000000000a1, to=0x00000000000000000000000000000000000000b2, value=1000000000000000000000000001)",
+        'Router.F.swap(amounts=["1","2"]) reverted',
+        "Alert al_1"
+      ].join("\n")
+    )
+  })
+
+  it("a template takes placeholders (spaces allowed), and unknown ones are named", () => {
+    assert.strictEqual(
+      Messages.text("{{ severity }}/{{chain}}/{{block}}/{{botId}}/{{kind}}: {{transactions}}", alert),
+      `High/1/19000017/bot_1/alert: tx1 ${alert.txHash} (block 19000017, index 42)`
+    )
+    assert.deepStrictEqual(Messages.unknownPlaceholders("{{bot}} {{wallet}} {{ amount }}"), ["wallet", "amount"])
+    assert.deepStrictEqual(Messages.unknownPlaceholders(Messages.defaultTemplate), [])
+  })
+
+  it("each service gets its own body: Slack escaped, Discord without mentions, Telegram to its chat, email with a subject", () => {
+    assert.match(render("slack").text, /^\[High\] whales &lt;b&gt; matched on chain 1\n/)
+    const discord = render("discord")
+    assert.include(discord.content, "whales <b>")
+    assert.deepStrictEqual(discord.allowed_mentions, { parse: [] })
+    const telegram = render("telegram", { chatId: "-100123" })
+    assert.strictEqual(telegram.chat_id, "-100123")
+    assert.isTrue(telegram.disable_web_page_preview)
+    const email = render("email", { to: ["a@example.com"] })
+    assert.strictEqual(email.subject, "[High] whales <b> matched on chain 1")
+    assert.include(email.text, "USDC.E.Transfer(")
+    const hook = render("webhook")
+    assert.deepStrictEqual(
+      [hook.timestamp, hook.correlation_id, hook.webhook_id, hook.type, hook.data.txHash, hook.data.evidence],
+      ["2026-11-24T00:00:01.000Z", "al_1", "nc_1", "alert", alert.txHash, alert.evidence]
+    )
+  })
+
+  it("long messages are cut to what each service takes, marked with an ellipsis", () => {
+    const long = { ...alert, expression: "x".repeat(10_000) }
+    const discord = render("discord", {}, long).content as string
+    assert.strictEqual(discord.length, 2_000)
+    assert.isTrue(discord.endsWith("…"))
+    assert.strictEqual((render("telegram", { chatId: "1" }, long).text as string).length, 4_096)
+    assert.strictEqual((render("slack", {}, long).text as string).length, 3_000)
+    assert.include(render("email", { to: ["a@example.com"] }, long).text, "x".repeat(10_000), "email is not cut")
+  })
+
+  it("a retraction says which alert it takes back and why", () => {
+    const text = Messages.text(Messages.defaultTemplate, { ...alert, kind: "retraction" })
+    assert.match(text, /^\[High\] whales <b>: alert al_1 retracted, its block left chain 1\n/)
+    assert.strictEqual(render("webhook", {}, { ...alert, kind: "retraction" }).type, "retraction")
+  })
+})
