@@ -374,6 +374,19 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     )
   )
   .add(
+    HttpApiEndpoint.get("historicalProgress", "/v1/bots/:botId/historical-blocks", {
+      params: { botId: Schema.String },
+      success: S.HistoricalProgress,
+      error: [S.BotNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Blocks submitted so far",
+        description:
+          "How many blocks the bot has been given and their span, and, while a submission runs on this server, how many of its blocks are read and stored (they are stored 100 at a time, so a long request's progress shows here and a failure keeps what was done)."
+      })
+    )
+  )
+  .add(
     HttpApiEndpoint.post("historicalQuery", "/v1/bots/:botId/execute-historical-query", {
       params: { botId: Schema.String },
       payload: S.HistoricalQueryRequest,

@@ -81,6 +81,18 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
           })
         }).pipe(answer)
       )
+      .handle("historicalProgress", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const progress = yield* history.progress(client.id, params.botId)
+          return Responses.json(200, {
+            success: true,
+            botId: params.botId,
+            ...progress,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
       .handle("historicalQuery", ({ params, payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient

@@ -492,6 +492,23 @@ export const HistoricalBlocksAnswer = Schema.Struct({
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "HistoricalBlocksAnswer" })
 
+/** `GET /v1/bots/:botId/historical-blocks`: what the bot has been given, and a submission under way. */
+export const HistoricalProgress = Schema.Struct({
+  success: Schema.Literal(true),
+  botId: Schema.String,
+  blocks: Schema.Int.annotate({ description: "Blocks the bot has been given in all" }),
+  firstBlock: Schema.optionalKey(Schema.Int),
+  lastBlock: Schema.optionalKey(Schema.Int),
+  running: Schema.optionalKey(
+    Schema.Struct({
+      requested: Schema.Int.annotate({ description: "Blocks the submission under way reads from the node" }),
+      processed: Schema.Int.annotate({ description: "Of those, read and stored so far (100 at a time)" }),
+      started: Instant.Timestamp
+    }).annotate({ description: "A submission under way on this server" })
+  ),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "HistoricalProgress" })
+
 /** Body of `POST /v1/bots/:botId/execute-historical-query`. */
 export const HistoricalQueryRequest = Schema.Struct({ chainId: Schema.Int }).annotate({
   identifier: "HistoricalQueryRequest"

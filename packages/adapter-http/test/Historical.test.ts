@@ -199,6 +199,28 @@ describe("historical analysis over HTTP on a real node", () => {
           ["already stored", "already stored"]
         )
         assert.strictEqual(again.json.total, 2)
+        const progress = () =>
+          Effect.map(call("GET", `/v1/bots/${botId}/historical-blocks`, { headers }), (a) => a.json)
+        const seen = yield* progress()
+        assert.deepStrictEqual([seen.blocks, seen.firstBlock, seen.lastBlock, seen.running], [2, 1, 2, undefined])
+        // Two steps of 100: every block the node has is stored, the rest reported, in the order asked.
+        const wide = Array.from({ length: 150 }, (_, i) => 150 - i)
+        const long = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+          headers,
+          json: { chainId: 31337, blocks: wide }
+        })
+        assert.strictEqual(long.status, 200, long.text)
+        assert.deepStrictEqual(
+          long.json.blocks.map((b: { number: number }) => b.number),
+          Array.from({ length: 150 }, (_, i) => i + 1)
+        )
+        assert.deepStrictEqual(
+          long.json.blocks.map((b: { status: string }) => b.status),
+          Array.from({ length: 150 }, (_, i) => (i + 1 <= 2 ? "already stored" : i + 1 <= head ? "stored" : "missing"))
+        )
+        const after = yield* progress()
+        assert.deepStrictEqual([after.blocks, after.firstBlock, after.lastBlock], [head, 1, head])
+        assert.strictEqual((yield* call("GET", `/v1/bots/bot_0_missing/historical-blocks`, { headers })).status, 404)
         const wrongChain = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
           headers,
           json: { chainId: 1, blocks: [1] }

@@ -3,8 +3,8 @@
  * kept whole, recorded as the bot's), then the bot's rules run over every block it was given, decoded with the
  * key's ABIs as they are when the query runs.
  */
-import { Context, Effect, Layer, Schema } from "effect"
-import type { StoreError } from "../kernel/index.ts"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Instant, type StoreError } from "../kernel/index.ts"
 import { type StoredBlock, BlockStore } from "./BlockStore.ts"
 import { type BotNotFound, Bots } from "./Bots.ts"
 import { ChainData, type ChainDataError } from "./ChainData.ts"
@@ -16,6 +16,9 @@ import * as Literals from "./rules/Literals.ts"
 
 /** Blocks one submission may name. */
 export const maxBlocksPerRequest = 1_000
+
+/** Blocks read and stored in one step of a submission: what a failure later in the request cannot take back. */
+export const blocksPerStep = 100
 
 /** A request of historical analysis is wrong; `field` names what. */
 export class InvalidHistoryRequest extends Schema.TaggedError<InvalidHistoryRequest>()("InvalidHistoryRequest", {
@@ -37,6 +40,14 @@ export interface Submitted {
   }>
   /** Blocks the bot has now, in all. */
   readonly total: number
+}
+
+/** What a bot has been given, and the submission under way in this process, if any. */
+export interface Progress {
+  readonly blocks: number
+  readonly firstBlock?: number
+  readonly lastBlock?: number
+  readonly running?: { readonly requested: number; readonly processed: number; readonly started: string }
 }
 
 /** One match of a historical query. */
@@ -76,6 +87,8 @@ export class History extends Context.Service<
       botId: string,
       request: { readonly chainId: unknown }
     ) => Effect.Effect<Outcome, InvalidHistoryRequest | HistoryNotReady | BotNotFound | StoreError.StoreError>
+    /** What the bot has been given so far, and how far a submission under way in this process has got. */
+    readonly progress: (keyId: string, botId: string) => Effect.Effect<Progress, BotNotFound | StoreError.StoreError>
   }
 >()("@vigil/core/History") {
   static readonly layer: Layer.Layer<History, never, Bots | BlockStore | ContractStore | ChainData> = Layer.effect(
@@ -86,6 +99,8 @@ export class History extends Context.Service<
       const store = yield* BlockStore
       const contracts = yield* ContractStore
       const chain = yield* ChainData
+      /** Submissions under way in this process, by bot. */
+      const running = new Map<string, { requested: number; processed: number; started: string }>()
 
       const botOn = (keyId: string, botId: string, chainId: unknown) =>
         Effect.gen(function* () {
@@ -145,20 +160,54 @@ export class History extends Context.Service<
             const b = have.get(n)
             return b === undefined || (traces && !b.traces)
           })
-          const fetched = wanted.length === 0 ? [] : yield* chain.blocks(bot.chainId, wanted, { traces })
-          const stored: Array<StoredBlock> = []
           const outcome = new Map<number, Submitted["blocks"][number]>()
-          for (const r of fetched) {
-            if (r._tag === "Missing") {
-              outcome.set(r.number, { number: r.number, status: "missing", reason: r.error.message })
-              continue
-            }
-            stored.push({ chainId: bot.chainId, number: r.number, hash: r.data.block.hash, traces, data: r.data })
-            outcome.set(r.number, { number: r.number, status: "stored" })
+          // What is already stored is the bot's at once; the rest is read and stored step by step, so a long
+          // request shows its progress and a failure keeps what was done (submitting again skips it).
+          const toRead = new Set(wanted)
+          yield* store.submit(
+            bot.id,
+            numbers.filter((n) => !toRead.has(n))
+          )
+          const progress = {
+            requested: wanted.length,
+            processed: 0,
+            started: Instant.iso(yield* Clock.currentTimeMillis)
           }
-          yield* store.put(stored)
-          const present = numbers.filter((n) => outcome.get(n)?.status !== "missing")
-          yield* store.submit(bot.id, present)
+          yield* Effect.acquireUseRelease(
+            Effect.sync(() => running.set(bot.id, progress)),
+            () =>
+              Effect.forEach(
+                Array.from({ length: Math.ceil(wanted.length / blocksPerStep) }, (_, i) =>
+                  wanted.slice(i * blocksPerStep, (i + 1) * blocksPerStep)
+                ),
+                (step) =>
+                  Effect.gen(function* () {
+                    const stored: Array<StoredBlock> = []
+                    for (const r of yield* chain.blocks(bot.chainId, step, { traces })) {
+                      if (r._tag === "Missing") {
+                        outcome.set(r.number, { number: r.number, status: "missing", reason: r.error.message })
+                        continue
+                      }
+                      stored.push({
+                        chainId: bot.chainId,
+                        number: r.number,
+                        hash: r.data.block.hash,
+                        traces,
+                        data: r.data
+                      })
+                      outcome.set(r.number, { number: r.number, status: "stored" })
+                    }
+                    yield* store.put(stored)
+                    yield* store.submit(
+                      bot.id,
+                      stored.map((b) => b.number)
+                    )
+                    progress.processed += step.length
+                  }),
+                { discard: true }
+              ),
+            () => Effect.sync(() => running.get(bot.id) === progress && running.delete(bot.id))
+          )
           return {
             blocks: numbers.map((n) => outcome.get(n) ?? { number: n, status: "already stored" as const }),
             total: (yield* store.submitted(bot.id)).length
@@ -209,6 +258,16 @@ export class History extends Context.Service<
             })
           }
           return { matches, patterns, blocks: blocks.length, transactions: facts.transactions.length }
+        }),
+        progress: Effect.fn("History.progress")(function* (keyId, botId) {
+          const bot = yield* bots.get(keyId, botId)
+          const numbers = yield* store.submitted(bot.id)
+          const now = running.get(bot.id)
+          return {
+            blocks: numbers.length,
+            ...(numbers.length === 0 ? {} : { firstBlock: numbers[0]!, lastBlock: numbers.at(-1)! }),
+            ...(now === undefined ? {} : { running: { ...now } })
+          }
         })
       }
     })
