@@ -4,6 +4,7 @@ import type {
   BlockStore,
   BotStore,
   ContractStore,
+  FollowStore,
   IntelIndex,
   QuotaStore,
   StorageProbe,
@@ -14,6 +15,7 @@ import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
 import * as MemoryBlockStore from "./MemoryBlockStore.ts"
 import * as MemoryBotStore from "./MemoryBotStore.ts"
 import * as MemoryContractStore from "./MemoryContractStore.ts"
+import * as MemoryFollowStore from "./MemoryFollowStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
 import * as MemoryStorageProbe from "./MemoryStorageProbe.ts"
@@ -25,6 +27,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowStore.FollowStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
@@ -39,5 +42,5 @@ export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryIntelIndex.layer,
   MemoryQuotaStore.layer,
   MemoryStorageProbe.layer,
-  MemoryWebhookStore.layer
+  MemoryFollowStore.layer.pipe(Layer.provideMerge(MemoryWebhookStore.layer))
 )

@@ -13,6 +13,12 @@ const make = Effect.sync(() => {
     add: (bot) => Effect.sync(() => void bots.set(bot.id, bot)),
     list: (keyId, chainId) =>
       Effect.sync(() => ofKey(keyId).filter((b) => chainId === undefined || b.chainId === chainId)),
+    active: () =>
+      Effect.sync(() =>
+        [...bots.values()]
+          .filter((b) => b.active)
+          .sort((a, b) => a.chainId - b.chainId || (a.created < b.created ? -1 : a.created > b.created ? 1 : 0))
+      ),
     get: (keyId, id) =>
       Effect.sync(() => {
         const b = bots.get(id)

@@ -90,6 +90,11 @@ const make = Effect.sync(() => {
           }
         }
       }),
+    deliveriesOf: (ids) =>
+      Effect.sync(() => {
+        const wanted = new Set(ids)
+        return [...deliveries.values()].filter((d) => wanted.has(d.correlationId))
+      }),
     stats: (keyId, scope) =>
       Effect.sync(() =>
         ofKey(keyId, scope).map((w) => {

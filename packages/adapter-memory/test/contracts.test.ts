@@ -3,6 +3,7 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
+import * as FollowStoreContract from "@vigil/core-test/contracts/FollowStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -16,3 +17,4 @@ WebhookStoreContract.suite("memory", MemoryAdapter.layer)
 ContractStoreContract.suite("memory", MemoryAdapter.layer)
 BotStoreContract.suite("memory", MemoryAdapter.layer)
 BlockStoreContract.suite("memory", MemoryAdapter.layer)
+FollowStoreContract.suite("memory", MemoryAdapter.layer)

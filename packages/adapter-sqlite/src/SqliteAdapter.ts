@@ -4,6 +4,7 @@ import type {
   BlockStore,
   BotStore,
   ContractStore,
+  FollowStore,
   IntelIndex,
   QuotaStore,
   StorageProbe,
@@ -15,6 +16,7 @@ import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
 import * as SqliteBlockStore from "./SqliteBlockStore.ts"
 import * as SqliteBotStore from "./SqliteBotStore.ts"
 import * as SqliteContractStore from "./SqliteContractStore.ts"
+import * as SqliteFollowStore from "./SqliteFollowStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
 import * as SqliteQuotaStore from "./SqliteQuotaStore.ts"
@@ -27,6 +29,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowStore.FollowStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
@@ -40,6 +43,7 @@ export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, St
     SqliteBlockStore.layer,
     SqliteBotStore.layer,
     SqliteContractStore.layer,
+    SqliteFollowStore.layer,
     SqliteIntelIndex.layer,
     SqliteQuotaStore.layer,
     SqliteStorageProbe.layer,

@@ -37,6 +37,9 @@ const make = Effect.gen(function* () {
     listChain: db.prepare<[string, number], BotRow>(
       "SELECT id, body FROM monitor_bots WHERE key_id = ? AND chain_id = ? ORDER BY created, rowid"
     ),
+    active: db.prepare<[], BotRow>(
+      "SELECT id, body FROM monitor_bots WHERE json_extract(body, '$.active') = 1 ORDER BY chain_id, created, rowid"
+    ),
     get: db.prepare<[string, string], BotRow>("SELECT id, body FROM monitor_bots WHERE key_id = ? AND id = ?"),
     update: db.prepare<[number, string, string, string, number]>(
       "UPDATE monitor_bots SET revision = ?, body = ? WHERE key_id = ? AND id = ? AND revision = ?"
@@ -52,6 +55,7 @@ const make = Effect.gen(function* () {
       database.use("BotStore.list", () =>
         (chainId === undefined ? s.list.all(keyId) : s.listChain.all(keyId, chainId)).map(toBot)
       ),
+    active: () => database.use("BotStore.active", () => s.active.all().map(toBot)),
     get: (keyId, id) =>
       database.use("BotStore.get", () => {
         const row = s.get.get(keyId, id)

@@ -231,6 +231,43 @@ export const migrations: ReadonlyArray<Migration> = [
       ALTER TABLE webhooks ADD COLUMN channel TEXT;
       CREATE INDEX webhook_deliveries_errors ON webhook_deliveries (webhook_id, last_error) WHERE last_error IS NOT NULL;
     `
+  },
+  {
+    version: 12,
+    name: "following chains",
+    // Each followed chain's cursor and recent block hashes, and the alerts of live monitoring.
+    sql: `
+      CREATE TABLE follow_cursors (
+        chain_id INTEGER PRIMARY KEY,
+        number INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        parent_hash TEXT NOT NULL
+      );
+      CREATE TABLE follow_marks (
+        chain_id INTEGER NOT NULL,
+        number INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        parent_hash TEXT NOT NULL,
+        PRIMARY KEY (chain_id, number)
+      );
+      CREATE TABLE monitor_alerts (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        bot_id TEXT NOT NULL,
+        chain_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        block_hash TEXT NOT NULL,
+        rule INTEGER NOT NULL,
+        expression TEXT NOT NULL,
+        transactions TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        created TEXT NOT NULL,
+        retracted_at TEXT
+      );
+      CREATE INDEX monitor_alerts_by_bot ON monitor_alerts (bot_id);
+      CREATE INDEX monitor_alerts_live ON monitor_alerts (chain_id, block_number) WHERE retracted_at IS NULL;
+      CREATE INDEX webhook_deliveries_by_correlation ON webhook_deliveries (correlation_id);
+    `
   }
 ]
 

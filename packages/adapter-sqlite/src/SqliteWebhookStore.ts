@@ -112,6 +112,9 @@ const make = Effect.gen(function* () {
       "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
     ),
     delivery: db.prepare<[string], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE id = ?"),
+    byCorrelation: db.prepare<[string], DeliveryRow>(
+      "SELECT * FROM webhook_deliveries WHERE correlation_id IN (SELECT value FROM json_each(?)) ORDER BY rowid"
+    ),
     delivered: db.prepare<[string]>("UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ?"),
     counted: db.prepare<[string, string]>(
       "UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ? WHERE id = ?"
@@ -224,6 +227,8 @@ const make = Effect.gen(function* () {
           })
       ),
     settle: (id, settlement) => settle({ id, settlement }),
+    deliveriesOf: (ids) =>
+      database.use("WebhookStore.deliveriesOf", () => s.byCorrelation.all(JSON.stringify(ids)).map(toDelivery)),
     stats: (keyId, scope) =>
       database.use("WebhookStore.stats", () =>
         s.stats.all(keyId, scoped(scope)).map((r) => ({

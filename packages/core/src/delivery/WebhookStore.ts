@@ -122,6 +122,10 @@ export class WebhookStore extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError.StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
+    /** The deliveries of these events (by `correlationId`), in queueing order. */
+    readonly deliveriesOf: (
+      correlationIds: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<Delivery>, StoreError.StoreError>
     /** Delivery counts of the key's destinations of one scope (default: webhooks). */
     readonly stats: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
   }

@@ -52,6 +52,8 @@ export class BotStore extends Context.Service<
     readonly add: (bot: Bot) => Effect.Effect<void, StoreError.StoreError>
     /** The key's bots (on one chain, when given), oldest first. */
     readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Bot>, StoreError.StoreError>
+    /** Every active bot of every key: what the chains' followers run, by chain, oldest first. */
+    readonly active: () => Effect.Effect<ReadonlyArray<Bot>, StoreError.StoreError>
     /** The key's bot of that id; undefined when the key has none (another key's id included). */
     readonly get: (keyId: string, id: string) => Effect.Effect<Bot | undefined, StoreError.StoreError>
     /**

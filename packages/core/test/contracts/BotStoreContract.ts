@@ -64,6 +64,24 @@ export const suite = (name: string, layer: Layer.Layer<BotStore.BotStore, unknow
         assert.isFalse(yield* store.remove("key-b", "1"))
       }))
 
+    test("lists every key's active bots, by chain then age", (store) =>
+      Effect.gen(function* () {
+        yield* store.add(bot("33", { created: "2026-01-03T00:00:00.000Z" }))
+        yield* store.add(bot("1", { created: "2026-01-01T00:00:00.000Z", chainId: 10 }))
+        yield* store.add(bot("22", { created: "2026-01-02T00:00:00.000Z", active: false }))
+        yield* store.add(bot("4", { keyId: "key-b", created: "2026-01-01T00:00:00.000Z" }))
+        assert.deepStrictEqual(
+          (yield* store.active()).map((b) => b.id),
+          ["4", "33", "1"]
+        )
+        const paused = { ...(yield* store.get("key-a", "33"))!, active: false, revision: 2 }
+        assert.isTrue(yield* store.update(paused))
+        assert.deepStrictEqual(
+          (yield* store.active()).map((b) => b.id),
+          ["4", "1"]
+        )
+      }))
+
     test("updates only from the revision it replaces, and only the key's own bot", (store) =>
       Effect.gen(function* () {
         yield* store.add(bot("1"))

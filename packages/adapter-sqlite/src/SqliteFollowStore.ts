@@ -1,0 +1,156 @@
+/**
+ * FollowStore on SQLite: cursors, recent block hashes and alerts in the same file as the outbox, so a step's
+ * alerts, their deliveries and the cursor move in one immediate transaction.
+ */
+import { FollowStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { SqliteDatabase } from "./SqliteDatabase.ts"
+
+interface MarkRow {
+  readonly number: number
+  readonly hash: string
+  readonly parent_hash: string
+}
+
+interface AlertRow {
+  readonly id: string
+  readonly key_id: string
+  readonly bot_id: string
+  readonly chain_id: number
+  readonly block_number: number
+  readonly block_hash: string
+  readonly rule: number
+  readonly expression: string
+  readonly transactions: string
+  readonly evidence: string
+  readonly created: string
+  readonly retracted_at: string | null
+}
+
+const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
+
+const toAlert = (r: AlertRow): FollowStore.Alert => ({
+  id: r.id,
+  keyId: r.key_id,
+  botId: r.bot_id,
+  chainId: r.chain_id,
+  blockNumber: r.block_number,
+  blockHash: r.block_hash,
+  rule: r.rule,
+  expression: r.expression,
+  transactions: JSON.parse(r.transactions) as Record<string, string>,
+  evidence: JSON.parse(r.evidence) as Record<string, unknown>,
+  created: r.created,
+  ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at })
+})
+
+const make = Effect.gen(function* () {
+  const database = yield* SqliteDatabase
+  const s = yield* database.use("FollowStore.prepare", (db) => ({
+    cursor: db.prepare<[number], MarkRow>("SELECT number, hash, parent_hash FROM follow_cursors WHERE chain_id = ?"),
+    setCursor: db.prepare<[number, number, string, string]>(
+      "INSERT OR REPLACE INTO follow_cursors (chain_id, number, hash, parent_hash) VALUES (?, ?, ?, ?)"
+    ),
+    marks: db.prepare<[number, number], MarkRow>(
+      "SELECT number, hash, parent_hash FROM follow_marks WHERE chain_id = ? AND number >= ? ORDER BY number"
+    ),
+    mark: db.prepare<[number, number, string, string]>(
+      "INSERT OR REPLACE INTO follow_marks (chain_id, number, hash, parent_hash) VALUES (?, ?, ?, ?)"
+    ),
+    forgetBelow: db.prepare<[number, number]>("DELETE FROM follow_marks WHERE chain_id = ? AND number < ?"),
+    forgetAbove: db.prepare<[number, number]>("DELETE FROM follow_marks WHERE chain_id = ? AND number > ?"),
+    alert: db.prepare<[string, string, string, number, number, string, number, string, string, string, string]>(
+      `INSERT OR IGNORE INTO monitor_alerts
+         (id, key_id, bot_id, chain_id, block_number, block_hash, rule, expression, transactions, evidence, created)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    ),
+    delivery: db.prepare<[string, string, string, string, string, number, number, string]>(
+      `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
+       SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
+       WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
+    ),
+    orphaned: db.prepare<[number, number], AlertRow>(
+      `SELECT * FROM monitor_alerts WHERE chain_id = ? AND block_number > ? AND retracted_at IS NULL
+       ORDER BY block_number, rowid`
+    ),
+    retract: db.prepare<[string, string]>(
+      "UPDATE monitor_alerts SET retracted_at = ? WHERE id = ? AND retracted_at IS NULL"
+    ),
+    alerts: db.prepare<[string, string, string | null, string | null, string | null, number], AlertRow>(
+      `SELECT * FROM monitor_alerts WHERE key_id = ? AND bot_id = ?
+         AND (? IS NULL OR rowid < (SELECT rowid FROM monitor_alerts WHERE id = ?))
+         AND (CASE ? WHEN 'active' THEN retracted_at IS NULL WHEN 'retracted' THEN retracted_at IS NOT NULL ELSE 1 END)
+       ORDER BY rowid DESC LIMIT ?`
+    )
+  }))
+
+  const same = (a: MarkRow | undefined, b: FollowStore.Mark | undefined) =>
+    a === undefined ? b === undefined : b !== undefined && a.number === b.number && a.hash === b.hash
+
+  return FollowStore.FollowStore.of({
+    cursor: (chainId) =>
+      database.use("FollowStore.cursor", () => {
+        const row = s.cursor.get(chainId)
+        return row === undefined ? undefined : toMark(row)
+      }),
+    marks: (chainId, from) => database.use("FollowStore.marks", () => s.marks.all(chainId, from).map(toMark)),
+    advance: (chainId, expected, step) =>
+      database.transaction("FollowStore.advance", () => {
+        if (!same(s.cursor.get(chainId), expected)) return { outcome: "moved" as const, stored: [] }
+        for (const m of step.blocks) s.mark.run(chainId, m.number, m.hash, m.parentHash)
+        const stored = new Set<string>()
+        for (const a of step.alerts) {
+          const changes = s.alert.run(
+            a.id,
+            a.keyId,
+            a.botId,
+            a.chainId,
+            a.blockNumber,
+            a.blockHash,
+            a.rule,
+            a.expression,
+            JSON.stringify(a.transactions),
+            JSON.stringify(a.evidence),
+            a.created
+          ).changes
+          if (changes > 0) stored.add(a.id)
+        }
+        for (const d of step.deliveries) {
+          if (!stored.has(d.correlationId)) continue
+          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+        }
+        const last = step.blocks.at(-1)
+        if (last !== undefined) {
+          s.setCursor.run(chainId, last.number, last.hash, last.parentHash)
+          s.forgetBelow.run(chainId, last.number - step.keep)
+        }
+        return { outcome: "advanced" as const, stored: [...stored] }
+      }),
+    orphaned: (chainId, number) =>
+      database.use("FollowStore.orphaned", () => s.orphaned.all(chainId, number).map(toAlert)),
+    rewind: (chainId, expected, step) =>
+      database.transaction("FollowStore.rewind", () => {
+        if (!same(s.cursor.get(chainId), expected)) return "moved" as const
+        s.forgetAbove.run(chainId, step.ancestor.number)
+        const retracted = new Set<string>()
+        for (const id of step.retract) if (s.retract.run(step.at, id).changes > 0) retracted.add(id)
+        for (const d of step.deliveries) {
+          if (!retracted.has(d.correlationId.replace(/:retraction$/, ""))) continue
+          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+        }
+        s.setCursor.run(chainId, step.ancestor.number, step.ancestor.hash, step.ancestor.parentHash)
+        return "advanced" as const
+      }),
+    alerts: (keyId, botId, query) =>
+      database.use("FollowStore.alerts", () =>
+        s.alerts
+          .all(keyId, botId, query.before ?? null, query.before ?? null, query.state ?? null, query.limit)
+          .map(toAlert)
+      )
+  })
+})
+
+/** A layer providing FollowStore over the SqliteDatabase in context. */
+export const layer: Layer.Layer<FollowStore.FollowStore, never, SqliteDatabase> = Layer.effect(FollowStore.FollowStore)(
+  make.pipe(Effect.orDie)
+)

@@ -1,0 +1,98 @@
+/**
+ * Port: what following a chain live keeps, so that a restart or a second instance takes over where the last
+ * step ended: each chain's cursor (the last block processed) with the hashes of its recent blocks (to see a
+ * reorganisation), and the alerts with their identity. Advancing the cursor stores the step's alerts and their
+ * notification deliveries in the same transaction, so a crash leaves either all of a step or none of it; and
+ * only when the cursor is still where the step began, so two instances never both take one step.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { WebhookStore } from "../delivery/index.ts"
+import type { StoreError } from "../kernel/index.ts"
+
+/** A processed block: its number, hash and parent's hash. */
+export interface Mark {
+  readonly number: number
+  readonly hash: string
+  readonly parentHash: string
+}
+
+/** The evidence of an alert (the evaluator's), kept as JSON. */
+export const Evidence = Schema.Record(Schema.String, Schema.Unknown)
+
+/** An alert: one match of one rule of one bot, on one branch of the chain. */
+export interface Alert {
+  /**
+   * `al_` and a digest of the alert's identity (bot, bot version, chain, hash of the block that completed the
+   * match, the bound transactions, the rule): the same match found twice is the same alert.
+   */
+  readonly id: string
+  readonly keyId: string
+  readonly botId: string
+  readonly chainId: number
+  readonly blockNumber: number
+  readonly blockHash: string
+  readonly rule: number
+  readonly expression: string
+  /** The bound transactions' hashes, by the rule's names (`tx1`, …). */
+  readonly transactions: Readonly<Record<string, string>>
+  readonly evidence: Readonly<Record<string, unknown>>
+  readonly created: string
+  /** When its block left the chain; the alert is then retracted. */
+  readonly retractedAt?: string
+}
+
+/** A step's outcome when another process moved the cursor first. */
+export type Advance = "advanced" | "moved"
+
+/** Cursors, recent block hashes and alerts of followed chains. */
+export class FollowStore extends Context.Service<
+  FollowStore,
+  {
+    /** The chain's last processed block, if it was ever followed. */
+    readonly cursor: (chainId: number) => Effect.Effect<Mark | undefined, StoreError.StoreError>
+    /** The chain's processed blocks from `from` up, ascending (the recent ones are kept: `keep` per chain). */
+    readonly marks: (chainId: number, from: number) => Effect.Effect<ReadonlyArray<Mark>, StoreError.StoreError>
+    /**
+     * One step, all or nothing, if the cursor is still `expected` (undefined: never followed): records `blocks`
+     * (ascending, the last becomes the cursor), stores those of `alerts` not stored yet (by id) and, for those
+     * only, their deliveries (`correlationId` = the alert's id), and forgets marks more than `keep` below the
+     * new cursor. `moved` (nothing written) when another process moved the cursor.
+     */
+    readonly advance: (
+      chainId: number,
+      expected: Mark | undefined,
+      step: {
+        readonly blocks: ReadonlyArray<Mark>
+        readonly alerts: ReadonlyArray<Alert>
+        readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
+        readonly keep: number
+      }
+    ) => Effect.Effect<{ readonly outcome: Advance; readonly stored: ReadonlyArray<string> }, StoreError.StoreError>
+    /** The chain's alerts not retracted whose block is above `number`: what a reorganisation down to it orphans. */
+    readonly orphaned: (chainId: number, number: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
+    /**
+     * A reorganisation, all or nothing, if the cursor is still `expected`: forgets the marks above `ancestor`,
+     * which becomes the cursor, retracts the alerts of `retract` (those not retracted yet) at `at`, and stores
+     * `deliveries` (the retraction notices; `correlationId` = `<alert id>:retraction`).
+     */
+    readonly rewind: (
+      chainId: number,
+      expected: Mark,
+      step: {
+        readonly ancestor: Mark
+        readonly retract: ReadonlyArray<string>
+        readonly at: string
+        readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
+      }
+    ) => Effect.Effect<Advance, StoreError.StoreError>
+    /**
+     * The bot's alerts, newest first: at most `limit`, older than the alert `before` when given, only active
+     * (not retracted) or only retracted ones when asked.
+     */
+    readonly alerts: (
+      keyId: string,
+      botId: string,
+      query: { readonly limit: number; readonly before?: string; readonly state?: "active" | "retracted" }
+    ) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
+  }
+>()("@vigil/core/FollowStore") {}

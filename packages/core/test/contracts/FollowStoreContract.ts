@@ -1,0 +1,226 @@
+/**
+ * The behaviour every FollowStore adapter must show, with the WebhookStore of the same storage (a step's
+ * deliveries land in its outbox). Each test gets a fresh store from `layer`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { type FollowStore, FollowStore as Port, WebhookStore } from "@vigil/core"
+import { Effect, type Layer } from "effect"
+
+const mark = (number: number, branch = "a"): FollowStore.Mark => ({
+  number,
+  hash: `0x${branch}${number}`,
+  parentHash: `0x${branch}${number - 1}`
+})
+
+const alert = (id: string, blockNumber: number, overrides: Partial<FollowStore.Alert> = {}): FollowStore.Alert => ({
+  id,
+  keyId: "key-a",
+  botId: "bot-1",
+  chainId: 1,
+  blockNumber,
+  blockHash: `0xa${blockNumber}`,
+  rule: 0,
+  expression: "system.emitted(tx1.Token.E.Transfer)",
+  transactions: { tx1: `0xt${id}` },
+  evidence: { held: ["x"] },
+  created: "2026-11-24T00:00:00.000Z",
+  ...overrides
+})
+
+const channel: WebhookStore.Webhook = {
+  id: "nc_1",
+  keyId: "key-a",
+  url: "https://chat.example.com/x",
+  secret: "",
+  created: "2026-11-24T00:00:00.000Z",
+  deliveryCount: 0,
+  channel: { type: "slack", name: "ops" }
+}
+
+const delivery = (id: string, correlationId: string): WebhookStore.Delivery => ({
+  id,
+  webhookId: "nc_1",
+  keyId: "key-a",
+  correlationId,
+  body: `{"text":"${id}"}`,
+  attempts: 0,
+  nextAttemptAt: 0,
+  status: "pending"
+})
+
+type Stores = Port.FollowStore | WebhookStore.WebhookStore
+
+/** Registers the FollowStore contract against an adapter's layer (built anew for every test). */
+export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
+  describe(`FollowStore contract: ${name}`, () => {
+    const test = (
+      title: string,
+      body: (
+        store: Port.FollowStore["Service"],
+        outbox: WebhookStore.WebhookStore["Service"]
+      ) => Effect.Effect<void, unknown>
+    ) =>
+      it.effect(title, () =>
+        Effect.gen(function* () {
+          const outbox = yield* WebhookStore.WebhookStore
+          yield* outbox.register(channel, 20)
+          yield* body(yield* Port.FollowStore, outbox)
+        }).pipe(Effect.provide(layer))
+      )
+
+    test("advances from where it is, keeps recent marks, and refuses a step from a cursor that moved", (store) =>
+      Effect.gen(function* () {
+        assert.isUndefined(yield* store.cursor(1))
+        const first = yield* store.advance(1, undefined, {
+          blocks: [mark(10), mark(11)],
+          alerts: [],
+          deliveries: [],
+          keep: 2
+        })
+        assert.deepStrictEqual(first, { outcome: "advanced", stored: [] })
+        assert.deepStrictEqual(yield* store.cursor(1), mark(11))
+        assert.deepStrictEqual(
+          (yield* store.advance(1, undefined, { blocks: [mark(12)], alerts: [], deliveries: [], keep: 2 })).outcome,
+          "moved",
+          "another process took the first step"
+        )
+        assert.deepStrictEqual(
+          (yield* store.advance(1, mark(10), { blocks: [mark(12)], alerts: [], deliveries: [], keep: 2 })).outcome,
+          "moved"
+        )
+        yield* store.advance(1, mark(11), {
+          blocks: [mark(12), mark(13), mark(14)],
+          alerts: [],
+          deliveries: [],
+          keep: 2
+        })
+        assert.deepStrictEqual(
+          (yield* store.marks(1, 0)).map((m) => m.number),
+          [12, 13, 14],
+          "marks more than `keep` below the cursor are forgotten"
+        )
+        assert.deepStrictEqual(
+          (yield* store.marks(1, 13)).map((m) => m.number),
+          [13, 14]
+        )
+        assert.isUndefined(yield* store.cursor(2), "chains apart")
+      }))
+
+    test("stores a step's alerts once, and the deliveries of the new ones only, with the cursor", (store, outbox) =>
+      Effect.gen(function* () {
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10)],
+          alerts: [alert("al_1", 10)],
+          deliveries: [delivery("d1", "al_1")],
+          keep: 10
+        })
+        const again = yield* store.advance(1, mark(10), {
+          blocks: [mark(11)],
+          alerts: [alert("al_1", 10), alert("al_2", 11)],
+          deliveries: [delivery("d2", "al_1"), delivery("d3", "al_2")],
+          keep: 10
+        })
+        assert.deepStrictEqual(again, { outcome: "advanced", stored: ["al_2"] })
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(["al_1", "al_2"])).map((d) => d.id),
+          ["d1", "d3"],
+          "an alert stored before gets no second delivery"
+        )
+        const moved = yield* store.advance(1, mark(10), {
+          blocks: [mark(11)],
+          alerts: [alert("al_3", 11)],
+          deliveries: [delivery("d4", "al_3")],
+          keep: 10
+        })
+        assert.deepStrictEqual(moved, { outcome: "moved", stored: [] })
+        assert.deepStrictEqual(yield* outbox.deliveriesOf(["al_3"]), [], "a refused step writes nothing")
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 10 })).map((a) => a.id),
+          ["al_2", "al_1"]
+        )
+        assert.deepStrictEqual(yield* store.alerts("key-b", "bot-1", { limit: 10 }), [], "keys apart")
+        assert.deepStrictEqual((yield* store.alerts("key-a", "bot-1", { limit: 10 }))[1], alert("al_1", 10))
+      }))
+
+    test("rewinds to an ancestor: orphaned alerts retracted once, with their notices, and the cursor back", (store, outbox) =>
+      Effect.gen(function* () {
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10), mark(11), mark(12)],
+          alerts: [alert("al_1", 10), alert("al_2", 11), alert("al_3", 12)],
+          deliveries: [],
+          keep: 10
+        })
+        const orphaned = yield* store.orphaned(1, 10)
+        assert.deepStrictEqual(
+          orphaned.map((a) => a.id),
+          ["al_2", "al_3"]
+        )
+        assert.strictEqual(
+          yield* store.rewind(1, mark(11), {
+            ancestor: mark(10),
+            retract: ["al_2"],
+            at: "2026-11-24T00:00:05.000Z",
+            deliveries: []
+          }),
+          "moved"
+        )
+        assert.strictEqual(
+          yield* store.rewind(1, mark(12), {
+            ancestor: mark(10),
+            retract: ["al_2", "al_3"],
+            at: "2026-11-24T00:00:05.000Z",
+            deliveries: [delivery("r2", "al_2:retraction"), delivery("r3", "al_3:retraction")]
+          }),
+          "advanced"
+        )
+        assert.deepStrictEqual(yield* store.cursor(1), mark(10))
+        assert.deepStrictEqual(
+          (yield* store.marks(1, 0)).map((m) => m.number),
+          [10]
+        )
+        assert.deepStrictEqual(yield* store.orphaned(1, 10), [])
+        const listed = yield* store.alerts("key-a", "bot-1", { limit: 10 })
+        assert.deepStrictEqual(
+          listed.map((a) => [a.id, a.retractedAt]),
+          [
+            ["al_3", "2026-11-24T00:00:05.000Z"],
+            ["al_2", "2026-11-24T00:00:05.000Z"],
+            ["al_1", undefined]
+          ]
+        )
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 10, state: "active" })).map((a) => a.id),
+          ["al_1"]
+        )
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 10, state: "retracted" })).map((a) => a.id),
+          ["al_3", "al_2"]
+        )
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 1, before: "al_3" })).map((a) => a.id),
+          ["al_2"],
+          "paged by the last alert seen"
+        )
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(["al_2:retraction", "al_3:retraction"])).map((d) => d.id),
+          ["r2", "r3"]
+        )
+        // The new branch: the same transaction in another block is another alert; a retraction is not repeated.
+        yield* store.advance(1, mark(10), {
+          blocks: [mark(11, "b")],
+          alerts: [alert("al_4", 11, { blockHash: "0xb11" })],
+          deliveries: [],
+          keep: 10
+        })
+        yield* store.rewind(1, mark(11, "b"), {
+          ancestor: mark(10),
+          retract: ["al_2", "al_4"],
+          at: "2026-11-24T00:00:09.000Z",
+          deliveries: [delivery("r2b", "al_2:retraction"), delivery("r4", "al_4:retraction")]
+        })
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(["al_2:retraction", "al_4:retraction"])).map((d) => d.id),
+          ["r2", "r4"]
+        )
+      }))
+  })
