@@ -407,6 +407,20 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     )
   )
   .add(
+    HttpApiEndpoint.get("alerts", "/v1/bots/:botId/alerts", {
+      params: { botId: Schema.String },
+      query: S.AlertQuery,
+      success: S.AlertList,
+      error: [S.V2Errors.ValidationError, S.BotNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "The bot's alerts",
+        description:
+          "Newest first, paged (limit, before), active or retracted ones only when asked; each with its evidence, its retraction (when its block left the chain) and the delivery state of each notification."
+      })
+    )
+  )
+  .add(
     HttpApiEndpoint.get("list", "/v1/bots", {
       query: S.ContractListQuery,
       success: S.BotList,

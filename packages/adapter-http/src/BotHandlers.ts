@@ -2,7 +2,7 @@
  * Handlers of the monitoring bot routes (spec §2.8, §4.7): answers `{success, bot|bots, timestamp}`. The
  * placeholder values of `options.literalDefs` are taken from the body's own text, so their numbers stay exact.
  */
-import { type ApiKeys, Bots, type BotStore, History, Instant, Rules } from "@vigil/core"
+import { Alerts, type ApiKeys, Bots, type BotStore, History, Instant, Rules } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -12,7 +12,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the bot handlers need. */
-export type Requirements = Bots.Bots | History.History | ApiKeys.ApiKeys
+export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys.ApiKeys
 
 const answer = HttpErrors.answer("v2")
 
@@ -54,6 +54,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
   Effect.fnUntraced(function* (handlers) {
     const bots = yield* Bots.Bots
     const history = yield* History.History
+    const alerts = yield* Alerts.Alerts
     const one = (status: number, b: BotStore.Bot) =>
       Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: view(b), timestamp }))
     return handlers
@@ -77,6 +78,19 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
             success: true,
             botId: params.botId,
             ...done,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
+      .handle("alerts", ({ params, query }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const page = yield* alerts.list(client.id, params.botId, query)
+          return Responses.json(200, {
+            success: true,
+            botId: params.botId,
+            alerts: page.alerts.map(({ keyId: _, ...alert }) => alert),
+            ...(page.next === undefined ? {} : { next: page.next }),
             timestamp: yield* Instant.now
           })
         }).pipe(answer)

@@ -65,6 +65,7 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/v1\/bots\/[^/]+$/, "/v1/bots/:botId"],
   [/^\/v1\/bots\/[^/]+\/historical-blocks$/, "/v1/bots/:botId/historical-blocks"],
   [/^\/v1\/bots\/[^/]+\/execute-historical-query$/, "/v1/bots/:botId/execute-historical-query"],
+  [/^\/v1\/bots\/[^/]+\/alerts$/, "/v1/bots/:botId/alerts"],
   [/^\/v1\/notifications\/[^/]+$/, "/v1/notifications/:channelId"],
   [/^\/v1\/notifications\/[^/]+\/test$/, "/v1/notifications/:channelId/test"]
 ]

@@ -163,6 +163,23 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           )
     )
 
+  const hashes = (chainId: number, numbers: ReadonlyArray<number>) =>
+    numbers.length === 0
+      ? Effect.succeed([])
+      : Effect.map(
+          all(
+            chainId,
+            "hashes",
+            numbers.map((n) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] }))
+          ),
+          (blocks) =>
+            blocks.map((b, i) =>
+              isObject(b) && typeof b.hash === "string" && typeof b.parentHash === "string"
+                ? { number: numbers[i]!, hash: b.hash, parentHash: b.parentHash }
+                : undefined
+            )
+        )
+
   const storageAt = (chainId: number, address: string, slot: string) =>
     Effect.flatMap(
       all(chainId, "storageAt", [{ method: "eth_getStorageAt", params: [address, slot, "latest"] }]),
@@ -296,7 +313,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
     )
   }
 
-  return { head, storageAt, tracesAvailable, blocks }
+  return { head, hashes, storageAt, tracesAvailable, blocks }
 }
 
 const causeOf = (e: unknown): string => {

@@ -11,6 +11,7 @@
  */
 import type {
   AbiSource,
+  Alerts,
   Bots,
   ChainData,
   Contracts,
@@ -143,6 +144,7 @@ export type DomainError =
   | Notifications.ChannelNotFound
   | Notifications.ChannelLimitReached
   | Notifications.ChannelInUse
+  | Alerts.InvalidAlertQuery
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -217,6 +219,7 @@ export const fromDomain =
         })
       case "AbiNotFound":
         return new Refused({ flavour, status: 422, message: e.message, details: { tried: e.tried } })
+      case "InvalidAlertQuery":
       case "InvalidChannel":
         return new BadRequest({ flavour, field: e.field, message: e.message })
       case "ChannelNotFound":

@@ -643,3 +643,50 @@ export const ChannelConflict = v2Body("Conflict", 409, "ChannelConflict", {
     "1 bot sends to channel nc_1764000000000_abcdefghi: bot_1764000000000_abcdefghi (whales); remove it from their notifications first",
   details: { bots: [{ id: "bot_1764000000000_abcdefghi", botName: "whales" }] }
 })
+
+/** Query of `GET /v1/bots/:botId/alerts`. */
+export const AlertQuery = Schema.Struct({
+  limit: Schema.optionalKey(
+    Schema.NumberFromString.check(Schema.isInt()).annotate({ description: "1 to 200 alerts per page; default 50" })
+  ),
+  before: Schema.optionalKey(Schema.String.annotate({ description: "The `next` of the previous page" })),
+  state: Schema.optionalKey(Schema.Literals(["active", "retracted"]))
+})
+
+/** An alert of live monitoring. */
+export const Alert = Schema.Struct({
+  id: Schema.String.annotate({
+    description:
+      "al_ and 32 hex digits derived from the bot, its version, the chain, the block hash, the bound transactions and the rule: the same match is the same alert"
+  }),
+  botId: Schema.String,
+  chainId: Schema.Int,
+  blockNumber: Schema.Int.annotate({ description: "The block that completed the match" }),
+  blockHash: Schema.String,
+  rule: Schema.Int,
+  expression: Schema.String,
+  transactions: Schema.Record(Schema.String, Schema.String),
+  evidence: Schema.Record(Schema.String, Schema.Unknown),
+  created: Instant.Timestamp,
+  state: Schema.Literals(["active", "retracted"]),
+  retractedAt: Schema.optionalKey(Instant.Timestamp.annotate({ description: "When its block left the chain" })),
+  notifications: Schema.Array(
+    Schema.Struct({
+      channelId: Schema.String,
+      kind: Schema.Literals(["alert", "retraction"]),
+      deliveryId: Schema.String,
+      status: Schema.Literals(["pending", "delivered", "dead"]),
+      attempts: Schema.Int,
+      lastError: Schema.optionalKey(Schema.String)
+    })
+  )
+}).annotate({ identifier: "Alert" })
+
+/** `GET /v1/bots/:botId/alerts`. */
+export const AlertList = Schema.Struct({
+  success: Schema.Literal(true),
+  botId: Schema.String,
+  alerts: Schema.Array(Alert),
+  next: Schema.optionalKey(Schema.String.annotate({ description: "Pass as `before` for the next (older) page" })),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "AlertList" })

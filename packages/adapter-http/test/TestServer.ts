@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeys, Engine, type Intel, Ingestion } from "@vigil/core"
+import { ApiKeys, Engine, type Follower, type Intel, Ingestion } from "@vigil/core"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
@@ -16,6 +16,7 @@ export const layer = (
     readonly hotRoutes?: boolean
     readonly webhooks?: Engine.WebhookSettings
     readonly outbound?: Outbound.Options
+    readonly follow?: Partial<Follower.Settings>
   } = {}
 ) =>
   Layer.unwrap(
@@ -32,9 +33,10 @@ export const layer = (
           ...(options.hotRoutes === undefined ? {} : { hotRoutes: options.hotRoutes })
         }).pipe(
           Layer.provideMerge(
-            Engine.layer(options.webhooks === undefined ? {} : { webhooks: options.webhooks }).pipe(
-              Layer.provide(Outbound.layer(options.outbound))
-            )
+            Engine.layer({
+              ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+              ...(options.follow === undefined ? {} : { follow: options.follow })
+            }).pipe(Layer.provide(Outbound.layer(options.outbound)))
           ),
           Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
         )

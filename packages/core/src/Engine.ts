@@ -16,12 +16,15 @@ import {
 } from "./delivery/index.ts"
 import {
   type AbiSource,
+  Alerts,
   type BlockStore,
   Bots,
   type BotStore,
   type ChainData,
   Contracts,
   type ContractStore,
+  Follower,
+  type FollowStore,
   History,
   Notifications
 } from "./monitoring/index.ts"
@@ -47,6 +50,8 @@ export type Services =
   | Bots.Bots
   | History.History
   | Notifications.Notifications
+  | Alerts.Alerts
+  | Follower.Follower
 
 /** The storage ports the services read and write. */
 export type Storage =
@@ -57,6 +62,7 @@ export type Storage =
   | ContractStore.ContractStore
   | BotStore.BotStore
   | BlockStore.BlockStore
+  | FollowStore.FollowStore
 
 /**
  * What the services reach outside the process: names, webhooks and chat services, the mail relay, verified-source
@@ -79,11 +85,11 @@ export const screening: Layer.Layer<
 )
 
 /**
- * Every service, plus the background work of a long-running host: ended quota windows are pruned every minute
- * and the webhook outbox is delivered for as long as the layer lives.
+ * Every service, plus the background work of a long-running host: ended quota windows are pruned every minute,
+ * the webhook outbox is delivered, and each chain with an active bot is followed, for as long as the layer lives.
  */
 export const layer = (
-  settings: { readonly webhooks?: WebhookSettings } = {}
+  settings: { readonly webhooks?: WebhookSettings; readonly follow?: Partial<Follower.Settings> } = {}
 ): Layer.Layer<Services, never, Storage | Outbound> =>
   Layer.mergeAll(
     ApiKeys.ApiKeys.layer,
@@ -93,7 +99,8 @@ export const layer = (
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
     Contracts.Contracts.layer,
-    History.History.layer.pipe(Layer.provideMerge(Bots.Bots.layer)),
+    Layer.merge(History.History.layer, Alerts.Alerts.layer).pipe(Layer.provideMerge(Bots.Bots.layer)),
+    Follower.layer({ ...Follower.defaultSettings, ...settings.follow }),
     Notifications.Notifications.layer({
       ...Notifications.defaultSettings,
       allowHosts: settings.webhooks?.allowHosts ?? []

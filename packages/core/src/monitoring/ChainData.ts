@@ -57,6 +57,17 @@ export class ChainData extends Context.Service<
     /** The newest block number the chain's node has. */
     readonly head: (chainId: number) => Effect.Effect<number, ChainDataError>
     /**
+     * The hashes of blocks (without their transactions), in the order asked; `undefined` for a block the node
+     * does not have: how a follower checks, cheaply, that the blocks it processed are still the chain's.
+     */
+    readonly hashes: (
+      chainId: number,
+      numbers: ReadonlyArray<number>
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly number: number; readonly hash: string; readonly parentHash: string } | undefined>,
+      ChainDataError
+    >
+    /**
      * Whether the chain's node answers `debug_traceBlockByNumber` with the call tracer (asked once, then known):
      * rules that read internal frames need it.
      */

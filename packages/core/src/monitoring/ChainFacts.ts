@@ -30,6 +30,8 @@ export interface RpcTransaction {
 export interface RpcBlock {
   readonly number: string
   readonly hash: string
+  /** Present in every node's answer; what following a chain checks its continuity by. */
+  readonly parentHash?: string
   readonly timestamp: string
   readonly transactions: ReadonlyArray<RpcTransaction>
 }

@@ -115,6 +115,29 @@ const emailAddress = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 const telegramToken = /^\d{3,20}:[A-Za-z0-9_-]{20,100}$/
 const telegramChat = /^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/
 
+/**
+ * The deliveries of `alert` to those of `targets` not disabled, queued at `now`: its message in each channel's
+ * form. A retraction's deliveries are the events `<alert id>:retraction`, an alert's the event `<alert id>`.
+ */
+export const compose = (
+  keyId: string,
+  targets: ReadonlyArray<WebhookStore.Webhook>,
+  alert: Messages.Alert,
+  now: number
+): ReadonlyArray<WebhookStore.Delivery> =>
+  targets
+    .filter((w) => w.disabledAt === undefined && w.channel !== undefined)
+    .map((w) => ({
+      id: `msg_${now.toString(36)}${randomSuffix(16)}`,
+      webhookId: w.id,
+      keyId,
+      correlationId: alert.kind === "retraction" ? `${alert.id}:retraction` : alert.id,
+      body: Messages.render(w, alert, Instant.iso(now)),
+      attempts: 0,
+      nextAttemptAt: now,
+      status: "pending" as const
+    }))
+
 /** Notification channels, per API key, and the queuing of alerts to them. */
 export class Notifications extends Context.Service<
   Notifications,
@@ -254,19 +277,7 @@ export class Notifications extends Context.Service<
           targets: ReadonlyArray<WebhookStore.Webhook>,
           alert: Messages.Alert
         ) {
-          const now = yield* Clock.currentTimeMillis
-          const deliveries = targets
-            .filter((w) => w.disabledAt === undefined)
-            .map((w) => ({
-              id: `msg_${now.toString(36)}${randomSuffix(16)}`,
-              webhookId: w.id,
-              keyId,
-              correlationId: alert.id,
-              body: Messages.render(w, alert, Instant.iso(now)),
-              attempts: 0,
-              nextAttemptAt: now,
-              status: "pending" as const
-            }))
+          const deliveries = compose(keyId, targets, alert, yield* Clock.currentTimeMillis)
           if (deliveries.length === 0) return { stored: 0, ids: [] as ReadonlyArray<string> }
           const stored = yield* store.enqueue(deliveries)
           if (wake._tag === "Some") yield* Queue.offer(wake.value, undefined)

@@ -9,6 +9,7 @@
 import { Effect } from "effect"
 import type * as Ast from "./rules/Ast.ts"
 import * as Evaluator from "./rules/Evaluator.ts"
+import type * as Facts from "./rules/Facts.ts"
 import { ChainData, type ChainDataError } from "./ChainData.ts"
 import { type BlockData, type Contract, fromBlocks } from "./ChainFacts.ts"
 
@@ -50,11 +51,40 @@ export interface Options {
   readonly onMatch: (found: Found) => Effect.Effect<void>
 }
 
-const lastBlock = (e: Evaluator.Evidence) => Math.max(...Object.values(e.transactions).map((t) => t.blockNumber))
-const keyOf = (rule: number, e: Evaluator.Evidence) =>
+/** The block of a match's last transaction: where the match completed. */
+export const lastBlock = (e: Evaluator.Evidence): number =>
+  Math.max(...Object.values(e.transactions).map((t) => t.blockNumber))
+
+/** A match's identity within one rule: the rule and its bound transactions. */
+export const keyOf = (rule: number, e: Evaluator.Evidence): string =>
   `${rule}:${Object.entries(e.transactions)
     .map(([k, t]) => `${k}=${t.hash}`)
     .join(",")}`
+
+/**
+ * One window's verdicts, the step shared by scans and the live follower: the matches of `rules` over `facts`
+ * that are new since the window's first fresh block `first` (or were left pending by the last window) and
+ * certain now, and those still pending (a negation's range open past the window's head).
+ */
+export const judge = (
+  rules: ReadonlyArray<Rule>,
+  facts: Facts.Facts,
+  first: number,
+  pendingBefore: ReadonlySet<string>
+): { readonly found: ReadonlyArray<Found>; readonly pending: ReadonlySet<string> } => {
+  const found: Array<Found> = []
+  const pending = new Set<string>()
+  for (const rule of rules) {
+    for (const m of Evaluator.evaluate(rule.expr, facts)) {
+      const key = keyOf(rule.index, m.evidence)
+      // Judged whole in an earlier window, unless that window left it pending.
+      if (lastBlock(m.evidence) < first && !pendingBefore.has(key)) continue
+      if (m.pending) pending.add(key)
+      else found.push({ rule: rule.index, evidence: m.evidence })
+    }
+  }
+  return { found, pending }
+}
 
 /** Runs `rules` over `blocks`, reporting each match once through `onMatch`. */
 export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, ChainData> =>
@@ -68,7 +98,7 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, C
     let carried: ReadonlyArray<BlockData & { readonly number: number }> = []
     /** Matches reported, and those left pending by the last window (its negation's range was still open). */
     const reported = new Set<string>()
-    let pending = new Set<string>()
+    let pending: ReadonlySet<string> = new Set<string>()
     let evaluated = 0
     let transactions = 0
     for (let start = 0; start < blocks.length; start += chunk) {
@@ -88,22 +118,14 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, C
         ...(final ? {} : { head: numbers.at(-1)! })
       })
       transactions += facts.transactions.length - carried.reduce((n, b) => n + b.block.transactions.length, 0)
-      const stillPending = new Set<string>()
-      for (const rule of options.rules) {
-        for (const m of Evaluator.evaluate(rule.expr, facts)) {
-          const key = keyOf(rule.index, m.evidence)
-          if (reported.has(key)) continue
-          // Judged whole in an earlier window, unless that window left it pending.
-          if (lastBlock(m.evidence) < first && !pending.has(key)) continue
-          if (m.pending) {
-            stillPending.add(key)
-            continue
-          }
-          reported.add(key)
-          yield* options.onMatch({ rule: rule.index, evidence: m.evidence })
-        }
+      const judged = judge(options.rules, facts, first, pending)
+      for (const f of judged.found) {
+        const key = keyOf(f.rule, f.evidence)
+        if (reported.has(key)) continue
+        reported.add(key)
+        yield* options.onMatch(f)
       }
-      pending = stillPending
+      pending = judged.pending
       const last = numbers.at(-1)!
       carried = window.filter((b) => b.number >= last - options.blockRange)
     }

@@ -1,0 +1,251 @@
+/**
+ * Live monitoring on a real node: anvil (mining only when told) with an ERC-20 compiled by solc, the real server
+ * on SQLite following the chain every 50 ms, and a real HTTPS receiver as the bots' webhook channel. Alerts are
+ * counted at the receiver by alert id.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Follower } from "@vigil/core"
+import { Anvil, Solidity } from "@vigil/testkit"
+import { Effect, Schedule } from "effect"
+import * as Receiver from "@vigil/core-test/Receiver.ts"
+import * as TestServer from "./TestServer.ts"
+
+const { call, issue } = TestServer
+const fixtures = Solidity.fixtures()
+
+let certs: Receiver.Certificates
+beforeAll(() => {
+  certs = Receiver.certificates()
+})
+afterAll(() => certs.dispose())
+
+/** A fresh node with the token deployed, the receiver, and the server following the node; all stopped after. */
+const live = <A, E>(
+  body: (env: {
+    readonly node: Anvil.Anvil
+    readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
+    readonly receiver: Receiver.Receiver
+  }) => Effect.Effect<A, E, any>
+) =>
+  Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      const node = await Anvil.start()
+      const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
+      const receiver = await Receiver.start(certs)
+      return { node, token, receiver }
+    }),
+    (env) =>
+      body(env).pipe(
+        Effect.provide(
+          TestServer.layer({
+            webhooks: {
+              allowHosts: ["127.0.0.1"],
+              delivery: { timeoutMillis: 2_000, retries: 3, backoffMillis: 20, pollMillis: 20 }
+            },
+            follow: { pollMillis: 50 },
+            outbound: {
+              allowHosts: ["127.0.0.1"],
+              ca: certs.ca,
+              rpcUrls: new Map([[31337, env.node.url]]),
+              abiSources: { sourcifyUrl: "", etherscanUrl: "" }
+            }
+          })
+        )
+      ) as Effect.Effect<A, E>,
+    (env) => Effect.promise(() => Promise.all([env.node.stop(), env.receiver.close()]))
+  )
+
+/** Reads `read` until `done` holds: a wait for a state, never for a length of time (gives up after 400 reads). */
+const until = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
+  read.pipe(
+    Effect.flatMap((a) => (done(a) ? Effect.succeed(a) : Effect.fail("not yet" as const))),
+    Effect.retry({ schedule: Schedule.spaced("25 millis"), times: 400 }),
+    Effect.orDie
+  )
+
+/** Waits until the follower of chain 31337 has processed block `n`. */
+const processed = (n: number) =>
+  until(
+    Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+    (states) => (states.find((s) => s.chainId === 31337)?.cursor ?? -1) >= n
+  )
+
+/** The alert and retraction messages the receiver got, as [kind, alert id]. */
+const messages = (r: Receiver.Receiver) =>
+  r.received.map((m) => {
+    const body = JSON.parse(m.body)
+    return [body.type as string, body.data.id as string, body.data.txHash as string] as const
+  })
+
+/** A key with the token registered and a webhook channel to the receiver. */
+const setUp = (token: { readonly abi: ReadonlyArray<unknown>; readonly address: string }, r: Receiver.Receiver) =>
+  Effect.gen(function* () {
+    const key = yield* issue({ name: "Acme" })
+    const headers = { "x-api-key": key }
+    const contract = yield* call("POST", "/v1/contracts", {
+      headers,
+      json: { chainId: 31337, contractAddress: token.address, label: "Token", ABI: token.abi }
+    })
+    assert.strictEqual(contract.status, 201, contract.text)
+    const channel = yield* call("POST", "/v1/notifications", {
+      headers,
+      json: { type: "webhook", name: "receiver", url: r.url("/alerts") }
+    })
+    assert.strictEqual(channel.status, 201, channel.text)
+    const bot = (name: string, expressions: ReadonlyArray<string>, options: object = {}) =>
+      Effect.map(
+        call("POST", "/v1/bots", {
+          headers,
+          json: {
+            botName: name,
+            chainId: 31337,
+            watchRule: { expressions },
+            notifications: [channel.json.channel.id],
+            options
+          }
+        }),
+        (a) => {
+          assert.strictEqual(a.status, 201, a.text)
+          return a.json.bot.id as string
+        }
+      )
+    return { headers, bot }
+  })
+
+describe("live monitoring on a real node", () => {
+  it.live(
+    "a matching transaction alerts once; a paused bot alerts on nothing; a two-transaction rule fires across blocks",
+    () =>
+      live(({ node, token, receiver }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const bob = node.accounts[1]!
+          const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+          yield* processed(yield* Effect.promise(() => node.head()))
+
+          const big = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+          const small = yield* Effect.promise(() => node.send(token, "transfer", [bob, 500n]))
+          yield* processed(small.block)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+          assert.deepStrictEqual(
+            messages(receiver).map(([kind, , tx]) => [kind, tx]),
+            [["alert", big.hash]]
+          )
+          const listed = yield* until(
+            call("GET", `/v1/bots/${whales}/alerts`, { headers }),
+            (a) => a.json.alerts?.[0]?.notifications?.[0]?.status === "delivered"
+          )
+          assert.strictEqual(listed.status, 200, listed.text)
+          const [alert] = listed.json.alerts
+          assert.deepStrictEqual(
+            [alert.id, alert.state, alert.blockNumber, alert.rule, alert.transactions],
+            [messages(receiver)[0]![1], "active", big.block, 0, { tx1: big.hash }]
+          )
+          assert.match(alert.id, /^al_[0-9a-f]{32}$/)
+          assert.strictEqual(alert.evidence.occurrences["tx1.Token.E.Transfer"].args.value, "5000")
+
+          // Paused: nothing, from the next block on.
+          const paused = yield* call("PUT", `/v1/bots/${whales}`, { headers, json: { active: false } })
+          assert.strictEqual(paused.status, 200, paused.text)
+          const pairs = yield* bot(
+            "approve then move",
+            ["system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"],
+            { topLevelTxBlockRange: 3 }
+          )
+          const approve = yield* Effect.promise(() => node.send(token, "approve", [bob, 1n]))
+          yield* Effect.promise(() => node.mine(1))
+          const within = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
+          yield* Effect.promise(() => node.mine(3))
+          const beyond = yield* Effect.promise(() => node.send(token, "transfer", [bob, 8000n]))
+          assert.strictEqual(within.block - approve.block, 2)
+          assert.strictEqual(beyond.block - approve.block, 6)
+          yield* processed(beyond.block)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 2))
+          const pairAlerts = yield* call("GET", `/v1/bots/${pairs}/alerts`, { headers })
+          assert.deepStrictEqual(
+            pairAlerts.json.alerts.map((a: { transactions: unknown }) => a.transactions),
+            [{ tx1: approve.hash, tx2: within.hash }],
+            "two blocks apart is within the range of 3; six is not"
+          )
+          assert.strictEqual(pairAlerts.json.alerts[0].blockNumber, within.block)
+          assert.strictEqual(
+            (yield* call("GET", `/v1/bots/${whales}/alerts`, { headers })).json.alerts.length,
+            1,
+            "the paused bot alerted on nothing"
+          )
+          assert.deepStrictEqual(
+            messages(receiver).map(([kind, , tx]) => [kind, tx]),
+            [
+              ["alert", big.hash],
+              ["alert", approve.hash]
+            ]
+          )
+          const ids = messages(receiver).map(([, id]) => id)
+          assert.strictEqual(new Set(ids).size, ids.length, "no alert twice")
+        })
+      ),
+    60_000
+  )
+
+  for (const depth of [1, 3])
+    it.live(
+      `a reorganisation ${depth} block${depth === 1 ? "" : "s"} deep retracts the orphaned alert and alerts on the new branch`,
+      () =>
+        live(({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { headers, bot } = yield* setUp(token, receiver)
+            const bob = node.accounts[1]!
+            const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            const start = yield* Effect.promise(() => node.head())
+            yield* processed(start)
+            const snapshot = yield* Effect.promise(() => node.rpc<string>("evm_snapshot"))
+            const orphan = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+            if (depth > 1) yield* Effect.promise(() => node.mine(depth - 1))
+            assert.strictEqual(yield* Effect.promise(() => node.head()), start + depth)
+            yield* processed(start + depth)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+
+            assert.isTrue(yield* Effect.promise(() => node.rpc<boolean>("evm_revert", [snapshot])))
+            const kept = yield* Effect.promise(() => node.send(token, "transfer", [bob, 6000n]))
+            yield* Effect.promise(() => node.mine(depth))
+            assert.strictEqual(kept.block, start + 1)
+            yield* processed(start + depth + 1)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 3))
+            const [first, retraction, second] = messages(receiver)
+            assert.deepStrictEqual(first, ["alert", first![1], orphan.hash])
+            assert.deepStrictEqual(retraction, ["retraction", first![1], orphan.hash], "the same alert id")
+            assert.deepStrictEqual(second!.slice(0, 1).concat(second![2]), ["alert", kept.hash])
+            const listed = yield* until(
+              call("GET", `/v1/bots/${whales}/alerts`, { headers }),
+              (a) =>
+                a.json.alerts?.length === 2 &&
+                a.json.alerts.every((x: { notifications: Array<{ status: string }> }) =>
+                  x.notifications.every((n) => n.status === "delivered")
+                )
+            )
+            assert.deepStrictEqual(
+              listed.json.alerts.map((a: any) => [
+                a.transactions.tx1,
+                a.state,
+                a.notifications.map((n: { kind: string }) => n.kind)
+              ]),
+              [
+                [kept.hash, "active", ["alert"]],
+                [orphan.hash, "retracted", ["alert", "retraction"]]
+              ]
+            )
+            assert.deepStrictEqual(
+              (yield* call("GET", `/v1/bots/${whales}/alerts?state=active`, { headers })).json.alerts.map(
+                (a: { id: string }) => a.id
+              ),
+              [second![1]]
+            )
+            const state = (yield* Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status)).find(
+              (x) => x.chainId === 31337
+            )!
+            assert.deepStrictEqual([state.reorganisations, state.retractions], [1, 1])
+          })
+        ),
+      60_000
+    )
+})

@@ -1,0 +1,91 @@
+/** The alerts of a bot as its key sees them: newest first, each with its retraction and its notifications. */
+import { Context, Effect, Layer, Schema } from "effect"
+import { WebhookStore } from "../delivery/index.ts"
+import type { StoreError } from "../kernel/index.ts"
+import { type BotNotFound, Bots } from "./Bots.ts"
+import { type Alert, FollowStore } from "./FollowStore.ts"
+
+/** A query of alerts is wrong; `field` names what. */
+export class InvalidAlertQuery extends Schema.TaggedError<InvalidAlertQuery>()("InvalidAlertQuery", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/** An alert's message to one channel, and where its delivery stands. */
+export interface Notice {
+  readonly channelId: string
+  readonly kind: "alert" | "retraction"
+  readonly deliveryId: string
+  readonly status: WebhookStore.Delivery["status"]
+  readonly attempts: number
+  readonly lastError?: string
+}
+
+/** An alert with its state and notices. */
+export interface Listed extends Alert {
+  readonly state: "active" | "retracted"
+  readonly notifications: ReadonlyArray<Notice>
+}
+
+/** Alerts per page at most. */
+export const maxLimit = 200
+
+/** Reads alerts. */
+export class Alerts extends Context.Service<
+  Alerts,
+  {
+    readonly list: (
+      keyId: string,
+      botId: string,
+      query: { readonly limit?: number; readonly before?: string; readonly state?: string }
+    ) => Effect.Effect<
+      { readonly alerts: ReadonlyArray<Listed>; readonly next?: string },
+      InvalidAlertQuery | BotNotFound | StoreError.StoreError
+    >
+  }
+>()("@vigil/core/Alerts") {
+  static readonly layer: Layer.Layer<Alerts, never, Bots | FollowStore | WebhookStore.WebhookStore> = Layer.effect(
+    Alerts
+  )(
+    Effect.gen(function* () {
+      const bots = yield* Bots
+      const store = yield* FollowStore
+      const outbox = yield* WebhookStore.WebhookStore
+      return {
+        list: Effect.fn("Alerts.list")(function* (keyId, botId, query) {
+          const bot = yield* bots.get(keyId, botId)
+          const limit = query.limit ?? 50
+          if (!Number.isSafeInteger(limit) || limit < 1 || limit > maxLimit)
+            return yield* new InvalidAlertQuery({ field: "limit", message: `must be 1 to ${maxLimit}` })
+          const state = query.state
+          if (state !== undefined && state !== "active" && state !== "retracted")
+            return yield* new InvalidAlertQuery({ field: "state", message: "must be active or retracted" })
+          const page = yield* store.alerts(keyId, bot.id, {
+            limit: limit + 1,
+            ...(query.before === undefined ? {} : { before: query.before }),
+            ...(state === undefined ? {} : { state })
+          })
+          const shown = page.slice(0, limit)
+          const deliveries = yield* outbox.deliveriesOf(shown.flatMap((a) => [a.id, `${a.id}:retraction`]))
+          return {
+            alerts: shown.map((a) => ({
+              ...a,
+              state: a.retractedAt === undefined ? ("active" as const) : ("retracted" as const),
+              notifications: deliveries
+                .filter((d) => d.correlationId === a.id || d.correlationId === `${a.id}:retraction`)
+                .map((d) => ({
+                  channelId: d.webhookId,
+                  kind: d.correlationId === a.id ? ("alert" as const) : ("retraction" as const),
+                  deliveryId: d.id,
+                  status: d.status,
+                  attempts: d.attempts,
+                  ...(d.lastError === undefined ? {} : { lastError: d.lastError })
+                }))
+            })),
+            ...(page.length > limit ? { next: shown.at(-1)!.id } : {})
+          }
+        })
+      }
+    })
+  )
+}

@@ -1,0 +1,506 @@
+/**
+ * Following chains live: one follower per chain with at least one active bot reads each new block once (after
+ * the chain's confirmations), runs every active bot of the chain over it with the same window step as
+ * historical scans (`Scan.judge`), and stores the step's alerts, their notification deliveries and the new
+ * cursor in one transaction (`FollowStore.advance`), so an alert is never lost to a crash nor sent twice.
+ *
+ * - Continuity: each block's parent must be the cursor. When it is not, or when the node no longer has the
+ *   cursor's hash at its height, the follower walks back to the common ancestor (the hashes of the last `keep`
+ *   blocks are kept), retracts the alerts of the orphaned blocks (a retraction notice to the same channels, with
+ *   the alert's id) and goes on along the new branch.
+ * - Restarts: a follower resumes from the stored cursor, however long it was down (catching up `batch` blocks a
+ *   step), rebuilding its window (the blocks a multi-transaction rule or a forward negation still reaches) from
+ *   the node. A chain followed for the first time begins at its head.
+ * - Bots: read at every step, so a bot switched off alerts on nothing from the next step, and one switched on
+ *   (or created) is run from the block the follower processes next (the head, once caught up), never over what
+ *   happened while it was off.
+ * - Trouble with the node (timeouts, 429, a node that falls behind) backs off, doubling up to a minute, and is
+ *   reported in the follower's state; no block is skipped.
+ */
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue } from "effect"
+import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
+import { Instant } from "../kernel/index.ts"
+import { type Bot, BotStore } from "./BotStore.ts"
+import { ChainData } from "./ChainData.ts"
+import { type BlockData, type Contract, fromBlocks } from "./ChainFacts.ts"
+import { ContractStore } from "./ContractStore.ts"
+import { type Alert, FollowStore, type Mark } from "./FollowStore.ts"
+import type * as Messages from "./Messages.ts"
+import { compose } from "./Notifications.ts"
+import * as Checker from "./rules/Checker.ts"
+import * as Literals from "./rules/Literals.ts"
+import * as Scan from "./Scan.ts"
+
+/** Knobs of following. */
+export interface Settings {
+  /** How often each chain's head is polled. */
+  readonly pollMillis: number
+  /** Confirmations to wait per chain (blocks behind the head); chains not named wait `defaultConfirmations`. */
+  readonly confirmations: Readonly<Record<number, number>>
+  readonly defaultConfirmations: number
+  /** Blocks read per step while catching up. */
+  readonly batch: number
+  /** Recent block hashes kept per chain: the deepest reorganisation followed. */
+  readonly keep: number
+  /** Longest wait between attempts while the node fails. */
+  readonly maxBackoffMillis: number
+}
+
+export const defaultSettings: Settings = {
+  pollMillis: 2_000,
+  confirmations: {},
+  defaultConfirmations: 0,
+  batch: 50,
+  keep: 256,
+  maxBackoffMillis: 60_000
+}
+
+/** What a chain's follower is doing. */
+export interface ChainState {
+  readonly chainId: number
+  readonly state: "starting" | "following" | "catching up" | "backing off"
+  /** Active bots of the chain. */
+  readonly bots: number
+  readonly head?: number
+  /** The last block processed. */
+  readonly cursor?: number
+  /** Blocks between the head and the cursor. */
+  readonly lag?: number
+  /** Counted since the process started. */
+  readonly blocks: number
+  readonly alerts: number
+  readonly retractions: number
+  readonly reorganisations: number
+  /** Why the last step failed, while the follower backs off. */
+  readonly lastError?: string
+  /** Active bots not run, and why (rules that no longer check, traces the node lacks). */
+  readonly skipped?: ReadonlyArray<string>
+  /** ISO instant of the last step that moved the cursor. */
+  readonly lastProgress?: string
+}
+
+/** The live followers. */
+export class Follower extends Context.Service<
+  Follower,
+  {
+    /** The state of every chain followed since the process started. */
+    readonly status: Effect.Effect<ReadonlyArray<ChainState>>
+  }
+>()("@vigil/core/Follower") {}
+
+/** A bot ready to run: its checked rules, its key's contracts and its notification channels. */
+interface Prepared {
+  readonly bot: Bot
+  readonly rules: ReadonlyArray<Scan.Rule>
+  readonly contracts: ReadonlyArray<Contract>
+  readonly channels: ReadonlyArray<WebhookStore.Webhook>
+}
+
+type Block = BlockData & { readonly number: number }
+
+/** The blocks before the cursor that a rule may still reach, and each bot's matches left pending. */
+interface Window {
+  readonly at: Mark
+  readonly traces: boolean
+  readonly blocks: ReadonlyArray<Block>
+  readonly pending: ReadonlyMap<string, ReadonlySet<string>>
+}
+
+const markOf = (b: Block): Mark => ({ number: b.number, hash: b.block.hash, parentHash: b.block.parentHash ?? "" })
+
+/** `al_` and 32 hex digits of the SHA-256 of the alert's identity. */
+export const alertId = (identity: {
+  readonly botId: string
+  readonly botVersion: string
+  readonly chainId: number
+  readonly blockHash: string
+  readonly rule: number
+  readonly transactions: Readonly<Record<string, string>>
+}): string =>
+  `al_${bytesToHex(
+    sha256(
+      utf8ToBytes(
+        JSON.stringify([
+          identity.botId,
+          identity.botVersion,
+          identity.chainId,
+          identity.blockHash.toLowerCase(),
+          identity.rule,
+          Object.entries(identity.transactions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        ])
+      )
+    )
+  ).slice(0, 32)}`
+
+/** The message of an alert (or of its retraction). */
+const messageOf = (alert: Alert, bot: Bot, kind: "alert" | "retraction"): Messages.Alert => ({
+  id: alert.id,
+  kind,
+  bot: {
+    id: bot.id,
+    name: bot.botName,
+    severity: bot.severity,
+    ...(bot.botVersion === undefined ? {} : { version: bot.botVersion })
+  },
+  chainId: alert.chainId,
+  blockNumber: alert.blockNumber,
+  txHash: alert.transactions.tx1 ?? Object.values(alert.transactions)[0] ?? "",
+  rule: alert.rule,
+  expression: alert.expression,
+  evidence: alert.evidence as never
+})
+
+/** The followers, for as long as the layer lives. */
+export const layer = (
+  settings: Settings = defaultSettings
+): Layer.Layer<Follower, never, BotStore | ContractStore | FollowStore | WebhookStore.WebhookStore | ChainData> =>
+  Layer.effect(Follower)(
+    Effect.gen(function* () {
+      const bots = yield* BotStore
+      const contracts = yield* ContractStore
+      const store = yield* FollowStore
+      const outbox = yield* WebhookStore.WebhookStore
+      const chain = yield* ChainData
+      const wake = yield* Effect.serviceOption(WebhookDispatcher.Wake)
+      const states = new Map<number, ChainState>()
+      const set = (chainId: number, change: Partial<ChainState>) =>
+        states.set(chainId, { ...states.get(chainId)!, ...change })
+      const confirmationsOf = (chainId: number) => settings.confirmations[chainId] ?? settings.defaultConfirmations
+
+      /** The chain's active bots with their checked rules; a bot whose rules no longer check is skipped, and said. */
+      const prepare = Effect.fnUntraced(function* (chainId: number) {
+        const active = (yield* bots.active()).filter((b) => b.chainId === chainId)
+        const byKey = new Map<
+          string,
+          { contracts: ReadonlyArray<Contract>; channels: ReadonlyArray<WebhookStore.Webhook> }
+        >()
+        const ready: Array<Prepared> = []
+        const problems: Array<string> = []
+        for (const bot of active) {
+          let of = byKey.get(bot.keyId)
+          if (of === undefined) {
+            of = {
+              contracts: yield* contracts.list(bot.keyId, chainId),
+              channels: yield* outbox.list(bot.keyId, "channels")
+            }
+            byKey.set(bot.keyId, of)
+          }
+          const literalDefs =
+            bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
+          if (typeof literalDefs === "string") {
+            problems.push(`bot ${bot.id}: ${literalDefs}`)
+            continue
+          }
+          const rules: Array<Scan.Rule> = []
+          for (const [index, source] of bot.watchRule.expressions.entries()) {
+            const checked = Checker.check(source, {
+              contracts: of.contracts,
+              literalDefs,
+              watchRuleType: bot.watchRule.watchRuleType,
+              ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+            })
+            if (!checked.ok) {
+              problems.push(`bot ${bot.id}, expression ${index + 1}: ${checked.problems[0]!.message}`)
+              break
+            }
+            rules.push({ index, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces })
+          }
+          if (rules.length !== bot.watchRule.expressions.length) continue
+          ready.push({
+            bot,
+            rules,
+            contracts: of.contracts,
+            channels: of.channels.filter((c) => bot.notifications.includes(c.id))
+          })
+        }
+        return { ready, problems, active: active.length }
+      })
+
+      /** The normal form of each rule, for the alerts' `expression`. */
+      const normal = (bot: Bot, rule: number, contractsOf: ReadonlyArray<Contract>) => {
+        const literalDefs =
+          bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
+        const checked = Checker.check(bot.watchRule.expressions[rule]!, {
+          contracts: contractsOf,
+          literalDefs: typeof literalDefs === "string" ? new Map() : literalDefs,
+          watchRuleType: bot.watchRule.watchRuleType
+        })
+        return checked.ok ? checked.rule.normal : bot.watchRule.expressions[rule]!
+      }
+
+      /** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
+      const rebuild = Effect.fnUntraced(function* (
+        chainId: number,
+        cursor: Mark,
+        ready: ReadonlyArray<Prepared>,
+        traces: boolean
+      ) {
+        const range = Math.max(0, ...ready.map((p) => p.bot.options.topLevelTxBlockRange))
+        const from = Math.max(0, cursor.number - range)
+        const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
+        const blocks: Array<Block> = []
+        for (const r of yield* chain.blocks(chainId, numbers, { traces }))
+          if (r._tag === "Found") blocks.push({ ...r.data, number: r.number })
+        const pending = new Map<string, ReadonlySet<string>>()
+        for (const p of ready) {
+          const facts = fromBlocks(blocks, p.contracts, {
+            blockRange: p.bot.options.topLevelTxBlockRange,
+            head: cursor.number
+          })
+          pending.set(p.bot.id, Scan.judge(p.rules, facts, 0, new Set()).pending)
+        }
+        return { at: cursor, traces, blocks, pending } satisfies Window
+      })
+
+      /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
+      const rewind = Effect.fnUntraced(function* (chainId: number, cursor: Mark) {
+        const marks = yield* store.marks(chainId, cursor.number - settings.keep)
+        // The last few first: most reorganisations are shallow.
+        let ancestor: Mark | undefined
+        for (const span of [16, settings.keep]) {
+          const candidates = marks.filter((m) => m.number > cursor.number - span)
+          const onNode = yield* chain.hashes(
+            chainId,
+            candidates.map((m) => m.number)
+          )
+          ancestor = candidates.filter((m, i) => onNode[i]?.hash === m.hash).at(-1)
+          if (ancestor !== undefined || candidates.length === marks.length) break
+        }
+        if (ancestor === undefined)
+          return yield* Effect.fail(
+            `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's`
+          )
+        const orphans = yield* store.orphaned(chainId, ancestor.number)
+        const now = yield* Clock.currentTimeMillis
+        const deliveries: Array<WebhookStore.Delivery> = []
+        for (const alert of orphans) {
+          const bot = yield* bots.get(alert.keyId, alert.botId)
+          if (bot === undefined) continue
+          const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
+          deliveries.push(...compose(alert.keyId, channels, messageOf(alert, bot, "retraction"), now))
+        }
+        const outcome = yield* store.rewind(chainId, cursor, {
+          ancestor,
+          retract: orphans.map((a) => a.id),
+          at: Instant.iso(now),
+          deliveries
+        })
+        if (outcome === "advanced") {
+          const s = states.get(chainId)!
+          set(chainId, {
+            cursor: ancestor.number,
+            retractions: s.retractions + orphans.length,
+            reorganisations: s.reorganisations + 1
+          })
+          yield* Effect.logWarning(
+            `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
+          )
+          if (deliveries.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+        }
+      })
+
+      /** One step of a chain: `idle` when there was nothing to do. */
+      const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
+        const { ready, problems, active } = yield* prepare(chainId)
+        const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
+        const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
+        const runnable = traces ? ready : ready.filter((p) => !p.rules.some((r) => r.needsTraces))
+        const skipped = [
+          ...problems,
+          ...ready
+            .filter((p) => !runnable.includes(p))
+            .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`)
+        ]
+        const { skipped: _, ...was } = states.get(chainId)!
+        states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
+        if (runnable.length === 0) return "idle" as const
+        const head = yield* chain.head(chainId)
+        const target = head - confirmationsOf(chainId)
+        const cursor = yield* store.cursor(chainId)
+        set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
+        if (cursor !== undefined && target <= cursor.number) {
+          // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height,
+          // or a chain that became shorter).
+          const [onNode] = yield* chain.hashes(chainId, [cursor.number])
+          if (onNode !== undefined && onNode.hash === cursor.hash) return "idle" as const
+          if (onNode === undefined && head >= cursor.number) return "idle" as const
+          memory.window = undefined
+          yield* rewind(chainId, cursor)
+          return "moved" as const
+        }
+        if (target < 0) return "idle" as const
+        if (cursor === undefined) {
+          // Followed for the first time: the cursor is set at the head; what came before is not looked at.
+          const [at] = yield* chain.hashes(chainId, [target])
+          if (at === undefined) return "idle" as const
+          const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
+          yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
+          set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
+          return "moved" as const
+        }
+        const from = cursor.number + 1
+        const to = Math.min(target, from + settings.batch - 1)
+        const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
+        const fresh: Array<Block> = []
+        let previous = cursor.hash
+        for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+          if (r._tag === "Missing") break
+          const block: Block = { ...r.data, number: r.number }
+          if (previous !== undefined && block.block.parentHash !== previous) {
+            if (fresh.length > 0) break
+            // The first new block does not follow the cursor: the chain reorganised.
+            memory.window = undefined
+            yield* rewind(chainId, cursor)
+            return "moved" as const
+          }
+          fresh.push(block)
+          previous = block.block.hash
+        }
+        if (fresh.length === 0) return "idle" as const
+        let window = memory.window
+        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces)
+          window = yield* rebuild(chainId, cursor, runnable, traces)
+        const blocks = [...window.blocks, ...fresh]
+        const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
+        const last = fresh.at(-1)!
+        const now = yield* Clock.currentTimeMillis
+        const alerts: Array<Alert> = []
+        const deliveries: Array<WebhookStore.Delivery> = []
+        const pending = new Map<string, ReadonlySet<string>>()
+        for (const p of runnable) {
+          const facts = fromBlocks(blocks, p.contracts, {
+            blockRange: p.bot.options.topLevelTxBlockRange,
+            head: last.number
+          })
+          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, window.pending.get(p.bot.id) ?? new Set())
+          pending.set(p.bot.id, judged.pending)
+          for (const found of judged.found) {
+            const completed = Scan.lastBlock(found.evidence)
+            const transactions = Object.fromEntries(
+              Object.entries(found.evidence.transactions).map(([name, t]) => [name, t.hash])
+            )
+            const blockHash = hashOf.get(completed) ?? ""
+            const alert: Alert = {
+              id: alertId({
+                botId: p.bot.id,
+                botVersion: p.bot.botVersion ?? "",
+                chainId,
+                blockHash,
+                rule: found.rule,
+                transactions
+              }),
+              keyId: p.bot.keyId,
+              botId: p.bot.id,
+              chainId,
+              blockNumber: completed,
+              blockHash,
+              rule: found.rule,
+              expression: normal(p.bot, found.rule, p.contracts),
+              transactions,
+              evidence: found.evidence as never,
+              created: Instant.iso(now)
+            }
+            alerts.push(alert)
+            deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
+          }
+        }
+        const range = Math.max(0, ...runnable.map((p) => p.bot.options.topLevelTxBlockRange))
+        const done = yield* store.advance(chainId, cursor, {
+          blocks: fresh.map(markOf),
+          alerts,
+          deliveries,
+          keep: settings.keep
+        })
+        if (done.outcome === "moved") {
+          // Another process took this step: start again from where it left the chain.
+          memory.window = undefined
+          return "moved" as const
+        }
+        memory.window = {
+          at: markOf(last),
+          traces,
+          blocks: blocks.filter((b) => b.number > last.number - range - 1),
+          pending
+        }
+        const s = states.get(chainId)!
+        set(chainId, {
+          cursor: last.number,
+          lag: Math.max(0, head - last.number),
+          blocks: s.blocks + fresh.length,
+          alerts: s.alerts + done.stored.length,
+          lastProgress: Instant.iso(now),
+          state: last.number < target ? "catching up" : "following"
+        })
+        if (done.stored.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+        return last.number < target ? ("moved" as const) : ("idle" as const)
+      })
+
+      /** Follows one chain until interrupted: steps at once while there is work, else every poll interval. */
+      const follow = (chainId: number) =>
+        Effect.gen(function* () {
+          const memory: { window: Window | undefined } = { window: undefined }
+          let failures = 0
+          while (true) {
+            const outcome = yield* step(chainId, memory).pipe(
+              Effect.map((o) => {
+                failures = 0
+                const { lastError: _, ...was } = states.get(chainId)!
+                if (was.state === "backing off" || was.state === "starting")
+                  states.set(chainId, { ...was, state: "following" })
+                return o
+              }),
+              Effect.catchCause((cause) => {
+                failures++
+                memory.window = undefined
+                const message = Cause.hasFails(cause)
+                  ? String((Cause.squash(cause) as { message?: string }).message ?? Cause.squash(cause))
+                  : Cause.pretty(cause)
+                set(chainId, { state: "backing off", lastError: message })
+                return Effect.as(
+                  failures === 1 ? Effect.logWarning(`following chain ${chainId}: ${message}`) : Effect.void,
+                  "failed" as const
+                )
+              })
+            )
+            if (outcome === "moved") continue
+            const wait =
+              outcome === "failed"
+                ? Math.min(settings.maxBackoffMillis, settings.pollMillis * 2 ** Math.min(failures, 16))
+                : settings.pollMillis
+            yield* Effect.sleep(wait)
+          }
+        })
+
+      // The supervisor: a follower per chain with an active bot, started and stopped as bots change.
+      const running = new Map<number, Fiber.Fiber<never, never>>()
+      const supervise = Effect.gen(function* () {
+        const chains = new Set((yield* bots.active()).map((b) => b.chainId))
+        for (const chainId of chains) {
+          if (running.has(chainId)) continue
+          states.set(chainId, {
+            chainId,
+            state: "starting",
+            bots: 0,
+            blocks: states.get(chainId)?.blocks ?? 0,
+            alerts: states.get(chainId)?.alerts ?? 0,
+            retractions: states.get(chainId)?.retractions ?? 0,
+            reorganisations: states.get(chainId)?.reorganisations ?? 0
+          })
+          running.set(chainId, yield* Effect.forkScoped(follow(chainId) as Effect.Effect<never>))
+        }
+        for (const [chainId, fiber] of running) {
+          if (chains.has(chainId)) continue
+          yield* Fiber.interrupt(fiber)
+          running.delete(chainId)
+          states.delete(chainId)
+        }
+      }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
+      yield* Effect.forkScoped(Effect.forever(Effect.andThen(supervise, Effect.sleep(settings.pollMillis))))
+
+      return Follower.of({
+        status: Effect.sync(() => [...states.values()].sort((a, b) => a.chainId - b.chainId))
+      })
+    })
+  )
