@@ -33,7 +33,27 @@ export const Health = Schema.Struct({
       description: "The write probe went through, or another writer holds the lock (writes wait for it)."
     })
   }),
-  uptime_seconds: Schema.Finite
+  uptime_seconds: Schema.Finite,
+  follow: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        chainId: Schema.Int,
+        state: Schema.Literals(["starting", "following", "catching up", "backing off"]),
+        bots: Schema.Int.annotate({ description: "Active bots of the chain" }),
+        head: Schema.optionalKey(Schema.Int),
+        cursor: Schema.optionalKey(Schema.Int.annotate({ description: "The last block processed" })),
+        lag: Schema.optionalKey(Schema.Int.annotate({ description: "Blocks between the head and the cursor" })),
+        lastError: Schema.optionalKey(Schema.String.annotate({ description: "Why the follower is backing off" })),
+        skipped: Schema.optionalKey(
+          Schema.Array(Schema.String).annotate({ description: "Active bots not run, and why" })
+        ),
+        lastProgress: Schema.optionalKey(Schema.String)
+      })
+    ).annotate({
+      description:
+        "Each chain followed for its active bots. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves."
+    })
+  )
 }).annotate({ identifier: "Health" })
 
 /** Body of `GET /health` (status 503) when the server cannot serve, or cannot be trusted to. */

@@ -1,5 +1,8 @@
-/** Prometheus metrics of the server: requests by route and status, a latency histogram, quota rejections, cache use. */
-import { ResultCache, Version } from "@vigil/core"
+/**
+ * Prometheus metrics of the server: requests by route and status, a latency histogram, quota rejections, cache
+ * use, and per followed chain its head lag, blocks processed, alerts, retractions and reorganisations.
+ */
+import { Follower, ResultCache, Version } from "@vigil/core"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 
@@ -21,9 +24,12 @@ export class HttpMetrics extends Context.Service<
     readonly render: Effect.Effect<string>
   }
 >()("@vigil/adapter-http/HttpMetrics") {
-  static readonly layer: Layer.Layer<HttpMetrics, never, ResultCache.ResultCache> = Layer.effect(HttpMetrics)(
+  static readonly layer: Layer.Layer<HttpMetrics, never, ResultCache.ResultCache | Follower.Follower> = Layer.effect(
+    HttpMetrics
+  )(
     Effect.gen(function* () {
       const cache = yield* ResultCache.ResultCache
+      const follower = yield* Follower.Follower
       const context = Context.make(Metric.MetricRegistry, new Map())
       const counters = new Map<string, Metric.Counter<number>>()
       const histograms = new Map<string, Metric.Histogram<number>>()
@@ -56,6 +62,38 @@ export class HttpMetrics extends Context.Service<
       }).updateUnsafe(1, context)
       for (const c of rejections.values()) c.updateUnsafe(0, context)
       let seen = { hits: 0, misses: 0, invalidations: 0 }
+      const chainCounters = [
+        ["blocks", "vigil_follow_blocks_total", "Blocks processed by the chain's follower."],
+        ["alerts", "vigil_follow_alerts_total", "Alerts stored by the chain's follower."],
+        ["retractions", "vigil_follow_retractions_total", "Alerts retracted because their block left the chain."],
+        ["reorganisations", "vigil_follow_reorganisations_total", "Reorganisations the chain's follower walked back."]
+      ] as const
+      const chainSeen = new Map<number, Record<(typeof chainCounters)[number][0], number>>()
+      const chains = Effect.map(follower.status, (states) => {
+        for (const c of states) {
+          const chain = String(c.chainId)
+          const before = chainSeen.get(c.chainId) ?? { blocks: 0, alerts: 0, retractions: 0, reorganisations: 0 }
+          for (const [field, name, description] of chainCounters)
+            Metric.counter(name, { description, attributes: { chain }, incremental: true }).updateUnsafe(
+              Math.max(0, c[field] - before[field]),
+              context
+            )
+          chainSeen.set(c.chainId, {
+            blocks: c.blocks,
+            alerts: c.alerts,
+            retractions: c.retractions,
+            reorganisations: c.reorganisations
+          })
+          Metric.gauge("vigil_follow_head_lag_blocks", {
+            description: "Blocks between the chain's head and the last block processed.",
+            attributes: { chain }
+          }).updateUnsafe(c.lag ?? 0, context)
+          Metric.gauge("vigil_follow_backing_off", {
+            description: "1 while the chain's follower backs off after a failure of the node.",
+            attributes: { chain }
+          }).updateUnsafe(c.state === "backing off" ? 1 : 0, context)
+        }
+      })
 
       return HttpMetrics.of({
         request: (method, route, status, seconds) => {
@@ -83,7 +121,7 @@ export class HttpMetrics extends Context.Service<
           duration.updateUnsafe(seconds, context)
         },
         quotaRejected: (scope) => rejections.get(scope as "qps")?.updateUnsafe(1, context),
-        render: Effect.map(cache.stats, (stats) => {
+        render: Effect.map(Effect.andThen(chains, cache.stats), (stats) => {
           // The cache counts on its own; its counters take the difference since the last scrape.
           cacheHits.updateUnsafe(stats.hits - seen.hits, context)
           cacheMisses.updateUnsafe(stats.misses - seen.misses, context)

@@ -1,8 +1,9 @@
 /**
  * Handlers of the system group: `/health` (readiness) reads, writes and reports the verification of storage;
- * `/health/live` answers while the process runs; `/metrics` renders the counters.
+ * it also reports each followed chain. `/health/live` answers while the process runs; `/metrics` renders the
+ * counters.
  */
-import { StorageProbe, Version } from "@vigil/core"
+import { Follower, StorageProbe, Version } from "@vigil/core"
 import { Clock, Effect, type Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -13,13 +14,14 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 export const layer: Layer.Layer<
   HttpApiGroup.Service<"vigil", "system">,
   never,
-  StorageProbe.StorageProbe | HttpMetrics
+  StorageProbe.StorageProbe | HttpMetrics | Follower.Follower
 > = HttpApiBuilder.group(
   VigilApi,
   "system",
   Effect.fnUntraced(function* (handlers) {
     const probe = yield* StorageProbe.StorageProbe
     const metrics = yield* HttpMetrics
+    const follower = yield* Follower.Follower
     const startedAt = yield* Clock.currentTimeMillis
     return handlers
       .handle("metrics", () =>
@@ -56,11 +58,23 @@ export const layer: Layer.Layer<
             })
           }
           const now = yield* Clock.currentTimeMillis
+          const follow = (yield* follower.status).map((c) => ({
+            chainId: c.chainId,
+            state: c.state,
+            bots: c.bots,
+            ...(c.head === undefined ? {} : { head: c.head }),
+            ...(c.cursor === undefined ? {} : { cursor: c.cursor }),
+            ...(c.lag === undefined ? {} : { lag: c.lag }),
+            ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
+            ...(c.skipped === undefined ? {} : { skipped: c.skipped }),
+            ...(c.lastProgress === undefined ? {} : { lastProgress: c.lastProgress })
+          }))
           return {
             status: "ok" as const,
             version: Version.version,
             storage: { kind: storage.kind, schema_version: storage.schemaVersion, write: storage.write },
-            uptime_seconds: Math.round((now - startedAt) / 1000)
+            uptime_seconds: Math.round((now - startedAt) / 1000),
+            ...(follow.length === 0 ? {} : { follow })
           }
         }).pipe(
           Effect.catchTag("StoreError", (error) =>

@@ -244,6 +244,19 @@ describe("live monitoring on a real node", () => {
               (x) => x.chainId === 31337
             )!
             assert.deepStrictEqual([state.reorganisations, state.retractions], [1, 1])
+            const metrics = (yield* call("GET", "/metrics")).text
+            const scrape = (yield* call("GET", "/metrics")).text
+            for (const text of [metrics, scrape]) {
+              assert.include(text, 'vigil_follow_retractions_total{chain="31337"} 1')
+              assert.include(text, 'vigil_follow_alerts_total{chain="31337"} 2')
+              assert.include(text, 'vigil_follow_reorganisations_total{chain="31337"} 1')
+              assert.include(text, 'vigil_follow_head_lag_blocks{chain="31337"} 0')
+            }
+            const health = yield* call("GET", "/health")
+            assert.deepStrictEqual(
+              health.json.follow.map((c: any) => [c.chainId, c.state, c.bots, c.cursor, c.lag]),
+              [[31337, "following", 1, start + depth + 1, 0]]
+            )
           })
         ),
       60_000

@@ -107,8 +107,9 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
 /**
  * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
  * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
- * node (`VIGIL_RPC_URL_<chainId>`), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`) and the
- * Telegram Bot API (`VIGIL_TELEGRAM_API_URL`).
+ * node (`VIGIL_RPC_URL_<chainId>`), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the
+ * Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`,
+ * `VIGIL_CONFIRMATIONS_<chainId>`).
  */
 const loadMonitoringOptions = Effect.gen(function* () {
   const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
@@ -149,12 +150,48 @@ const loadMonitoringOptions = Effect.gen(function* () {
       })
     smtp = { url: smtpUrl, from: from.trim() }
   }
+  const follow: {
+    pollMillis?: number
+    batch?: number
+    defaultConfirmations?: number
+    confirmations: Record<number, number>
+  } = { confirmations: {} }
+  const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
+    const n = Number(value)
+    return /^[0-9]+$/.test(value) && n >= min && n <= max
+      ? n
+      : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
+  }
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined) continue
+    if (name === "VIGIL_FOLLOW_POLL_MS") {
+      const n = whole(name, value, 10, 600_000)
+      if (n instanceof CommandFailed) return yield* n
+      follow.pollMillis = n
+    } else if (name === "VIGIL_FOLLOW_BATCH") {
+      const n = whole(name, value, 1, 1_000)
+      if (n instanceof CommandFailed) return yield* n
+      follow.batch = n
+    } else if (name === "VIGIL_CONFIRMATIONS") {
+      const n = whole(name, value, 0, 1_000)
+      if (n instanceof CommandFailed) return yield* n
+      follow.defaultConfirmations = n
+    } else if (name.startsWith("VIGIL_CONFIRMATIONS_")) {
+      const suffix = name.slice("VIGIL_CONFIRMATIONS_".length)
+      if (!/^[1-9][0-9]*$/.test(suffix) || !Number.isSafeInteger(Number(suffix)))
+        return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
+      const n = whole(name, value, 0, 1_000)
+      if (n instanceof CommandFailed) return yield* n
+      follow.confirmations[Number(suffix)] = n
+    }
+  }
   const telegram = process.env.VIGIL_TELEGRAM_API_URL
   const telegramApiUrl =
     telegram === undefined || telegram === "" ? undefined : httpUrl("VIGIL_TELEGRAM_API_URL", telegram)
   if (telegramApiUrl instanceof CommandFailed) return yield* telegramApiUrl
   return {
     outbound: { abiSources, rpcUrls, ...(smtp === undefined ? {} : { smtp }) },
+    follow,
     ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
   }
 })
@@ -191,7 +228,7 @@ const loadWebhookOptions = Effect.gen(function* () {
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }
   }
-  return { outbound, webhooks }
+  return { outbound, webhooks, follow: monitoring.follow }
 })
 
 /** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
@@ -212,7 +249,7 @@ export const command = Command.make(
           message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
         })
       }
-      const [{ outbound, webhooks }, hotRoutes] = yield* Effect.all([loadWebhookOptions, loadHotRoutes])
+      const [{ outbound, webhooks, follow }, hotRoutes] = yield* Effect.all([loadWebhookOptions, loadHotRoutes])
       return yield* Layer.launch(
         VigilServer.layer({
           host,
@@ -226,7 +263,7 @@ export const command = Command.make(
             ...Option.match(maxConnections, { onNone: () => ({}), onSome: (n) => ({ maxConnections: n }) })
           }
         }).pipe(
-          Layer.provide(Engine.layer({ webhooks }).pipe(Layer.provide(Outbound.layer(outbound)))),
+          Layer.provide(Engine.layer({ webhooks, follow }).pipe(Layer.provide(Outbound.layer(outbound)))),
           Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
         )
       )
