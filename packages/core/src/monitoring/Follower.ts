@@ -321,11 +321,11 @@ export const layer = (
         const cursor = yield* store.cursor(chainId)
         set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
         if (cursor !== undefined && target <= cursor.number) {
-          // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height,
-          // or a chain that became shorter).
+          // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
+          // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
+          // not taken for a reorganisation.
           const [onNode] = yield* chain.hashes(chainId, [cursor.number])
-          if (onNode !== undefined && onNode.hash === cursor.hash) return "idle" as const
-          if (onNode === undefined && head >= cursor.number) return "idle" as const
+          if (onNode === undefined || onNode.hash === cursor.hash) return "idle" as const
           memory.window = undefined
           yield* rewind(chainId, cursor)
           return "moved" as const
