@@ -93,6 +93,8 @@ export class Follower extends Context.Service<
 /** A bot ready to run: its checked rules, its key's contracts and its notification channels. */
 interface Prepared {
   readonly bot: Bot
+  /** Blocks before a new one that its matches may reach: its block range if a rule binds several transactions. */
+  readonly reach: number
   readonly rules: ReadonlyArray<Scan.Rule>
   readonly contracts: ReadonlyArray<Contract>
   readonly channels: ReadonlyArray<WebhookStore.Webhook>
@@ -194,6 +196,7 @@ export const layer = (
             continue
           }
           const rules: Array<Scan.Rule> = []
+          let several = false
           for (const [index, source] of bot.watchRule.expressions.entries()) {
             const checked = Checker.check(source, {
               contracts: of.contracts,
@@ -206,10 +209,12 @@ export const layer = (
               break
             }
             rules.push({ index, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces })
+            several ||= checked.rule.transactions > 1
           }
           if (rules.length !== bot.watchRule.expressions.length) continue
           ready.push({
             bot,
+            reach: several ? bot.options.topLevelTxBlockRange : 0,
             rules,
             contracts: of.contracts,
             channels: of.channels.filter((c) => bot.notifications.includes(c.id))
@@ -237,18 +242,24 @@ export const layer = (
         ready: ReadonlyArray<Prepared>,
         traces: boolean
       ) {
-        const range = Math.max(0, ...ready.map((p) => p.bot.options.topLevelTxBlockRange))
-        const from = Math.max(0, cursor.number - range)
+        const range = Math.max(0, ...ready.map((p) => p.reach))
+        if (range === 0) return { at: cursor, traces, blocks: [], pending: new Map() } satisfies Window
+        const from = Math.max(0, cursor.number - range + 1)
         const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
         const blocks: Array<Block> = []
         for (const r of yield* chain.blocks(chainId, numbers, { traces }))
           if (r._tag === "Found") blocks.push({ ...r.data, number: r.number })
         const pending = new Map<string, ReadonlySet<string>>()
         for (const p of ready) {
-          const facts = fromBlocks(blocks, p.contracts, {
-            blockRange: p.bot.options.topLevelTxBlockRange,
-            head: cursor.number
-          })
+          if (p.reach === 0) continue
+          const facts = fromBlocks(
+            blocks.filter((b) => b.number > cursor.number - p.reach),
+            p.contracts,
+            {
+              blockRange: p.bot.options.topLevelTxBlockRange,
+              head: cursor.number
+            }
+          )
           pending.set(p.bot.id, Scan.judge(p.rules, facts, 0, new Set()).pending)
         }
         return { at: cursor, traces, blocks, pending } satisfies Window
@@ -370,7 +381,8 @@ export const layer = (
         const deliveries: Array<WebhookStore.Delivery> = []
         const pending = new Map<string, ReadonlySet<string>>()
         for (const p of runnable) {
-          const facts = fromBlocks(blocks, p.contracts, {
+          const reached = blocks.filter((b) => b.number >= fresh[0]!.number - p.reach)
+          const facts = fromBlocks(reached, p.contracts, {
             blockRange: p.bot.options.topLevelTxBlockRange,
             head: last.number
           })
@@ -406,7 +418,7 @@ export const layer = (
             deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
           }
         }
-        const range = Math.max(0, ...runnable.map((p) => p.bot.options.topLevelTxBlockRange))
+        const range = Math.max(0, ...runnable.map((p) => p.reach))
         const done = yield* store.advance(chainId, cursor, {
           blocks: fresh.map(markOf),
           alerts,
@@ -421,7 +433,7 @@ export const layer = (
         memory.window = {
           at: markOf(last),
           traces,
-          blocks: blocks.filter((b) => b.number > last.number - range - 1),
+          blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
           pending
         }
         const s = states.get(chainId)!
