@@ -6,6 +6,7 @@ import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
 import * as Intel from "./scenarios/Intel.ts"
+import * as Live from "./scenarios/Live.ts"
 import * as RulesScenario from "./scenarios/Rules.ts"
 import * as Screen from "./scenarios/Screen.ts"
 import * as Webhooks from "./scenarios/Webhooks.ts"
@@ -17,7 +18,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   Screen.scenario,
   Ingest.scenario,
   RulesScenario.scenario,
-  Historical.scenario
+  Historical.scenario,
+  Live.scenario
 ]
 
 const { values, positionals } = parseArgs({

@@ -15,7 +15,7 @@ const REQUESTS = 1_000
 const CONCURRENCY = 16
 
 /** A throwaway CA and a certificate for 127.0.0.1 (openssl). */
-const certificates = (dir: string) => {
+export const certificates = (dir: string) => {
   const run = (...args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
   run("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=bench CA")
