@@ -30,7 +30,11 @@ const view = (b: BotStore.Bot) => ({
   options: {
     topLevelTxBlockRange: b.options.topLevelTxBlockRange,
     ...(b.options.literalDefs === undefined ? {} : { literalDefs: Rules.Literals.shown(b.options.literalDefs) }),
-    ...(b.options.ruleScope === undefined ? {} : { ruleScope: b.options.ruleScope })
+    ...(b.options.ruleScope === undefined ? {} : { ruleScope: b.options.ruleScope }),
+    ...(b.options.notifyMinIntervalSeconds === undefined
+      ? {}
+      : { notifyMinIntervalSeconds: b.options.notifyMinIntervalSeconds }),
+    ...(b.options.alertThreshold === undefined ? {} : { alertThreshold: b.options.alertThreshold })
   },
   revision: b.revision,
   created: b.created,

@@ -400,7 +400,9 @@ const botFields = {
           description: "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
         })
       ),
-      ruleScope: Schema.optionalKey(RuleScope)
+      ruleScope: Schema.optionalKey(RuleScope),
+      notifyMinIntervalSeconds: Schema.optionalKey(Schema.Int),
+      alertThreshold: Schema.optionalKey(Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }))
     })
   )
 }
@@ -429,7 +431,18 @@ export const Bot = Schema.Struct({
         description: "As stored: a number a double cannot carry exactly is shown as its exact decimal text"
       })
     ),
-    ruleScope: Schema.optionalKey(RuleScope)
+    ruleScope: Schema.optionalKey(RuleScope),
+    notifyMinIntervalSeconds: Schema.optionalKey(
+      Schema.Int.annotate({
+        description:
+          "Live alerts within this many seconds (block time) of the last one notified are recorded, not notified"
+      })
+    ),
+    alertThreshold: Schema.optionalKey(
+      Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }).annotate({
+        description: "Live alerts are notified only once count of them fall within windowSeconds (block time)"
+      })
+    )
   }),
   revision: Schema.Int.annotate({ description: "1 on create, one more with every update" }),
   created: Instant.Timestamp,
@@ -663,6 +676,7 @@ export const Alert = Schema.Struct({
   chainId: Schema.Int,
   blockNumber: Schema.Int.annotate({ description: "The block that completed the match" }),
   blockHash: Schema.String,
+  blockTime: Schema.Int.annotate({ description: "The block's timestamp (seconds)" }),
   rule: Schema.Int,
   expression: Schema.String,
   transactions: Schema.Record(Schema.String, Schema.String),
@@ -670,6 +684,12 @@ export const Alert = Schema.Struct({
   created: Instant.Timestamp,
   state: Schema.Literals(["active", "retracted"]),
   retractedAt: Schema.optionalKey(Instant.Timestamp.annotate({ description: "When its block left the chain" })),
+  suppressed: Schema.optionalKey(
+    Schema.Literals(["threshold", "interval"]).annotate({
+      description:
+        "Recorded but not notified: the bot's alertThreshold was not reached, or its notifyMinIntervalSeconds had not passed"
+    })
+  ),
   notifications: Schema.Array(
     Schema.Struct({
       channelId: Schema.String,

@@ -360,4 +360,63 @@ describe("live monitoring on a real node", () => {
       ),
     60_000
   )
+
+  it.live(
+    "notification limits on block time: a threshold of matches in a window and a minimum interval; all alerts recorded",
+    () =>
+      live(({ node, token, receiver }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const bob = node.accounts[1]!
+          const limited = yield* bot("limited", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"], {
+            alertThreshold: { count: 2, windowSeconds: 150 },
+            notifyMinIntervalSeconds: 200
+          })
+          const shown = yield* call("GET", `/v1/bots/${limited}`, { headers })
+          assert.deepStrictEqual(
+            [shown.json.bot.options.alertThreshold, shown.json.bot.options.notifyMinIntervalSeconds],
+            [{ count: 2, windowSeconds: 150 }, 200]
+          )
+          yield* processed(yield* Effect.promise(() => node.head()))
+          yield* Effect.promise(() => node.rpc("anvil_setBlockTimestampInterval", [60]))
+          const sent: Array<string> = []
+          for (let i = 0; i < 6; i++)
+            sent.push((yield* Effect.promise(() => node.send(token, "transfer", [bob, 2_000n + BigInt(i)]))).hash)
+          yield* processed(yield* Effect.promise(() => node.head()))
+          const listed = yield* call("GET", `/v1/bots/${limited}/alerts`, { headers })
+          const byTx = new Map(
+            (
+              listed.json.alerts as Array<{ transactions: { tx1: string }; suppressed?: string; blockTime: number }>
+            ).map((a) => [a.transactions.tx1, a])
+          )
+          // 60 s apart: the first alone is under the threshold of 2 in 150 s; the second is notified; the next three
+          // fall within 200 s of it; the sixth is 240 s after it.
+          assert.deepStrictEqual(
+            sent.map((h) => byTx.get(h)?.suppressed ?? "notified"),
+            ["threshold", "notified", "interval", "interval", "interval", "notified"]
+          )
+          assert.deepStrictEqual(
+            sent.map((h) => byTx.get(h)!.blockTime - byTx.get(sent[0]!)!.blockTime),
+            [0, 60, 120, 180, 240, 300]
+          )
+          assert.deepStrictEqual(
+            listed.json.alerts.map((a: { notifications: Array<unknown> }) => a.notifications.length).reverse(),
+            [0, 1, 0, 0, 0, 1],
+            "a message is queued for the notified alerts only (in the step that stored them)"
+          )
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 2))
+          assert.deepStrictEqual(
+            messages(receiver).map(([, , tx]) => tx),
+            [sent[1], sent[5]]
+          )
+          const bad = yield* call("PUT", `/v1/bots/${limited}`, {
+            headers,
+            json: { options: { alertThreshold: { count: 0, windowSeconds: 10 } } }
+          })
+          assert.strictEqual(bad.status, 400)
+          assert.include(bad.json.message, "options.alertThreshold")
+        })
+      ),
+    60_000
+  )
 })

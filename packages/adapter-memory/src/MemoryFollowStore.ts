@@ -47,6 +47,12 @@ const make = Effect.gen(function* () {
         }
         return { outcome: "advanced" as const, stored }
       }),
+    recent: (botId, since) =>
+      Effect.sync(() =>
+        [...alerts.values()]
+          .filter((a) => a.botId === botId && a.blockTime >= since && a.retractedAt === undefined)
+          .sort((a, b) => a.blockTime - b.blockTime)
+      ),
     orphaned: (chainId, number) =>
       Effect.sync(() =>
         [...alerts.values()].filter(

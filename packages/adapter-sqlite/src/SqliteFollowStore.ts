@@ -19,12 +19,14 @@ interface AlertRow {
   readonly chain_id: number
   readonly block_number: number
   readonly block_hash: string
+  readonly block_time: number
   readonly rule: number
   readonly expression: string
   readonly transactions: string
   readonly evidence: string
   readonly created: string
   readonly retracted_at: string | null
+  readonly suppressed: "threshold" | "interval" | null
 }
 
 const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
@@ -36,12 +38,14 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   chainId: r.chain_id,
   blockNumber: r.block_number,
   blockHash: r.block_hash,
+  blockTime: r.block_time,
   rule: r.rule,
   expression: r.expression,
   transactions: JSON.parse(r.transactions) as Record<string, string>,
   evidence: JSON.parse(r.evidence) as Record<string, unknown>,
   created: r.created,
-  ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at })
+  ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at }),
+  ...(r.suppressed === null ? {} : { suppressed: r.suppressed })
 })
 
 const make = Effect.gen(function* () {
@@ -59,10 +63,16 @@ const make = Effect.gen(function* () {
     ),
     forgetBelow: db.prepare<[number, number]>("DELETE FROM follow_marks WHERE chain_id = ? AND number < ?"),
     forgetAbove: db.prepare<[number, number]>("DELETE FROM follow_marks WHERE chain_id = ? AND number > ?"),
-    alert: db.prepare<[string, string, string, number, number, string, number, string, string, string, string]>(
-      `INSERT OR IGNORE INTO monitor_alerts
-         (id, key_id, bot_id, chain_id, block_number, block_hash, rule, expression, transactions, evidence, created)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    alert: db.prepare<
+      [string, string, string, number, number, string, number, number, string, string, string, string, string | null]
+    >(
+      `INSERT OR IGNORE INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
+         expression, transactions, evidence, created, suppressed)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    ),
+    recent: db.prepare<[string, number], AlertRow>(
+      `SELECT * FROM monitor_alerts WHERE bot_id = ? AND block_time >= ? AND retracted_at IS NULL
+       ORDER BY block_time, rowid`
     ),
     delivery: db.prepare<[string, string, string, string, string, number, number, string]>(
       `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
@@ -107,11 +117,13 @@ const make = Effect.gen(function* () {
             a.chainId,
             a.blockNumber,
             a.blockHash,
+            a.blockTime,
             a.rule,
             a.expression,
             JSON.stringify(a.transactions),
             JSON.stringify(a.evidence),
-            a.created
+            a.created,
+            a.suppressed ?? null
           ).changes
           if (changes > 0) stored.add(a.id)
         }
@@ -126,6 +138,7 @@ const make = Effect.gen(function* () {
         }
         return { outcome: "advanced" as const, stored: [...stored] }
       }),
+    recent: (botId, since) => database.use("FollowStore.recent", () => s.recent.all(botId, since).map(toAlert)),
     orphaned: (chainId, number) =>
       database.use("FollowStore.orphaned", () => s.orphaned.all(chainId, number).map(toAlert)),
     rewind: (chainId, expected, step) =>

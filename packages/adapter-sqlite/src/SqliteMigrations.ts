@@ -268,6 +268,16 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE INDEX monitor_alerts_live ON monitor_alerts (chain_id, block_number) WHERE retracted_at IS NULL;
       CREATE INDEX webhook_deliveries_by_correlation ON webhook_deliveries (correlation_id);
     `
+  },
+  {
+    version: 13,
+    name: "alert notification limits",
+    // The block time of each alert, the clock of a bot's notification limits, and why an alert was not notified.
+    sql: `
+      ALTER TABLE monitor_alerts ADD COLUMN block_time INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE monitor_alerts ADD COLUMN suppressed TEXT;
+      CREATE INDEX monitor_alerts_by_bot_time ON monitor_alerts (bot_id, block_time) WHERE retracted_at IS NULL;
+    `
   }
 ]
 

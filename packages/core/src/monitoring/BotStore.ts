@@ -35,7 +35,11 @@ export const Bot = Schema.Struct({
     literalDefs: Schema.optionalKey(Schema.String),
     ruleScope: Schema.optionalKey(
       Schema.Struct({ contractName: Schema.String, groupId: Schema.String, member: Schema.Boolean })
-    )
+    ),
+    /** Live alerts within this many seconds (block time) of the last one notified are recorded, not notified. */
+    notifyMinIntervalSeconds: Schema.optionalKey(Schema.Int),
+    /** Live alerts are notified only once `count` of them fall within `windowSeconds` (block time). */
+    alertThreshold: Schema.optionalKey(Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }))
   }),
   /** Increases by one with every update, from 1. */
   revision: Schema.Int,

@@ -9,6 +9,8 @@
  *   against the contracts as they are then (unless it only leaves the bot inactive: a bot a removed contract
  *   broke can be switched off), and raises the revision; two updates of one revision conflict.
  * - `options.literalDefs` is taken as its JSON text, so its numbers are read exactly (`1e+27` is 10^27).
+ * - `options.notifyMinIntervalSeconds` and `options.alertThreshold {count, windowSeconds}` limit the notifications
+ *   of live alerts (block time); alerts are recorded all the same.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
@@ -159,7 +161,33 @@ const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fie
       // The text as received when the host has it (exact numbers); else the object as JSON.
       const literalDefs =
         o.literalDefs === undefined ? options.literalDefs : (request.literalDefs ?? encodeJson(o.literalDefs))
+      const interval = o.notifyMinIntervalSeconds
+      if (
+        interval !== undefined &&
+        (typeof interval !== "number" || !Number.isSafeInteger(interval) || interval < 0 || interval > 604_800)
+      )
+        return yield* invalid("options.notifyMinIntervalSeconds", "must be a whole number of seconds from 0 to 604800")
+      const threshold = o.alertThreshold
+      if (
+        threshold !== undefined &&
+        !(
+          isObject(threshold) &&
+          typeof threshold.count === "number" &&
+          Number.isSafeInteger(threshold.count) &&
+          threshold.count >= 1 &&
+          threshold.count <= 1_000 &&
+          typeof threshold.windowSeconds === "number" &&
+          Number.isSafeInteger(threshold.windowSeconds) &&
+          threshold.windowSeconds >= 1 &&
+          threshold.windowSeconds <= 604_800
+        )
+      )
+        return yield* invalid("options.alertThreshold", "must be {count: 1 to 1000, windowSeconds: 1 to 604800}")
+      const kept = <K extends "notifyMinIntervalSeconds" | "alertThreshold">(name: K, given: unknown) =>
+        given === undefined ? (options[name] === undefined ? {} : { [name]: options[name] }) : { [name]: given }
       options = {
+        ...kept("notifyMinIntervalSeconds", interval),
+        ...kept("alertThreshold", threshold),
         topLevelTxBlockRange: range ?? options.topLevelTxBlockRange,
         ...(literalDefs === undefined ? {} : { literalDefs }),
         ...(scope === undefined

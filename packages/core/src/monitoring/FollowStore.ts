@@ -31,6 +31,8 @@ export interface Alert {
   readonly chainId: number
   readonly blockNumber: number
   readonly blockHash: string
+  /** The block's timestamp (seconds): the clock of notification limits. */
+  readonly blockTime: number
   readonly rule: number
   readonly expression: string
   /** The bound transactions' hashes, by the rule's names (`tx1`, …). */
@@ -39,6 +41,8 @@ export interface Alert {
   readonly created: string
   /** When its block left the chain; the alert is then retracted. */
   readonly retractedAt?: string
+  /** Why it was not notified: the bot's alert threshold not reached, or its minimum interval not passed. */
+  readonly suppressed?: "threshold" | "interval"
 }
 
 /** A step's outcome when another process moved the cursor first. */
@@ -68,6 +72,8 @@ export class FollowStore extends Context.Service<
         readonly keep: number
       }
     ) => Effect.Effect<{ readonly outcome: Advance; readonly stored: ReadonlyArray<string> }, StoreError.StoreError>
+    /** The bot's alerts not retracted whose block time is `since` or later, oldest first. */
+    readonly recent: (botId: string, since: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
     /** The chain's alerts not retracted whose block is above `number`: what a reorganisation down to it orphans. */
     readonly orphaned: (chainId: number, number: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
     /**

@@ -287,6 +287,8 @@ export const layer = (
         const now = yield* Clock.currentTimeMillis
         const deliveries: Array<WebhookStore.Delivery> = []
         for (const alert of orphans) {
+          // An alert that was not notified needs no retraction notice.
+          if (alert.suppressed !== undefined) continue
           const bot = yield* bots.get(alert.keyId, alert.botId)
           if (bot === undefined) continue
           const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
@@ -375,6 +377,7 @@ export const layer = (
           window = yield* rebuild(chainId, cursor, runnable, traces)
         const blocks = [...window.blocks, ...fresh]
         const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
+        const timeOf = new Map(blocks.map((b) => [b.number, Number(BigInt(b.block.timestamp))]))
         const last = fresh.at(-1)!
         const now = yield* Clock.currentTimeMillis
         const alerts: Array<Alert> = []
@@ -388,34 +391,62 @@ export const layer = (
           })
           const judged = Scan.judge(p.rules, facts, fresh[0]!.number, window.pending.get(p.bot.id) ?? new Set())
           pending.set(p.bot.id, judged.pending)
-          for (const found of judged.found) {
-            const completed = Scan.lastBlock(found.evidence)
+          if (judged.found.length === 0) continue
+          // The bot's notification limits, on block time: what it alerted lately, and what this step adds.
+          const { notifyMinIntervalSeconds: interval, alertThreshold: threshold } = p.bot.options
+          const horizon = Math.max(interval ?? 0, threshold?.windowSeconds ?? 0)
+          const history: Array<{ readonly id: string; readonly blockTime: number; readonly suppressed?: string }> =
+            horizon === 0 ? [] : [...(yield* store.recent(p.bot.id, timeOf.get(fresh[0]!.number)! - horizon))]
+          const found = [...judged.found].sort((a, b) => Scan.lastBlock(a.evidence) - Scan.lastBlock(b.evidence))
+          for (const match of found) {
+            const completed = Scan.lastBlock(match.evidence)
             const transactions = Object.fromEntries(
-              Object.entries(found.evidence.transactions).map(([name, t]) => [name, t.hash])
+              Object.entries(match.evidence.transactions).map(([name, t]) => [name, t.hash])
             )
             const blockHash = hashOf.get(completed) ?? ""
+            const blockTime = timeOf.get(completed) ?? 0
+            const id = alertId({
+              botId: p.bot.id,
+              botVersion: p.bot.botVersion ?? "",
+              chainId,
+              blockHash,
+              rule: match.rule,
+              transactions
+            })
+            if (history.some((h) => h.id === id)) continue
+            let suppressed: "threshold" | "interval" | undefined
+            if (
+              threshold !== undefined &&
+              history.filter((h) => h.blockTime > blockTime - threshold.windowSeconds).length + 1 < threshold.count
+            )
+              suppressed = "threshold"
+            const lastNotified = history.filter((h) => h.suppressed === undefined).at(-1)
+            if (
+              suppressed === undefined &&
+              interval !== undefined &&
+              lastNotified !== undefined &&
+              blockTime - lastNotified.blockTime < interval
+            )
+              suppressed = "interval"
+            history.push({ id, blockTime, ...(suppressed === undefined ? {} : { suppressed }) })
             const alert: Alert = {
-              id: alertId({
-                botId: p.bot.id,
-                botVersion: p.bot.botVersion ?? "",
-                chainId,
-                blockHash,
-                rule: found.rule,
-                transactions
-              }),
+              id,
               keyId: p.bot.keyId,
               botId: p.bot.id,
               chainId,
               blockNumber: completed,
               blockHash,
-              rule: found.rule,
-              expression: normal(p.bot, found.rule, p.contracts),
+              blockTime,
+              rule: match.rule,
+              expression: normal(p.bot, match.rule, p.contracts),
               transactions,
-              evidence: found.evidence as never,
-              created: Instant.iso(now)
+              evidence: match.evidence as never,
+              created: Instant.iso(now),
+              ...(suppressed === undefined ? {} : { suppressed })
             }
             alerts.push(alert)
-            deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
+            if (suppressed === undefined)
+              deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
           }
         }
         const range = Math.max(0, ...runnable.map((p) => p.reach))

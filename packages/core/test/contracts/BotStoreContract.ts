@@ -39,7 +39,9 @@ export const suite = (name: string, layer: Layer.Layer<BotStore.BotStore, unknow
           options: {
             topLevelTxBlockRange: 5,
             literalDefs: '{"max": 1e+27, "exact": 123456789012345678901234567890}',
-            ruleScope: { contractName: "Pool", groupId: "allow", member: false }
+            ruleScope: { contractName: "Pool", groupId: "allow", member: false },
+            notifyMinIntervalSeconds: 300,
+            alertThreshold: { count: 3, windowSeconds: 3600 }
           }
         })
         yield* store.add(full)

@@ -19,6 +19,7 @@ const alert = (id: string, blockNumber: number, overrides: Partial<FollowStore.A
   chainId: 1,
   blockNumber,
   blockHash: `0xa${blockNumber}`,
+  blockTime: 1_700_000_000 + blockNumber * 12,
   rule: 0,
   expression: "system.emitted(tx1.Token.E.Transfer)",
   transactions: { tx1: `0xt${id}` },
@@ -221,6 +222,39 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         assert.deepStrictEqual(
           (yield* outbox.deliveriesOf(["al_2:retraction", "al_4:retraction"])).map((d) => d.id),
           ["r2", "r4"]
+        )
+      }))
+
+    test("lists a bot's recent alerts by block time, suppressed ones kept as such, retracted ones left out", (store) =>
+      Effect.gen(function* () {
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10), mark(11), mark(12)],
+          alerts: [
+            alert("al_1", 10),
+            alert("al_2", 11, { suppressed: "threshold" }),
+            alert("al_3", 12, { suppressed: "interval" }),
+            alert("al_4", 12, { botId: "bot-2" })
+          ],
+          deliveries: [],
+          keep: 10
+        })
+        assert.deepStrictEqual(
+          (yield* store.recent("bot-1", 1_700_000_000 + 11 * 12)).map((a) => [a.id, a.suppressed]),
+          [
+            ["al_2", "threshold"],
+            ["al_3", "interval"]
+          ]
+        )
+        assert.deepStrictEqual((yield* store.recent("bot-1", 0))[0], alert("al_1", 10))
+        yield* store.rewind(1, mark(12), {
+          ancestor: mark(11),
+          retract: ["al_3"],
+          at: "2026-11-24T00:00:05.000Z",
+          deliveries: []
+        })
+        assert.deepStrictEqual(
+          (yield* store.recent("bot-1", 0)).map((a) => a.id),
+          ["al_1", "al_2"]
         )
       }))
   })
