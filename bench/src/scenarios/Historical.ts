@@ -7,45 +7,11 @@ import { EvmRpc } from "@vigil/adapter-http"
 import { Abi, ChainData, Rules, Scan } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Schema } from "effect"
+import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 
 const blocksPerBatch = 10
 const inFlight = 4
-
-/** Fetches the blocks as the reader does (batches of block, receipts and traces, a few in flight) and parses them. */
-const bareFetch = async (url: string, numbers: ReadonlyArray<number>) => {
-  let transactions = 0
-  const batches: Array<ReadonlyArray<number>> = []
-  for (let i = 0; i < numbers.length; i += blocksPerBatch) batches.push(numbers.slice(i, i + blocksPerBatch))
-  let next = 0
-  const worker = async () => {
-    while (next < batches.length) {
-      const batch = batches[next++]!
-      const body = batch.flatMap((n, i) => {
-        const block = `0x${n.toString(16)}`
-        return [
-          { jsonrpc: "2.0", id: i * 3, method: "eth_getBlockByNumber", params: [block, true] },
-          { jsonrpc: "2.0", id: i * 3 + 1, method: "eth_getBlockReceipts", params: [block] },
-          {
-            jsonrpc: "2.0",
-            id: i * 3 + 2,
-            method: "debug_traceBlockByNumber",
-            params: [block, { tracer: "callTracer", tracerConfig: { withLog: true } }]
-          }
-        ]
-      })
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      const answers = (await response.json()) as Array<{ result: { transactions?: Array<unknown> } }>
-      for (const a of answers) transactions += a.result.transactions?.length ?? 0
-    }
-  }
-  await Promise.all(Array.from({ length: inFlight }, worker))
-  return transactions
-}
 
 /** The scenario. */
 export const scenario: Scenario = {
@@ -93,7 +59,7 @@ export const scenario: Scenario = {
         return matches
       }
       const subjects: Record<string, () => Promise<number>> = {
-        "bare JSON-RPC fetch": () => bareFetch(node.url, numbers),
+        "bare JSON-RPC fetch": () => fetchBlocks(node.url, numbers, { traces: true, blocksPerBatch, inFlight }),
         "Scan.scan": scan
       }
       const seconds = Math.max(1, durationSeconds / 2)

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Anvil, Solidity } from "@vigil/testkit"
+import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
 import { certificates } from "./Webhooks.ts"
@@ -21,35 +22,6 @@ const blocksPerBatch = 10
 const inFlight = 4
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
-
-/** Fetches the blocks as the reader does (batches of block and receipts, a few in flight) and parses them. */
-const bareFetch = async (url: string, numbers: ReadonlyArray<number>) => {
-  let transactions = 0
-  const batches: Array<ReadonlyArray<number>> = []
-  for (let i = 0; i < numbers.length; i += blocksPerBatch) batches.push(numbers.slice(i, i + blocksPerBatch))
-  let next = 0
-  const worker = async () => {
-    while (next < batches.length) {
-      const batch = batches[next++]!
-      const body = batch.flatMap((n, i) => {
-        const block = `0x${n.toString(16)}`
-        return [
-          { jsonrpc: "2.0", id: i * 2, method: "eth_getBlockByNumber", params: [block, true] },
-          { jsonrpc: "2.0", id: i * 2 + 1, method: "eth_getBlockReceipts", params: [block] }
-        ]
-      })
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      const answers = (await response.json()) as Array<{ result: { transactions?: Array<unknown> } }>
-      for (const a of answers) transactions += a.result.transactions?.length ?? 0
-    }
-  }
-  await Promise.all(Array.from({ length: inFlight }, worker))
-  return transactions
-}
 
 /** The scenario. */
 export const scenario: Scenario = {
@@ -160,7 +132,8 @@ export const scenario: Scenario = {
       const bare: Array<number> = []
       for (let round = 0; round < rounds; round++) {
         const t = performance.now()
-        if ((await bareFetch(node.url, numbers)) !== DOWNTIME_BLOCKS) throw new Error("the bare fetch missed blocks")
+        if ((await fetchBlocks(node.url, numbers, { traces: false, blocksPerBatch, inFlight })) !== DOWNTIME_BLOCKS)
+          throw new Error("the bare fetch missed blocks")
         bare.push(numbers.length / ((performance.now() - t) / 1000))
       }
       const measurements = [
