@@ -21,6 +21,8 @@ export interface Options {
   readonly abiSources?: AbiSources.Options
   /** The JSON-RPC URL of each chain's node. Default none. */
   readonly rpcUrls?: ReadonlyMap<number, string>
+  /** How the nodes are read (timeouts, batches, retries); defaults in `EvmRpc.Options`. */
+  readonly rpc?: Omit<EvmRpc.Options, "urls">
   /** The mail relay of email channels. Default none (email channels cannot be created). */
   readonly smtp?: SmtpMailer.Options
 }
@@ -43,5 +45,5 @@ export const layer = (
     }),
     options.smtp === undefined ? Mailer.Mailer.none : SmtpMailer.layer(options.smtp),
     AbiSources.layer(options.abiSources),
-    EvmRpc.layer({ urls: options.rpcUrls ?? new Map() })
+    EvmRpc.layer({ ...options.rpc, urls: options.rpcUrls ?? new Map() })
   )

@@ -3,6 +3,8 @@
  * on SQLite following the chain every 50 ms, and a real HTTPS receiver as the bots' webhook channel. Alerts are
  * counted at the receiver by alert id.
  */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Follower } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
@@ -22,6 +24,7 @@ afterAll(() => certs.dispose())
 /** A fresh node with the token deployed, the receiver, and the server following the node; all stopped after. */
 const live = <A, E>(
   body: (env: {
+    readonly proxy: { failing: boolean }
     readonly node: Anvil.Anvil
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
@@ -32,7 +35,22 @@ const live = <A, E>(
       const node = await Anvil.start()
       const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
       const receiver = await Receiver.start(certs)
-      return { node, token, receiver }
+      // The server reads the node through a proxy that answers 429 while `failing` is set.
+      const proxy = { failing: false }
+      const relay = createServer((req, res) => {
+        let body = ""
+        req.on("data", (c: Buffer) => (body += c))
+        req.on("end", () => {
+          if (req.method !== "POST") return void res.writeHead(404).end()
+          if (proxy.failing) return void res.writeHead(429, { "content-type": "text/plain" }).end("slow down")
+          void fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body })
+            .then(async (r) => res.writeHead(r.status, { "content-type": "application/json" }).end(await r.text()))
+            .catch(() => res.writeHead(502).end())
+        })
+      })
+      await new Promise<void>((done) => relay.listen(0, "127.0.0.1", () => done()))
+      const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`
+      return { node, token, receiver, proxy, url, close: () => new Promise<void>((done) => relay.close(() => done())) }
     }),
     (env) =>
       body(env).pipe(
@@ -46,13 +64,14 @@ const live = <A, E>(
             outbound: {
               allowHosts: ["127.0.0.1"],
               ca: certs.ca,
-              rpcUrls: new Map([[31337, env.node.url]]),
+              rpcUrls: new Map([[31337, env.url]]),
+              rpc: { retries: 1, retryBaseMillis: 20 },
               abiSources: { sourcifyUrl: "", etherscanUrl: "" }
             }
           })
         )
       ) as Effect.Effect<A, E>,
-    (env) => Effect.promise(() => Promise.all([env.node.stop(), env.receiver.close()]))
+    (env) => Effect.promise(() => Promise.all([env.node.stop(), env.receiver.close(), env.close()]))
   )
 
 /** Reads `read` until `done` holds: a wait for a state, never for a length of time (gives up after 400 reads). */
@@ -415,6 +434,36 @@ describe("live monitoring on a real node", () => {
           })
           assert.strictEqual(bad.status, 400)
           assert.include(bad.json.message, "options.alertThreshold")
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a node in trouble (429) is backed off from and reported, and no block is skipped once it answers again",
+    () =>
+      live(({ node, token, receiver, proxy }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+          yield* processed(yield* Effect.promise(() => node.head()))
+          proxy.failing = true
+          const during = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 4_000n]))
+          yield* Effect.promise(() => node.mine(3))
+          const troubled = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.state === "backing off")
+          assert.strictEqual(troubled.status, 200, "the API still serves")
+          assert.match(troubled.json.follow[0].lastError, /429|rate/i)
+          assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_backing_off{chain="31337"} 1')
+          proxy.failing = false
+          yield* processed(during.block + 3)
+          const listed = yield* call("GET", `/v1/bots/${whales}/alerts`, { headers })
+          assert.deepStrictEqual(
+            listed.json.alerts.map((a: { transactions: { tx1: string } }) => a.transactions.tx1),
+            [during.hash]
+          )
+          const recovered = yield* call("GET", "/health")
+          assert.strictEqual(recovered.json.follow[0].state, "following")
+          assert.notProperty(recovered.json.follow[0], "lastError")
         })
       ),
     60_000

@@ -489,9 +489,12 @@ export const layer = (
             const outcome = yield* step(chainId, memory).pipe(
               Effect.map((o) => {
                 failures = 0
+                // A step that went through ends the trouble: its error is no longer the state.
                 const { lastError: _, ...was } = states.get(chainId)!
-                if (was.state === "backing off" || was.state === "starting")
-                  states.set(chainId, { ...was, state: "following" })
+                states.set(chainId, {
+                  ...was,
+                  state: was.state === "backing off" || was.state === "starting" ? "following" : was.state
+                })
                 return o
               }),
               Effect.catchCause((cause) => {
