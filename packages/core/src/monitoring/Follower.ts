@@ -96,6 +96,10 @@ interface Prepared {
   /** Blocks before a new one that its matches may reach: its block range if a rule binds several transactions. */
   readonly reach: number
   readonly rules: ReadonlyArray<Scan.Rule>
+  /** The normal form of each rule, by index. */
+  readonly normals: ReadonlyArray<string>
+  /** What its pending matches are kept under: its id and revision (a changed rule starts afresh). */
+  readonly key: string
   readonly contracts: ReadonlyArray<Contract>
   readonly channels: ReadonlyArray<WebhookStore.Webhook>
 }
@@ -196,6 +200,7 @@ export const layer = (
             continue
           }
           const rules: Array<Scan.Rule> = []
+          const normals: Array<string> = []
           let several = false
           for (const [index, source] of bot.watchRule.expressions.entries()) {
             const checked = Checker.check(source, {
@@ -209,6 +214,7 @@ export const layer = (
               break
             }
             rules.push({ index, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces })
+            normals.push(checked.rule.normal)
             several ||= checked.rule.transactions > 1
           }
           if (rules.length !== bot.watchRule.expressions.length) continue
@@ -216,24 +222,14 @@ export const layer = (
             bot,
             reach: several ? bot.options.topLevelTxBlockRange : 0,
             rules,
+            normals,
+            key: `${bot.id}@${bot.revision}`,
             contracts: of.contracts,
             channels: of.channels.filter((c) => bot.notifications.includes(c.id))
           })
         }
         return { ready, problems, active: active.length }
       })
-
-      /** The normal form of each rule, for the alerts' `expression`. */
-      const normal = (bot: Bot, rule: number, contractsOf: ReadonlyArray<Contract>) => {
-        const literalDefs =
-          bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
-        const checked = Checker.check(bot.watchRule.expressions[rule]!, {
-          contracts: contractsOf,
-          literalDefs: typeof literalDefs === "string" ? new Map() : literalDefs,
-          watchRuleType: bot.watchRule.watchRuleType
-        })
-        return checked.ok ? checked.rule.normal : bot.watchRule.expressions[rule]!
-      }
 
       /** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
       const rebuild = Effect.fnUntraced(function* (
@@ -260,7 +256,7 @@ export const layer = (
               head: cursor.number
             }
           )
-          pending.set(p.bot.id, Scan.judge(p.rules, facts, 0, new Set()).pending)
+          pending.set(p.key, Scan.judge(p.rules, facts, 0, new Set()).pending)
         }
         return { at: cursor, traces, blocks, pending } satisfies Window
       })
@@ -389,8 +385,8 @@ export const layer = (
             blockRange: p.bot.options.topLevelTxBlockRange,
             head: last.number
           })
-          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, window.pending.get(p.bot.id) ?? new Set())
-          pending.set(p.bot.id, judged.pending)
+          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, window.pending.get(p.key) ?? new Set())
+          pending.set(p.key, judged.pending)
           if (judged.found.length === 0) continue
           // The bot's notification limits, on block time: what it alerted lately, and what this step adds.
           const { notifyMinIntervalSeconds: interval, alertThreshold: threshold } = p.bot.options
@@ -438,7 +434,7 @@ export const layer = (
               blockHash,
               blockTime,
               rule: match.rule,
-              expression: normal(p.bot, match.rule, p.contracts),
+              expression: p.normals[match.rule]!,
               transactions,
               evidence: match.evidence as never,
               created: Instant.iso(now),
