@@ -39,6 +39,13 @@ export const Health = Schema.Struct({
       Schema.Struct({
         chainId: Schema.Int,
         state: Schema.Literals(["starting", "following", "catching up", "backing off"]),
+        heads: Schema.Literals(["polling", "subscribed"]).annotate({
+          description:
+            "subscribed: the node announces new heads over its websocket (VIGIL_RPC_WS_URL_<chainId>) and each starts a step at once; polling goes on beside it"
+        }),
+        headsError: Schema.optionalKey(
+          Schema.String.annotate({ description: "Why the configured new-heads subscription is not working (retried)" })
+        ),
         bots: Schema.Int.annotate({ description: "Active bots of the chain" }),
         head: Schema.optionalKey(Schema.Int),
         cursor: Schema.optionalKey(Schema.Int.annotate({ description: "The last block processed" })),

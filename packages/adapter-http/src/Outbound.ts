@@ -21,6 +21,8 @@ export interface Options {
   readonly abiSources?: AbiSources.Options
   /** The JSON-RPC URL of each chain's node. Default none. */
   readonly rpcUrls?: ReadonlyMap<number, string>
+  /** The websocket URL of a chain's node, where new heads are subscribed to. Default none (polling only). */
+  readonly rpcWsUrls?: ReadonlyMap<number, string>
   /** How the nodes are read (timeouts, batches, retries); defaults in `EvmRpc.Options`. */
   readonly rpc?: Omit<EvmRpc.Options, "urls">
   /** The mail relay of email channels. Default none (email channels cannot be created). */
@@ -45,5 +47,9 @@ export const layer = (
     }),
     options.smtp === undefined ? Mailer.Mailer.none : SmtpMailer.layer(options.smtp),
     AbiSources.layer(options.abiSources),
-    EvmRpc.layer({ ...options.rpc, urls: options.rpcUrls ?? new Map() })
+    EvmRpc.layer({
+      ...options.rpc,
+      urls: options.rpcUrls ?? new Map(),
+      ...(options.rpcWsUrls === undefined ? {} : { wsUrls: options.rpcWsUrls })
+    })
   )

@@ -62,6 +62,8 @@ export const layer: Layer.Layer<
             chainId: c.chainId,
             state: c.state,
             bots: c.bots,
+            heads: c.heads,
+            ...(c.headsError === undefined ? {} : { headsError: c.headsError }),
             ...(c.head === undefined ? {} : { head: c.head }),
             ...(c.cursor === undefined ? {} : { cursor: c.cursor }),
             ...(c.lag === undefined ? {} : { lag: c.lag }),

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { EvmRpc } from "@vigil/adapter-http"
 import { Abi, ChainData, ChainFacts, Rules, Scan } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
-import { Effect, Schema } from "effect"
+import { Effect, Fiber, Schema, Stream } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const contracts = Solidity.fixtures()
@@ -336,5 +336,40 @@ describe("the JSON-RPC reader", () => {
     assert.strictEqual(none.reason, "NotConfigured")
     assert.match(none.message, /VIGIL_RPC_URL_1/)
     assert.instanceOf(none, ChainData.ChainDataError)
+  })
+
+  it("subscribes to new heads over a node's websocket; the stream fails when the connection drops", async () => {
+    const subscriber = (n: Anvil.Anvil) => reader(n.url, { wsUrls: new Map([[31337, n.url.replace(/^http/, "ws")]]) })
+    const head = await node.head()
+    const announced = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const heads = yield* subscriber(node).newHeads(31337)
+          const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(heads, 2)))
+          yield* Effect.promise(() => node.mine(2))
+          return yield* Fiber.join(fiber)
+        })
+      )
+    )
+    assert.deepStrictEqual(announced, [head + 1, head + 2])
+
+    const other = await Anvil.start()
+    const dropped = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const heads = yield* subscriber(other).newHeads(31337)
+          yield* Effect.promise(() => other.stop())
+          return yield* Effect.flip(Stream.runDrain(heads))
+        })
+      )
+    )
+    assert.strictEqual(dropped.reason, "Unavailable")
+    assert.match(dropped.message, /^the websocket closed \(1006\)$/)
+
+    const none = await Effect.runPromise(Effect.flip(Effect.scoped(reader().newHeads(31337))))
+    assert.deepStrictEqual(
+      [none.reason, none.message],
+      ["NotConfigured", "no websocket URL is configured for chain 31337"]
+    )
   })
 })

@@ -21,14 +21,19 @@ beforeAll(() => {
 })
 afterAll(() => certs.dispose())
 
-/** A fresh node with the token deployed, the receiver, and the server following the node; all stopped after. */
+/**
+ * A fresh node with the token deployed, the receiver, and the server following the node (polling every 50 ms
+ * unless told otherwise; subscribed to new heads at `heads` of the node's websocket or, with `"relay"`, of the
+ * relay, which is no websocket); all stopped after.
+ */
 const live = <A, E>(
   body: (env: {
     readonly proxy: { failing: boolean }
     readonly node: Anvil.Anvil
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
-  }) => Effect.Effect<A, E, any>
+  }) => Effect.Effect<A, E, any>,
+  options: { readonly pollMillis?: number; readonly heads?: "node" | "relay" } = {}
 ) =>
   Effect.acquireUseRelease(
     Effect.promise(async () => {
@@ -60,11 +65,18 @@ const live = <A, E>(
               allowHosts: ["127.0.0.1"],
               delivery: { timeoutMillis: 2_000, retries: 3, backoffMillis: 20, pollMillis: 20 }
             },
-            follow: { pollMillis: 50 },
+            follow: { pollMillis: options.pollMillis ?? 50 },
             outbound: {
               allowHosts: ["127.0.0.1"],
               ca: certs.ca,
               rpcUrls: new Map([[31337, env.url]]),
+              ...(options.heads === undefined
+                ? {}
+                : {
+                    rpcWsUrls: new Map([
+                      [31337, (options.heads === "node" ? env.node.url : env.url).replace(/^http/, "ws")]
+                    ])
+                  }),
               rpc: { retries: 1, retryBaseMillis: 20 },
               abiSources: { sourcifyUrl: "", etherscanUrl: "" }
             }
@@ -202,6 +214,71 @@ describe("live monitoring on a real node", () => {
           const ids = messages(receiver).map(([, id]) => id)
           assert.strictEqual(new Set(ids).size, ids.length, "no alert twice")
         })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a node's new heads over its websocket wake the follower at once: an alert long before the next poll",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { bot } = yield* setUp(token, receiver)
+            yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            const head = yield* Effect.promise(() => node.head())
+            const state = yield* until(
+              Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+              (states) => states.some((s) => s.heads === "subscribed" && (s.cursor ?? -1) >= head)
+            )
+            assert.deepStrictEqual(
+              state.map((s) => [s.chainId, s.heads, s.headsError]),
+              [[31337, "subscribed", undefined]]
+            )
+            const health = yield* call("GET", "/health")
+            assert.deepStrictEqual(
+              health.json.follow.map((c: { heads: string }) => c.heads),
+              ["subscribed"]
+            )
+            // The next poll is ten minutes away: only the announcement of the new block can start the step.
+            const bob = node.accounts[1]!
+            const big = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+            assert.deepStrictEqual(
+              messages(receiver).map(([kind, , tx]) => [kind, tx]),
+              [["alert", big.hash]]
+            )
+          }),
+        { pollMillis: 600_000, heads: "node" }
+      ),
+    60_000
+  )
+
+  it.live(
+    "a websocket URL that is no websocket is reported and retried, and polling alerts all the same",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { bot } = yield* setUp(token, receiver)
+            yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            const state = yield* until(
+              Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+              (states) => states.some((s) => s.headsError !== undefined)
+            )
+            assert.strictEqual(state[0]!.heads, "polling")
+            assert.match(state[0]!.headsError!, /^the websocket failed: /)
+            const health = yield* call("GET", "/health")
+            assert.match(health.json.follow[0].headsError, /^the websocket failed: /)
+            yield* processed(yield* Effect.promise(() => node.head()))
+            const big = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 5000n]))
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+            assert.deepStrictEqual(
+              messages(receiver).map(([kind, , tx]) => [kind, tx]),
+              [["alert", big.hash]]
+            )
+          }),
+        { heads: "relay" }
       ),
     60_000
   )

@@ -107,7 +107,7 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
 /**
  * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
  * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
- * node (`VIGIL_RPC_URL_<chainId>`), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the
+ * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the
  * Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`,
  * `VIGIL_CONFIRMATIONS_<chainId>`).
  */
@@ -126,16 +126,28 @@ const loadMonitoringOptions = Effect.gen(function* () {
   const key = process.env.VIGIL_ETHERSCAN_API_KEY
   if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
   const rpcUrls = new Map<number, string>()
+  const rpcWsUrls = new Map<number, string>()
   for (const [name, value] of Object.entries(process.env)) {
-    const m = /^VIGIL_RPC_URL_(.*)$/.exec(name)
+    const m = /^VIGIL_RPC_(WS_)?URL_(.*)$/.exec(name)
     if (m === null || value === undefined) continue
-    const chainId = Number(m[1])
-    if (!/^[1-9][0-9]*$/.test(m[1]!) || !Number.isSafeInteger(chainId))
+    const chainId = Number(m[2])
+    if (!/^[1-9][0-9]*$/.test(m[2]!) || !Number.isSafeInteger(chainId))
       return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
-    const url = httpUrl(name, value)
-    if (url instanceof CommandFailed) return yield* url
-    rpcUrls.set(chainId, url)
+    if (m[1] === undefined) {
+      const url = httpUrl(name, value)
+      if (url instanceof CommandFailed) return yield* url
+      rpcUrls.set(chainId, url)
+    } else {
+      if (!URL.canParse(value) || !["ws:", "wss:"].includes(new URL(value).protocol))
+        return yield* new CommandFailed({ message: `invalid ${name}: ${value} is not a ws(s) URL` })
+      rpcWsUrls.set(chainId, value)
+    }
   }
+  for (const chainId of rpcWsUrls.keys())
+    if (!rpcUrls.has(chainId))
+      return yield* new CommandFailed({
+        message: `invalid VIGIL_RPC_WS_URL_${chainId}: chain ${chainId} has no VIGIL_RPC_URL_${chainId} (blocks are read over HTTP)`
+      })
   const smtpUrl = process.env.VIGIL_SMTP_URL
   let smtp: { url: string; from: string } | undefined
   if (smtpUrl !== undefined && smtpUrl !== "") {
@@ -190,7 +202,7 @@ const loadMonitoringOptions = Effect.gen(function* () {
     telegram === undefined || telegram === "" ? undefined : httpUrl("VIGIL_TELEGRAM_API_URL", telegram)
   if (telegramApiUrl instanceof CommandFailed) return yield* telegramApiUrl
   return {
-    outbound: { abiSources, rpcUrls, ...(smtp === undefined ? {} : { smtp }) },
+    outbound: { abiSources, rpcUrls, rpcWsUrls, ...(smtp === undefined ? {} : { smtp }) },
     follow,
     ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
   }

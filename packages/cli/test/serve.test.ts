@@ -150,7 +150,7 @@ describe("vigil serve", () => {
     assert.strictEqual(bad.stderr.trim(), "vigil: invalid VIGIL_HOT_ROUTES: expected on or off")
   })
 
-  it("refuses a monitoring URL that is not http(s), and a VIGIL_RPC_URL_ suffix that is not a chain id, in one line", async () => {
+  it("refuses a monitoring URL that is not http(s) (ws(s) for new heads), a suffix that is not a chain id, and a websocket without its HTTP URL, in one line", async () => {
     const cwd = tempDir()
     const cases: Array<readonly [Record<string, string>, string]> = [
       [{ VIGIL_SOURCIFY_URL: "ftp://mirror" }, "vigil: invalid VIGIL_SOURCIFY_URL: ftp://mirror is not an http(s) URL"],
@@ -159,6 +159,14 @@ describe("vigil serve", () => {
       [
         { VIGIL_RPC_URL_MAINNET: "http://127.0.0.1:8545" },
         "vigil: invalid VIGIL_RPC_URL_MAINNET: the suffix must be a chain id (a whole number)"
+      ],
+      [
+        { VIGIL_RPC_URL_1: "http://127.0.0.1:8545", VIGIL_RPC_WS_URL_1: "http://127.0.0.1:8545" },
+        "vigil: invalid VIGIL_RPC_WS_URL_1: http://127.0.0.1:8545 is not a ws(s) URL"
+      ],
+      [
+        { VIGIL_RPC_WS_URL_5: "ws://127.0.0.1:8545" },
+        "vigil: invalid VIGIL_RPC_WS_URL_5: chain 5 has no VIGIL_RPC_URL_5 (blocks are read over HTTP)"
       ]
     ]
     for (const [env, expected] of cases) {

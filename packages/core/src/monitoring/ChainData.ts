@@ -4,7 +4,7 @@
  * another version's receipts. Failures are classified like the stores' (timeout, rate-limited, unavailable, not
  * found), so callers decide on retries without knowing JSON-RPC.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, Schema, type Scope, type Stream } from "effect"
 import type { BlockData } from "./ChainFacts.ts"
 
 /**
@@ -56,6 +56,16 @@ export class ChainData extends Context.Service<
     readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
     /** The newest block number the chain's node has. */
     readonly head: (chainId: number) => Effect.Effect<number, ChainDataError>
+    /**
+     * A subscription to the chain's new heads (`eth_subscribe("newHeads")` over a websocket): succeeds once the
+     * node has accepted it, with the numbers of the heads it announces from then on, for as long as the scope
+     * lives. Fails `NotConfigured` when the chain has no websocket URL and `Unsupported` when the node refuses
+     * the subscription; the stream fails when the connection drops. A follower polls as well: an announcement
+     * only wakes it sooner.
+     */
+    readonly newHeads: (
+      chainId: number
+    ) => Effect.Effect<Stream.Stream<number, ChainDataError>, ChainDataError, Scope.Scope>
     /**
      * The hashes of blocks (without their transactions), in the order asked; `undefined` for a block the node
      * does not have: how a follower checks, cheaply, that the blocks it processed are still the chain's.

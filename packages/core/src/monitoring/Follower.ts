@@ -16,10 +16,13 @@
  *   happened while it was off.
  * - Trouble with the node (timeouts, 429, a node that falls behind) backs off, doubling up to a minute, and is
  *   reported in the follower's state; no block is skipped.
+ * - New heads: where the chain's node announces them (`ChainData.newHeads`), each announcement starts a step at
+ *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
+ *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effect"
 import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
 import { Instant } from "../kernel/index.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
@@ -61,6 +64,13 @@ export const defaultSettings: Settings = {
 export interface ChainState {
   readonly chainId: number
   readonly state: "starting" | "following" | "catching up" | "backing off"
+  /**
+   * How new heads are learnt: `subscribed` while the node announces them over its websocket (each announcement
+   * starts a step at once; polling goes on), else `polling`.
+   */
+  readonly heads: "polling" | "subscribed"
+  /** Why a configured subscription to new heads is not working, while it is retried. */
+  readonly headsError?: string
   /** Active bots of the chain. */
   readonly bots: number
   readonly head?: number
@@ -476,10 +486,41 @@ export const layer = (
         return last.number < target ? ("moved" as const) : ("idle" as const)
       })
 
-      /** Follows one chain until interrupted: steps at once while there is work, else every poll interval. */
+      /** Backoff after `failures` failures in a row: doubling from the poll interval, up to the longest wait. */
+      const backoff = (failures: number) =>
+        Math.min(settings.maxBackoffMillis, settings.pollMillis * 2 ** Math.min(failures, 16))
+
+      /** Listens to the chain's new heads, nudging its follower at each; retried while it fails, unless not configured. */
+      const listen = (chainId: number, nudge: Queue.Queue<void>) =>
+        Effect.gen(function* () {
+          let failures = 0
+          while (true) {
+            const ended = yield* Effect.scoped(
+              Effect.gen(function* () {
+                const heads = yield* chain.newHeads(chainId)
+                failures = 0
+                const { headsError: _, ...was } = states.get(chainId)!
+                states.set(chainId, { ...was, heads: "subscribed" })
+                yield* Stream.runForEach(heads, () => Queue.offer(nudge, undefined))
+                return "the node ended the subscription"
+              })
+            ).pipe(Effect.catch((e) => Effect.succeed(e.reason === "NotConfigured" ? undefined : e.message)))
+            if (ended === undefined) return
+            failures++
+            set(chainId, { heads: "polling", headsError: ended })
+            if (failures === 1) yield* Effect.logWarning(`new heads of chain ${chainId}: ${ended}`)
+            yield* Effect.sleep(backoff(failures))
+          }
+        })
+
+      /**
+       * Follows one chain until interrupted: steps at once while there is work, else at the next poll or new head.
+       */
       const follow = (chainId: number) =>
         Effect.gen(function* () {
           const memory: { window: Window | undefined } = { window: undefined }
+          const nudge = yield* Queue.sliding<void>(1)
+          yield* Effect.forkChild(listen(chainId, nudge))
           let failures = 0
           while (true) {
             const outcome = yield* step(chainId, memory).pipe(
@@ -507,11 +548,8 @@ export const layer = (
               })
             )
             if (outcome === "moved") continue
-            const wait =
-              outcome === "failed"
-                ? Math.min(settings.maxBackoffMillis, settings.pollMillis * 2 ** Math.min(failures, 16))
-                : settings.pollMillis
-            yield* Effect.sleep(wait)
+            if (outcome === "failed") yield* Effect.sleep(backoff(failures))
+            else yield* Effect.raceFirst(Effect.sleep(settings.pollMillis), Queue.take(nudge))
           }
         })
 
@@ -524,6 +562,7 @@ export const layer = (
           states.set(chainId, {
             chainId,
             state: "starting",
+            heads: "polling",
             bots: 0,
             blocks: states.get(chainId)?.blocks ?? 0,
             alerts: states.get(chainId)?.alerts ?? 0,
@@ -539,7 +578,10 @@ export const layer = (
           states.delete(chainId)
         }
       }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
-      yield* Effect.forkScoped(Effect.forever(Effect.andThen(supervise, Effect.sleep(settings.pollMillis))))
+      // Bots are re-read at least every second, so a bot switched on is followed soon even with a long poll interval.
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.andThen(supervise, Effect.sleep(Math.min(settings.pollMillis, 1_000))))
+      )
 
       return Follower.of({
         status: Effect.sync(() => [...states.values()].sort((a, b) => a.chainId - b.chainId))
