@@ -43,7 +43,10 @@ export interface Settings {
   /** Confirmations to wait per chain (blocks behind the head); chains not named wait `defaultConfirmations`. */
   readonly confirmations: Readonly<Record<number, number>>
   readonly defaultConfirmations: number
-  /** Blocks read per step while catching up. */
+  /**
+   * Blocks read per step while catching up. Best a multiple of what the chain reader has in flight at once (the
+   * JSON-RPC reader's default: 4 requests of 10 blocks), so no request slot idles in a step's last round.
+   */
   readonly batch: number
   /** Recent block hashes kept per chain: the deepest reorganisation followed. */
   readonly keep: number
@@ -55,7 +58,7 @@ export const defaultSettings: Settings = {
   pollMillis: 2_000,
   confirmations: {},
   defaultConfirmations: 0,
-  batch: 50,
+  batch: 80,
   keep: 256,
   maxBackoffMillis: 60_000
 }
