@@ -3,9 +3,11 @@
  * internally and a contract that emits and reverts (solc). Contracts and bots are registered over HTTP, blocks
  * submitted, and the query gives exactly the expected matches for each kind of rule.
  */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { it } from "@effect/vitest"
 import { Anvil, Solidity } from "@vigil/testkit"
-import { Effect } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { afterAll, assert, beforeAll, describe } from "vitest"
 import { call, issue } from "./TestServer.ts"
 import * as TestServer from "./TestServer.ts"
@@ -234,6 +236,100 @@ describe("historical analysis over HTTP on a real node", () => {
         assert.strictEqual(tooMany.status, 400)
         assert.strictEqual(tooMany.json.details.field, "blocks")
       }).pipe(Effect.provide(server())),
+    60_000
+  )
+
+  it.live(
+    "a long submission shows its progress while it runs: requested, processed, started",
+    () =>
+      Effect.acquireUseRelease(
+        Effect.promise(async () => {
+          // A relay to the node that holds the requests for blocks above 100 until released.
+          let release!: () => void
+          const released = new Promise<void>((done) => (release = done))
+          const relay = createServer((req, res) => {
+            let body = ""
+            req.on("data", (c: Buffer) => (body += c))
+            req.on("end", () => {
+              const forward = () =>
+                fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body })
+                  .then(async (r) =>
+                    res.writeHead(r.status, { "content-type": "application/json" }).end(await r.text())
+                  )
+                  .catch(() => res.writeHead(502).end())
+              // The blocks of the first step (1 to 100) go through; those of the second wait.
+              const calls = body === "" ? [] : (JSON.parse(body) as Array<{ params: Array<unknown> }>)
+              const held = calls.some((c) => typeof c.params[0] === "string" && Number(c.params[0]) > 100)
+              void (held ? released.then(forward) : forward())
+            })
+          })
+          await new Promise<void>((done) => relay.listen(0, "127.0.0.1", () => done()))
+          return {
+            url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+            release,
+            close: () => new Promise<void>((done) => relay.close(() => done()))
+          }
+        }),
+        (relay) =>
+          Effect.gen(function* () {
+            const key = yield* issue({ name: "Acme" })
+            const headers = { "x-api-key": key }
+            yield* call("POST", "/v1/contracts", {
+              headers,
+              json: { chainId: 31337, contractAddress: addresses.Token, label: "Token", ABI: fixtures.Token.abi }
+            })
+            const created = yield* call("POST", "/v1/bots", {
+              headers,
+              json: {
+                botName: "b",
+                chainId: 31337,
+                // Not followed live: every request through the relay is the submission's.
+                active: false,
+                watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] }
+              }
+            })
+            const botId = created.json.bot.id as string
+            const progress = call("GET", `/v1/bots/${botId}/historical-blocks`, { headers })
+            // 150 blocks: a first step of 100, let through, then one held.
+            const submission = yield* Effect.forkChild(
+              call("POST", `/v1/bots/${botId}/historical-blocks`, {
+                headers,
+                json: { chainId: 31337, blocks: Array.from({ length: 150 }, (_, i) => i + 1) }
+              })
+            )
+            const during = yield* progress.pipe(
+              Effect.flatMap((a) =>
+                a.json.running?.processed === 100 ? Effect.succeed(a) : Effect.fail("not yet" as const)
+              ),
+              Effect.retry({ schedule: Schedule.spaced("25 millis"), times: 400 }),
+              Effect.orDie
+            )
+            assert.deepStrictEqual(Object.keys(during.json.running).sort(), ["processed", "requested", "started"])
+            assert.strictEqual(during.json.running.requested, 150)
+            assert.isTrue(Number.isFinite(Date.parse(during.json.running.started)))
+            const head = yield* Effect.promise(() => node.head())
+            assert.strictEqual(during.json.blocks, head, "the blocks of the first step are stored already")
+            relay.release()
+            const done = yield* Fiber.join(submission)
+            assert.strictEqual(done.status, 200, done.text)
+            const after = yield* progress
+            assert.deepStrictEqual([after.json.running, after.json.blocks], [undefined, head])
+          }).pipe(
+            Effect.provide(
+              TestServer.layer({
+                outbound: {
+                  rpcUrls: new Map([[31337, relay.url]]),
+                  abiSources: { sourcifyUrl: "", etherscanUrl: "" }
+                }
+              })
+            )
+          ),
+        (relay) =>
+          Effect.promise(async () => {
+            relay.release()
+            await relay.close()
+          })
+      ),
     60_000
   )
 })
