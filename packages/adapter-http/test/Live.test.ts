@@ -283,6 +283,38 @@ describe("live monitoring on a real node", () => {
     60_000
   )
 
+  it.live(
+    "a bot switched on that reaches further back than the others binds what its own range reaches, as after a restart",
+    () =>
+      live(({ node, token, receiver }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const rule = "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"
+          const near = yield* bot("near", [rule], { topLevelTxBlockRange: 2 })
+          yield* processed(yield* Effect.promise(() => node.head()))
+          const approve = yield* Effect.promise(() => node.send(token, "approve", [node.accounts[1]!, 1n]))
+          yield* Effect.promise(() => node.mine(5))
+          yield* processed(yield* Effect.promise(() => node.head()))
+          const far = yield* bot("far", [rule], { topLevelTxBlockRange: 10 })
+          yield* until(
+            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+            (states) => states[0]?.bots === 2
+          )
+          const transfer = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 5000n]))
+          assert.strictEqual(transfer.block - approve.block, 6)
+          yield* processed(transfer.block)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+          const alerts = (id: string) =>
+            Effect.map(call("GET", `/v1/bots/${id}/alerts`, { headers }), (a) =>
+              a.json.alerts.map((x: { transactions: unknown }) => x.transactions)
+            )
+          assert.deepStrictEqual(yield* alerts(far), [{ tx1: approve.hash, tx2: transfer.hash }])
+          assert.deepStrictEqual(yield* alerts(near), [], "six blocks apart is beyond the range of 2")
+        })
+      ),
+    60_000
+  )
+
   for (const depth of [1, 3])
     it.live(
       `a reorganisation ${depth} block${depth === 1 ? "" : "s"} deep retracts the orphaned alert and alerts on the new branch`,

@@ -123,6 +123,8 @@ type Block = BlockData & { readonly number: number }
 interface Window {
   readonly at: Mark
   readonly traces: boolean
+  /** How many blocks before the cursor it holds (those the node has): the longest reach of the bots it was for. */
+  readonly range: number
   readonly blocks: ReadonlyArray<Block>
   readonly pending: ReadonlyMap<string, ReadonlySet<string>>
 }
@@ -252,7 +254,7 @@ export const layer = (
         traces: boolean
       ) {
         const range = Math.max(0, ...ready.map((p) => p.reach))
-        if (range === 0) return { at: cursor, traces, blocks: [], pending: new Map() } satisfies Window
+        if (range === 0) return { at: cursor, traces, range, blocks: [], pending: new Map() } satisfies Window
         const from = Math.max(0, cursor.number - range + 1)
         const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
         const blocks: Array<Block> = []
@@ -271,7 +273,7 @@ export const layer = (
           )
           pending.set(p.key, Scan.judge(p.rules, facts, 0, new Set()).pending)
         }
-        return { at: cursor, traces, blocks, pending } satisfies Window
+        return { at: cursor, traces, range, blocks, pending } satisfies Window
       })
 
       /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
@@ -381,8 +383,10 @@ export const layer = (
           previous = block.block.hash
         }
         if (fresh.length === 0) return "idle" as const
+        const range = Math.max(0, ...runnable.map((p) => p.reach))
         let window = memory.window
-        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces)
+        // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
+        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
           window = yield* rebuild(chainId, cursor, runnable, traces)
         const blocks = [...window.blocks, ...fresh]
         const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
@@ -458,7 +462,6 @@ export const layer = (
               deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
           }
         }
-        const range = Math.max(0, ...runnable.map((p) => p.reach))
         const done = yield* store.advance(chainId, cursor, {
           blocks: fresh.map(markOf),
           alerts,
@@ -473,6 +476,7 @@ export const layer = (
         memory.window = {
           at: markOf(last),
           traces,
+          range,
           blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
           pending
         }
