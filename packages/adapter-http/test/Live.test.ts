@@ -33,7 +33,7 @@ const live = <A, E>(
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
   }) => Effect.Effect<A, E, any>,
-  options: { readonly pollMillis?: number; readonly heads?: "node" | "relay" } = {}
+  options: { readonly pollMillis?: number; readonly confirmations?: number; readonly heads?: "node" | "relay" } = {}
 ) =>
   Effect.acquireUseRelease(
     Effect.promise(async () => {
@@ -65,7 +65,10 @@ const live = <A, E>(
               allowHosts: ["127.0.0.1"],
               delivery: { timeoutMillis: 2_000, retries: 3, backoffMillis: 20, pollMillis: 20 }
             },
-            follow: { pollMillis: options.pollMillis ?? 50 },
+            follow: {
+              pollMillis: options.pollMillis ?? 50,
+              ...(options.confirmations === undefined ? {} : { confirmations: { 31337: options.confirmations } })
+            },
             outbound: {
               allowHosts: ["127.0.0.1"],
               ca: certs.ca,
@@ -279,6 +282,45 @@ describe("live monitoring on a real node", () => {
             )
           }),
         { heads: "relay" }
+      ),
+    60_000
+  )
+
+  it.live(
+    "with two confirmations a block is processed, and its match alerted, once two blocks are mined on top of it",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { headers, bot } = yield* setUp(token, receiver)
+            // Blocks past the token's deployment (its mint is a Transfer too): the follower starts two below the head.
+            yield* Effect.promise(() => node.mine(3))
+            const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            yield* processed((yield* Effect.promise(() => node.head())) - 2)
+            const big = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 5000n]))
+            const listed = () =>
+              Effect.map(call("GET", `/v1/bots/${whales}/alerts`, { headers }), (a) => a.json.alerts.length as number)
+            for (const above of [0, 1]) {
+              if (above > 0) yield* Effect.promise(() => node.mine(1))
+              // The follower has reached two blocks below the head: the transfer's block is not processed yet.
+              const states = yield* processed(big.block + above - 2)
+              assert.deepStrictEqual(
+                states.map((c) => [c.cursor, c.lag]),
+                [[big.block + above - 2, 2]]
+              )
+              assert.strictEqual(yield* listed(), 0, `${above} block(s) on top: not yet`)
+              assert.strictEqual(receiver.received.length, 0)
+            }
+            yield* Effect.promise(() => node.mine(1))
+            yield* processed(big.block)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+            assert.deepStrictEqual(
+              messages(receiver).map(([kind, , tx]) => [kind, tx]),
+              [["alert", big.hash]]
+            )
+            assert.strictEqual(yield* listed(), 1)
+          }),
+        { confirmations: 2 }
       ),
     60_000
   )
