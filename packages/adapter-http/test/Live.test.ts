@@ -28,7 +28,7 @@ afterAll(() => certs.dispose())
  */
 const live = <A, E>(
   body: (env: {
-    readonly proxy: { failing: boolean }
+    readonly proxy: { failing: boolean; lagFrom: number | undefined }
     readonly node: Anvil.Anvil
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
@@ -40,8 +40,9 @@ const live = <A, E>(
       const node = await Anvil.start()
       const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
       const receiver = await Receiver.start(certs)
-      // The server reads the node through a proxy that answers 429 while `failing` is set.
-      const proxy = { failing: false }
+      // The server reads the node through a proxy that answers 429 while `failing` is set, and, while `lagFrom`
+      // is, answers a header read (block without transactions) from that height on as a replica behind would: null.
+      const proxy: { failing: boolean; lagFrom: number | undefined } = { failing: false, lagFrom: undefined }
       const relay = createServer((req, res) => {
         let body = ""
         req.on("data", (c: Buffer) => (body += c))
@@ -49,7 +50,24 @@ const live = <A, E>(
           if (req.method !== "POST") return void res.writeHead(404).end()
           if (proxy.failing) return void res.writeHead(429, { "content-type": "text/plain" }).end("slow down")
           void fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body })
-            .then(async (r) => res.writeHead(r.status, { "content-type": "application/json" }).end(await r.text()))
+            .then(async (r) => {
+              let text = await r.text()
+              const lagFrom = proxy.lagFrom
+              if (lagFrom !== undefined && r.status === 200) {
+                const calls = JSON.parse(body) as Array<{ id: number; method: string; params: Array<unknown> }>
+                const behind = new Set(
+                  calls
+                    .filter(
+                      (c) =>
+                        c.method === "eth_getBlockByNumber" && c.params[1] === false && Number(c.params[0]) >= lagFrom
+                    )
+                    .map((c) => c.id)
+                )
+                const answers = JSON.parse(text) as Array<{ id: number; result: unknown }>
+                text = JSON.stringify(answers.map((a) => (behind.has(a.id) ? { ...a, result: null } : a)))
+              }
+              res.writeHead(r.status, { "content-type": "application/json" }).end(text)
+            })
             .catch(() => res.writeHead(502).end())
         })
       })
@@ -352,6 +370,50 @@ describe("live monitoring on a real node", () => {
             )
           assert.deepStrictEqual(yield* alerts(far), [{ tx1: approve.hash, tx2: transfer.hash }])
           assert.deepStrictEqual(yield* alerts(near), [], "six blocks apart is beyond the range of 2")
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a replica behind the others while a reorganisation is checked is waited for: only the orphaned alert is retracted",
+    () =>
+      live(({ node, token, receiver, proxy }) =>
+        Effect.gen(function* () {
+          const { bot } = yield* setUp(token, receiver)
+          const bob = node.accounts[1]!
+          yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+          const start = yield* Effect.promise(() => node.head())
+          yield* processed(start)
+          const standing = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+          const snapshot = yield* Effect.promise(() => node.rpc<string>("evm_snapshot"))
+          const orphan = yield* Effect.promise(() => node.send(token, "transfer", [bob, 6000n]))
+          yield* processed(orphan.block)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 2))
+
+          // The node reorganises one block deep, while header reads come from a replica that lacks both new blocks.
+          proxy.lagFrom = standing.block
+          assert.isTrue(yield* Effect.promise(() => node.rpc<boolean>("evm_revert", [snapshot])))
+          const kept = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
+          yield* Effect.promise(() => node.mine(1))
+          const waiting = yield* until(
+            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+            (states) => states[0]?.state === "backing off"
+          )
+          assert.match(waiting[0]!.lastError!, /without block \d+ .*waiting for it rather than retracting/)
+          assert.strictEqual(receiver.received.length, 2, "nothing retracted on the replica's word")
+          proxy.lagFrom = undefined
+          yield* processed(kept.block + 1)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 4))
+          assert.deepStrictEqual(
+            messages(receiver).map(([kind, , tx]) => [kind, tx]),
+            [
+              ["alert", standing.hash],
+              ["alert", orphan.hash],
+              ["retraction", orphan.hash],
+              ["alert", kept.hash]
+            ]
+          )
         })
       ),
     60_000

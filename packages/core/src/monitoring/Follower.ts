@@ -14,7 +14,8 @@
  * - Bots: read at every step, so a bot switched off alerts on nothing from the next step, and one switched on
  *   (or created) is run from the block the follower processes next (the head, once caught up), never over what
  *   happened while it was off.
- * - Trouble with the node (timeouts, 429, a node that falls behind) backs off, doubling up to a minute, and is
+ * - Trouble with the node (timeouts, 429, a node that falls behind, or a replica that lacks blocks another showed
+ *   while a reorganisation is checked) backs off, doubling up to a minute, and is
  *   reported in the follower's state; no block is skipped.
  * - New heads: where the chain's node announces them (`ChainData.newHeads`), each announcement starts a step at
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
@@ -287,6 +288,13 @@ export const layer = (
             chainId,
             candidates.map((m) => m.number)
           )
+          // The node showed a block above these a moment ago: one it now lacks is a replica behind the others
+          // (a load-balanced provider), not an orphan. Retracting on its word could retract a standing alert.
+          const lacking = candidates.findIndex((_, i) => onNode[i] === undefined)
+          if (lacking !== -1)
+            return yield* Effect.fail(
+              `the node answered without block ${candidates[lacking]!.number} while checking a reorganisation below block ${cursor.number}: waiting for it rather than retracting`
+            )
           ancestor = candidates.filter((m, i) => onNode[i]?.hash === m.hash).at(-1)
           if (ancestor !== undefined || candidates.length === marks.length) break
         }
