@@ -22,13 +22,22 @@ beforeAll(() => {
 afterAll(() => certs.dispose())
 
 /**
+ * How the relay between the server and the node misbehaves: HTTP 429 to everything while `failing`; and, as a
+ * replica behind the others would, null for the blocks (whole, or headers only) that `lacks` names.
+ */
+interface Proxy {
+  failing: boolean
+  lacks: ((number: number, read: "block" | "header") => boolean) | undefined
+}
+
+/**
  * A fresh node with the token deployed, the receiver, and the server following the node (polling every 50 ms
  * unless told otherwise; subscribed to new heads at `heads` of the node's websocket or, with `"relay"`, of the
  * relay, which is no websocket); all stopped after.
  */
 const live = <A, E>(
   body: (env: {
-    readonly proxy: { failing: boolean; lagFrom: number | undefined }
+    readonly proxy: Proxy
     readonly node: Anvil.Anvil
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
@@ -40,9 +49,7 @@ const live = <A, E>(
       const node = await Anvil.start()
       const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
       const receiver = await Receiver.start(certs)
-      // The server reads the node through a proxy that answers 429 while `failing` is set, and, while `lagFrom`
-      // is, answers a header read (block without transactions) from that height on as a replica behind would: null.
-      const proxy: { failing: boolean; lagFrom: number | undefined } = { failing: false, lagFrom: undefined }
+      const proxy: Proxy = { failing: false, lacks: undefined }
       const relay = createServer((req, res) => {
         let body = ""
         req.on("data", (c: Buffer) => (body += c))
@@ -52,14 +59,15 @@ const live = <A, E>(
           void fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body })
             .then(async (r) => {
               let text = await r.text()
-              const lagFrom = proxy.lagFrom
-              if (lagFrom !== undefined && r.status === 200) {
+              const lacks = proxy.lacks
+              if (lacks !== undefined && r.status === 200) {
                 const calls = JSON.parse(body) as Array<{ id: number; method: string; params: Array<unknown> }>
                 const behind = new Set(
                   calls
                     .filter(
                       (c) =>
-                        c.method === "eth_getBlockByNumber" && c.params[1] === false && Number(c.params[0]) >= lagFrom
+                        c.method === "eth_getBlockByNumber" &&
+                        lacks(Number(c.params[0]), c.params[1] === true ? "block" : "header")
                     )
                     .map((c) => c.id)
                 )
@@ -392,7 +400,7 @@ describe("live monitoring on a real node", () => {
           yield* Effect.promise(() => receiver.until((got) => got.length >= 2))
 
           // The node reorganises one block deep, while header reads come from a replica that lacks both new blocks.
-          proxy.lagFrom = standing.block
+          proxy.lacks = (n, read) => read === "header" && n >= standing.block
           assert.isTrue(yield* Effect.promise(() => node.rpc<boolean>("evm_revert", [snapshot])))
           const kept = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
           yield* Effect.promise(() => node.mine(1))
@@ -402,7 +410,7 @@ describe("live monitoring on a real node", () => {
           )
           assert.match(waiting[0]!.lastError!, /without block \d+ .*waiting for it rather than retracting/)
           assert.strictEqual(receiver.received.length, 2, "nothing retracted on the replica's word")
-          proxy.lagFrom = undefined
+          proxy.lacks = undefined
           yield* processed(kept.block + 1)
           yield* Effect.promise(() => receiver.until((got) => got.length >= 4))
           assert.deepStrictEqual(
@@ -413,6 +421,48 @@ describe("live monitoring on a real node", () => {
               ["retraction", orphan.hash],
               ["alert", kept.hash]
             ]
+          )
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a replica lacking a block of the window being read again is waited for: the two-transaction match is not lost",
+    () =>
+      live(({ node, token, receiver, proxy }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const bob = node.accounts[1]!
+          const pairs = yield* bot(
+            "approve then move",
+            ["system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"],
+            { topLevelTxBlockRange: 3 }
+          )
+          yield* processed(yield* Effect.promise(() => node.head()))
+          const approve = yield* Effect.promise(() => node.send(token, "approve", [bob, 1n]))
+          yield* processed(approve.block)
+          // A failed step drops the window; the next one reads it again, from a replica without the approval's block.
+          proxy.failing = true
+          yield* until(
+            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+            (states) => states[0]?.state === "backing off"
+          )
+          proxy.lacks = (n, read) => read === "block" && n === approve.block
+          proxy.failing = false
+          const transfer = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+          const waiting = yield* until(
+            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+            (states) => states[0]?.lastError?.includes("in the window kept before the cursor") === true
+          )
+          assert.strictEqual(waiting[0]!.cursor, approve.block, "the transfer's block waits for the window")
+          proxy.lacks = undefined
+          yield* processed(transfer.block)
+          yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+          const listed = yield* call("GET", `/v1/bots/${pairs}/alerts`, { headers })
+          assert.deepStrictEqual(
+            listed.json.alerts.map((a: { transactions: unknown }) => a.transactions),
+            [{ tx1: approve.hash, tx2: transfer.hash }]
           )
         })
       ),

@@ -260,7 +260,18 @@ export const layer = (
         const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
         const blocks: Array<Block> = []
         for (const r of yield* chain.blocks(chainId, numbers, { traces }))
-          if (r._tag === "Found") blocks.push({ ...r.data, number: r.number })
+          // Every block of the window was processed, so the node has it: one it lacks now (a replica behind) would
+          // leave a hole where a multi-transaction rule's match could hide. The step fails and is tried again.
+          if (r._tag === "Missing")
+            return yield* Effect.fail(`block ${r.number}, in the window kept before the cursor: ${r.error.message}`)
+          else blocks.push({ ...r.data, number: r.number })
+        if (
+          blocks.at(-1)?.block.hash !== cursor.hash ||
+          blocks.some((b, i) => i > 0 && b.block.parentHash !== blocks[i - 1]!.block.hash)
+        )
+          return yield* Effect.fail(
+            `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
+          )
         const pending = new Map<string, ReadonlySet<string>>()
         for (const p of ready) {
           if (p.reach === 0) continue
