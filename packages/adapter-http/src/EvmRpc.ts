@@ -274,6 +274,23 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           missing("Invalid", `block ${number}: the receipts do not match the block's transactions`)
           continue
         }
+        // Read in one batch, but a node may switch branches between two calls: receipts of another version of
+        // the block would pair its transactions with other logs. Retryable: read again, they agree.
+        const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
+        const foreign = receipts.findIndex(
+          (r, i) =>
+            !isObject(r) ||
+            (r.blockHash !== undefined && lower(r.blockHash) !== lower(block.hash)) ||
+            (r.transactionHash !== undefined &&
+              lower(r.transactionHash) !== lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash))
+        )
+        if (foreign !== -1) {
+          missing(
+            "Unavailable",
+            `block ${number}: receipt ${foreign} is not of this block's transaction ${foreign} (the chain changed while the block was read)`
+          )
+          continue
+        }
         let frames: ReadonlyArray<unknown> | undefined
         if (withTraces) {
           if (!traceAnswer!.ok) {

@@ -226,10 +226,11 @@ describe("historical scan in windows", () => {
   })
 })
 
-/** A JSON-RPC proxy to the node that can refuse methods, answer HTTP errors first, or drop batches. */
+/** A JSON-RPC proxy to the node that can refuse methods, answer HTTP errors first, or alter results. */
 const proxy = async (behave: {
   readonly refuse?: ReadonlyArray<string>
   readonly failFirst?: ReadonlyArray<number>
+  readonly alter?: (method: string, result: unknown) => unknown
 }): Promise<{ readonly url: string; readonly requests: () => number; readonly close: () => Promise<void> }> => {
   let requests = 0
   const server: Server = createServer((req, res) => {
@@ -269,8 +270,13 @@ const proxy = async (behave: {
               })
             ).json()) as Array<unknown>)
       void answer().then((answers) => {
+        const methodOf = new Map(forwarded.map((c) => [c.id, c.method]))
+        const altered = answers.map((a) => {
+          const { id, result } = a as { id: number; result: unknown }
+          return behave.alter === undefined ? a : { ...(a as object), result: behave.alter(methodOf.get(id)!, result) }
+        })
         res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify([...answers, ...refused]))
+        res.end(JSON.stringify([...altered, ...refused]))
       })
     })
   })
@@ -306,6 +312,29 @@ describe("the JSON-RPC reader", () => {
       assert.strictEqual(error.reason, "Unsupported")
       assert.match(error.message, /no call traces/)
       assert.strictEqual(await Effect.runPromise(reader().tracesAvailable(31337)), true)
+    } finally {
+      await p.close()
+    }
+  })
+
+  it("takes receipts of another version of a block for a missing block, to be read again", async () => {
+    const p = await proxy({
+      alter: (method, result) =>
+        method === "eth_getBlockReceipts" && Array.isArray(result)
+          ? result.map((r: Record<string, unknown>) => ({ ...r, blockHash: `0x${"ab".repeat(32)}` }))
+          : result
+    })
+    try {
+      const [read] = await Effect.runPromise(reader(p.url).blocks(31337, [sent.routeBig!.block], { traces: false }))
+      assert.strictEqual(read!._tag, "Missing")
+      if (read!._tag === "Missing") {
+        assert.strictEqual(read!.error.reason, "Unavailable")
+        assert.isTrue(read!.error.isRetryable)
+        assert.strictEqual(
+          read!.error.message,
+          `block ${sent.routeBig!.block}: receipt 0 is not of this block's transaction 0 (the chain changed while the block was read)`
+        )
+      }
     } finally {
       await p.close()
     }
