@@ -314,6 +314,19 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             missing("Invalid", `block ${number}: the traces do not match the block's transactions`)
             continue
           }
+          const strange = (traceAnswer!.result as ReadonlyArray<unknown>).findIndex(
+            (t, i) =>
+              isObject(t) &&
+              t.txHash !== undefined &&
+              lower(t.txHash) !== lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash)
+          )
+          if (strange !== -1) {
+            missing(
+              "Unavailable",
+              `block ${number}: trace ${strange} is not of this block's transaction ${strange} (the chain changed while the block was read)`
+            )
+            continue
+          }
         }
         results.push({
           _tag: "Found",

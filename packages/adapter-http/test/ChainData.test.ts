@@ -340,6 +340,24 @@ describe("the JSON-RPC reader", () => {
     }
   })
 
+  it("takes call traces of another version of a block for a missing block too", async () => {
+    const p = await proxy({
+      alter: (method, result) =>
+        method === "debug_traceBlockByNumber" && Array.isArray(result)
+          ? result.map((t: Record<string, unknown>) => ({ ...t, txHash: `0x${"cd".repeat(32)}` }))
+          : result
+    })
+    try {
+      const [read] = await Effect.runPromise(reader(p.url).blocks(31337, [sent.routeBig!.block], { traces: true }))
+      assert.strictEqual(
+        read!._tag === "Missing" && read!.error.message,
+        `block ${sent.routeBig!.block}: trace 0 is not of this block's transaction 0 (the chain changed while the block was read)`
+      )
+    } finally {
+      await p.close()
+    }
+  })
+
   it("retries HTTP 429 and 5xx, then answers", async () => {
     const p = await proxy({ failFirst: [429, 503] })
     try {
