@@ -59,6 +59,9 @@ const decodeJson = Schema.decodeUnknownEffect(Json)
 
 const timedOut = (e: unknown) => e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
 
+/** A hex string in lower case (nodes may differ in case), anything else as it is. */
+const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The JSON-RPC chain reader. */
@@ -276,13 +279,12 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         }
         // Read in one batch, but a node may switch branches between two calls: receipts of another version of
         // the block would pair its transactions with other logs. Retryable: read again, they agree.
-        const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
+        const txHash = (i: number) => lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash)
         const foreign = receipts.findIndex(
           (r, i) =>
             !isObject(r) ||
             (r.blockHash !== undefined && lower(r.blockHash) !== lower(block.hash)) ||
-            (r.transactionHash !== undefined &&
-              lower(r.transactionHash) !== lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash))
+            (r.transactionHash !== undefined && lower(r.transactionHash) !== txHash(i))
         )
         if (foreign !== -1) {
           missing(
@@ -315,10 +317,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             continue
           }
           const strange = (traceAnswer!.result as ReadonlyArray<unknown>).findIndex(
-            (t, i) =>
-              isObject(t) &&
-              t.txHash !== undefined &&
-              lower(t.txHash) !== lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash)
+            (t, i) => isObject(t) && t.txHash !== undefined && lower(t.txHash) !== txHash(i)
           )
           if (strange !== -1) {
             missing(

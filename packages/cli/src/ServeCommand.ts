@@ -107,9 +107,9 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
 /**
  * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
  * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
- * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the
- * Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`,
- * `VIGIL_CONFIRMATIONS_<chainId>`).
+ * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
+ * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
+ * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`).
  */
 const loadMonitoringOptions = Effect.gen(function* () {
   const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}

@@ -14,9 +14,8 @@
  * - Bots: read at every step, so a bot switched off alerts on nothing from the next step, and one switched on
  *   (or created) is run from the block the follower processes next (the head, once caught up), never over what
  *   happened while it was off.
- * - Trouble with the node (timeouts, 429, a node that falls behind, or a replica that lacks blocks another showed
- *   while a reorganisation is checked) backs off, doubling up to a minute, and is
- *   reported in the follower's state; no block is skipped.
+ * - Trouble with the node (timeouts, 429, a node that falls behind, a replica that lacks blocks another showed)
+ *   backs off, doubling up to a minute, and is reported in the follower's state; no block is skipped.
  * - New heads: where the chain's node announces them (`ChainData.newHeads`), each announcement starts a step at
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
@@ -124,7 +123,7 @@ type Block = BlockData & { readonly number: number }
 interface Window {
   readonly at: Mark
   readonly traces: boolean
-  /** How many blocks before the cursor it holds (those the node has): the longest reach of the bots it was for. */
+  /** How many blocks before the cursor it holds: the longest reach of the bots it was built for. */
   readonly range: number
   readonly blocks: ReadonlyArray<Block>
   readonly pending: ReadonlyMap<string, ReadonlySet<string>>
