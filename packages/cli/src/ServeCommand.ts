@@ -45,6 +45,14 @@ const bounded = (
   )
 }
 
+const chainsFile = Flag.String("chains").pipe(
+  Flag.withDescription(
+    'JSON file of chains followed: {"chains":[{"chainId","rpcUrl","wsUrl"?,"confirmations"?}]}; VIGIL_RPC_URL_<chainId> and the like override it'
+  ),
+  Flag.withFallbackConfig(Config.String("VIGIL_CHAINS_FILE")),
+  Flag.optional
+)
+
 const { limits } = VigilServer
 
 const maxBodyBytes = bounded(
@@ -98,9 +106,60 @@ const webhookConfig = Config.all({
   backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000))
 })
 
+/** The chains file (`--chains`, `VIGIL_CHAINS_FILE`): each chain's node, and how long to wait for confirmations. */
+const ChainsFile = Schema.fromJsonString(
+  Schema.Struct({
+    chains: Schema.Array(
+      Schema.Struct({
+        chainId: Schema.Int.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER)),
+        rpcUrl: Schema.String,
+        wsUrl: Schema.optionalKey(Schema.String),
+        confirmations: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000 })))
+      })
+    )
+  })
+)
+
+/** A schema issue on one line: `chains[0].rpcUrl: expected string`. */
+const oneLine = (message: string) => {
+  const [what, where] = message.split(/\n\s*at /)
+  const path = (where ?? "")
+    .trim()
+    .replace(/\["([^"]*)"\]/g, ".$1")
+    .replace(/^\./, "")
+  const text = (what ?? "").replace(/\s+/g, " ").trim()
+  return `${path === "" ? "" : `${path}: `}${text.charAt(0).toLowerCase()}${text.slice(1)}`
+}
+
+/** The chains of the chains file, when one is given; a clear line naming the file and the entry otherwise. */
+const readChains = (path: string) =>
+  Effect.gen(function* () {
+    const text = yield* Effect.try({
+      try: () => readFileSync(path, "utf8"),
+      catch: (e) => new CommandFailed({ message: `cannot read the chains file ${path}: ${(e as Error).message}` })
+    })
+    const invalid = (detail: string) => new CommandFailed({ message: `invalid chains file ${path}: ${detail}` })
+    const { chains } = yield* Schema.decodeUnknownEffect(ChainsFile)(text, { onExcessProperty: "error" }).pipe(
+      Effect.mapError((e) => invalid(oneLine(e.message)))
+    )
+    for (const [i, c] of chains.entries()) {
+      if (chains.findIndex((d) => d.chainId === c.chainId) !== i)
+        return yield* invalid(`chains[${i}].chainId: chain ${c.chainId} is listed twice`)
+      if (!isUrl(c.rpcUrl, ["http:", "https:"]))
+        return yield* invalid(`chains[${i}].rpcUrl: ${c.rpcUrl} is not an http(s) URL`)
+      if (c.wsUrl !== undefined && !isUrl(c.wsUrl, ["ws:", "wss:"]))
+        return yield* invalid(`chains[${i}].wsUrl: ${c.wsUrl} is not a ws(s) URL`)
+    }
+    return chains
+  })
+
+/** Whether `text` is a URL of one of `protocols`. */
+const isUrl = (text: string, protocols: ReadonlyArray<string>) =>
+  URL.canParse(text) && protocols.includes(new URL(text).protocol)
+
 /** An operator-configured http(s) URL, or the reason it is not one. */
 const httpUrl = (name: string, text: string): string | CommandFailed =>
-  URL.canParse(text) && ["http:", "https:"].includes(new URL(text).protocol)
+  isUrl(text, ["http:", "https:"])
     ? text
     : new CommandFailed({ message: `invalid ${name}: ${text} is not an http(s) URL` })
 
@@ -110,8 +169,9 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
  * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
  * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
  * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`).
+ * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
  */
-const loadMonitoringOptions = Effect.gen(function* () {
+const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
   const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
   for (const [name, field] of [
     ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
@@ -125,8 +185,11 @@ const loadMonitoringOptions = Effect.gen(function* () {
   }
   const key = process.env.VIGIL_ETHERSCAN_API_KEY
   if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
-  const rpcUrls = new Map<number, string>()
-  const rpcWsUrls = new Map<number, string>()
+  const chains = chainsFile === undefined ? [] : yield* readChains(chainsFile)
+  const rpcUrls = new Map<number, string>(chains.map((c) => [c.chainId, c.rpcUrl]))
+  const rpcWsUrls = new Map<number, string>(
+    chains.flatMap((c) => (c.wsUrl === undefined ? [] : [[c.chainId, c.wsUrl]]))
+  )
   for (const [name, value] of Object.entries(process.env)) {
     const m = /^VIGIL_RPC_(WS_)?URL_(.*)$/.exec(name)
     if (m === null || value === undefined) continue
@@ -138,7 +201,7 @@ const loadMonitoringOptions = Effect.gen(function* () {
       if (url instanceof CommandFailed) return yield* url
       rpcUrls.set(chainId, url)
     } else {
-      if (!URL.canParse(value) || !["ws:", "wss:"].includes(new URL(value).protocol))
+      if (!isUrl(value, ["ws:", "wss:"]))
         return yield* new CommandFailed({ message: `invalid ${name}: ${value} is not a ws(s) URL` })
       rpcWsUrls.set(chainId, value)
     }
@@ -151,7 +214,7 @@ const loadMonitoringOptions = Effect.gen(function* () {
   const smtpUrl = process.env.VIGIL_SMTP_URL
   let smtp: { url: string; from: string } | undefined
   if (smtpUrl !== undefined && smtpUrl !== "") {
-    if (!URL.canParse(smtpUrl) || !["smtp:", "smtps:"].includes(new URL(smtpUrl).protocol))
+    if (!isUrl(smtpUrl, ["smtp:", "smtps:"]))
       return yield* new CommandFailed({
         message: "invalid VIGIL_SMTP_URL: expected smtp://[user:pass@]host[:port] or smtps://…"
       })
@@ -167,7 +230,11 @@ const loadMonitoringOptions = Effect.gen(function* () {
     batch?: number
     defaultConfirmations?: number
     confirmations: Record<number, number>
-  } = { confirmations: {} }
+  } = {
+    confirmations: Object.fromEntries(
+      chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations]]))
+    )
+  }
   const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
     const n = Number(value)
     return /^[0-9]+$/.test(value) && n >= min && n <= max
@@ -208,7 +275,7 @@ const loadMonitoringOptions = Effect.gen(function* () {
   }
 })
 
-const loadWebhookOptions = Effect.gen(function* () {
+const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
   const config = yield* webhookConfig.pipe(
     Effect.mapError(
       (error) => new CommandFailed({ message: `invalid webhook configuration: ${error.message.replace(/\s+/g, " ")}` })
@@ -225,7 +292,7 @@ const loadWebhookOptions = Effect.gen(function* () {
               message: `cannot read VIGIL_WEBHOOK_CA_FILE ${caFile}: ${Predicate.isError(cause) ? cause.message : String(cause)}`
             })
         })
-  const monitoring = yield* loadMonitoringOptions
+  const monitoring = yield* loadMonitoringOptions(chainsFile)
   const outbound: Outbound.Options = {
     allowHosts: config.allowHosts,
     ...(ca === undefined ? {} : { ca }),
@@ -253,15 +320,18 @@ const loadHotRoutes = Config.schema(Schema.Literals(["on", "off"]), "VIGIL_HOT_R
 /** Serves until SIGINT or SIGTERM, then closes the listener and the database. */
 export const command = Command.make(
   "serve",
-  { db: databaseFlag, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections },
-  ({ db, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections }) =>
+  { db: databaseFlag, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections, chains: chainsFile },
+  ({ db, host, port, maxBodyBytes, headersTimeout, requestTimeout, maxConnections, chains }) =>
     Effect.gen(function* () {
       if (headersTimeout > requestTimeout) {
         return yield* new CommandFailed({
           message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
         })
       }
-      const [{ outbound, webhooks, follow }, hotRoutes] = yield* Effect.all([loadWebhookOptions, loadHotRoutes])
+      const [{ outbound, webhooks, follow }, hotRoutes] = yield* Effect.all([
+        loadWebhookOptions(Option.getOrUndefined(chains)),
+        loadHotRoutes
+      ])
       return yield* Layer.launch(
         VigilServer.layer({
           host,

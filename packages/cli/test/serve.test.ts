@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { createServer, connect } from "node:net"
 import { request } from "node:http"
+import { Anvil } from "@vigil/testkit"
 import { runVigil, serve, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 describe("vigil serve", () => {
@@ -173,6 +174,118 @@ describe("vigil serve", () => {
       const bad = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0", ...env }, ["serve"])
       assert.strictEqual(bad.code, 1, JSON.stringify(env))
       assert.strictEqual(bad.stderr.trim(), expected)
+    }
+  })
+
+  it("follows the chains of a chains file (node, websocket, confirmations), a variable overriding it; a bad file is refused in one line", async () => {
+    const cwd = tempDir()
+    const write = (name: string, body: unknown) => {
+      writeFileSync(join(cwd, name), typeof body === "string" ? body : JSON.stringify(body))
+      return name
+    }
+    const cases: Array<readonly [unknown, string]> = [
+      ["{", "invalid chains file bad.json: expected a valid JSON string"],
+      [{ chains: [{ chainId: 1 }] }, "invalid chains file bad.json: chains[0].rpcUrl: missing key"],
+      [
+        { chains: [{ chainId: 1, rpcUrl: "http://127.0.0.1:8545", rpc: "x" }] },
+        "invalid chains file bad.json: chains[0].rpc: expected no excess property"
+      ],
+      [
+        { chains: [{ chainId: 1, rpcUrl: "127.0.0.1:8545" }] },
+        "invalid chains file bad.json: chains[0].rpcUrl: 127.0.0.1:8545 is not an http(s) URL"
+      ],
+      [
+        { chains: [{ chainId: 1, rpcUrl: "http://127.0.0.1:8545", wsUrl: "http://127.0.0.1:8545" }] },
+        "invalid chains file bad.json: chains[0].wsUrl: http://127.0.0.1:8545 is not a ws(s) URL"
+      ],
+      [
+        { chains: [{ chainId: 1, rpcUrl: "http://127.0.0.1:8545", confirmations: 1001 }] },
+        "invalid chains file bad.json: chains[0].confirmations: expected a value between 0 and 1000"
+      ],
+      [
+        {
+          chains: [
+            { chainId: 5, rpcUrl: "http://127.0.0.1:8545" },
+            { chainId: 5, rpcUrl: "http://127.0.0.1:8546" }
+          ]
+        },
+        "invalid chains file bad.json: chains[1].chainId: chain 5 is listed twice"
+      ]
+    ]
+    for (const [body, expected] of cases) {
+      const bad = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0" }, [
+        "serve",
+        "--chains",
+        write("bad.json", body)
+      ])
+      assert.strictEqual(bad.code, 1, JSON.stringify(body))
+      assert.strictEqual(bad.stderr.trim(), `vigil: ${expected}`)
+    }
+    const missing = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_CHAINS_FILE: "none.json" }, ["serve"])
+    assert.strictEqual(missing.code, 1)
+    assert.match(missing.stderr.trim(), /^vigil: cannot read the chains file none\.json: ENOENT/)
+
+    const node = await Anvil.start()
+    try {
+      const key = JSON.parse((await runVigil(cwd, {}, ["keys", "create", "--db", "v.db", "--name", "Acme"])).stdout)
+        .key as string
+      const chains = write("chains.json", {
+        chains: [{ chainId: 31337, rpcUrl: node.url, wsUrl: node.url.replace(/^http/, "ws"), confirmations: 1 }]
+      })
+      // The file says one confirmation; the variable says two, and wins.
+      const server = await serve(
+        cwd,
+        { VIGIL_DB: "v.db", VIGIL_CHAINS_FILE: chains, VIGIL_CONFIRMATIONS_31337: "2", VIGIL_FOLLOW_POLL_MS: "50" },
+        []
+      )
+      try {
+        const call = async (method: string, path: string, body?: unknown) =>
+          (await (
+            await fetch(`${server.url}${path}`, {
+              method,
+              headers: { "x-api-key": key, "content-type": "application/json" },
+              ...(body === undefined ? {} : { body: JSON.stringify(body) })
+            })
+          ).json()) as any
+        const transfer = {
+          type: "event",
+          name: "Transfer",
+          inputs: [
+            { name: "from", type: "address", indexed: true },
+            { name: "to", type: "address", indexed: true },
+            { name: "value", type: "uint256", indexed: false }
+          ]
+        }
+        await call("POST", "/v1/contracts", {
+          chainId: 31337,
+          contractAddress: node.accounts[0],
+          label: "Token",
+          ABI: [transfer]
+        })
+        const bot = await call("POST", "/v1/bots", {
+          botName: "b",
+          chainId: 31337,
+          watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] }
+        })
+        assert.isTrue(bot.success, JSON.stringify(bot))
+        await node.mine(5)
+        const head = await node.head()
+        let follow: any
+        for (let i = 0; i < 400; i++) {
+          follow = (await call("GET", "/health")).follow?.[0]
+          if (follow?.heads === "subscribed" && follow.cursor === head - 2) break
+          await new Promise((done) => setTimeout(done, 25))
+        }
+        assert.deepStrictEqual(
+          [follow.chainId, follow.heads, follow.cursor, follow.lag],
+          [31337, "subscribed", head - 2, 2]
+        )
+      } finally {
+        server.child.kill("SIGTERM")
+        await server.exited
+      }
+    } finally {
+      await node.stop()
     }
   })
 })
