@@ -533,6 +533,19 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       })
     )
   )
+  .add(
+    HttpApiEndpoint.post("redeliver", "/v1/notifications/:channelId/redeliver", {
+      params: { channelId: Schema.String },
+      success: S.ChannelRedelivered.pipe(HttpApiSchema.status(202)),
+      error: [S.ChannelNotFound, S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Send the channel's dead letters again",
+        description:
+          "Alerts, retractions and test messages the receiver refused through every retry are queued again, each with its first delivery id (receivers that deduplicate drop what they already had) and the full retry schedule: how an operator recovers the alerts of a receiver outage. 400 for a channel disabled by a 410 Gone."
+      })
+    )
+  )
   .middleware(ApiKeyAuth)
   .annotateMerge(
     OpenApi.annotations({

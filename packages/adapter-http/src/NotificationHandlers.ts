@@ -55,6 +55,19 @@ export const layer: Layer.Layer<
           })
         }).pipe(answer)
       )
+      .handle("redeliver", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const requeued = yield* notifications.redeliver(client.id, params.channelId)
+          return Responses.json(202, {
+            success: true,
+            channelId: params.channelId,
+            requeued,
+            message: requeued === 0 ? "nothing was dead-lettered" : `${requeued} message(s) queued again`,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
       .handle("test", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient

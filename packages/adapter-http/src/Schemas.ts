@@ -636,6 +636,15 @@ export const ChannelList = Schema.Struct({
 /** `DELETE /v1/notifications/:channelId`. */
 export const ChannelDeleted = ContractDeleted.annotate({ identifier: "ChannelDeleted" })
 
+/** `POST /v1/notifications/:channelId/redeliver` (202): the channel's dead letters are queued again. */
+export const ChannelRedelivered = Schema.Struct({
+  success: Schema.Literal(true),
+  channelId: Schema.String,
+  requeued: Schema.Int.annotate({ description: "Dead-lettered messages queued again (0 when there were none)" }),
+  message: Schema.String,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ChannelRedelivered" })
+
 /** `POST /v1/notifications/:channelId/test` (202): the test message is queued. */
 export const ChannelTestQueued = Schema.Struct({
   success: Schema.Literal(true),

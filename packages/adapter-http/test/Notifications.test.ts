@@ -269,7 +269,7 @@ describe("/v1/notifications", () => {
   )
 
   it.live(
-    "a receiver that keeps failing: retried, then dead-lettered, and the channel says why",
+    "a receiver that keeps failing: retried, then dead-lettered, and the channel says why; redelivered once it is back",
     () =>
       serving(
         (r) =>
@@ -290,8 +290,31 @@ describe("/v1/notifications", () => {
             assert.deepStrictEqual([channel.deliveries.delivered, channel.deliveries.pending], [0, 0])
             assert.match(channel.deliveries.lastError, /^HTTP 503 \(after 2 attempts\)$/)
             assert.strictEqual((yield* call("POST", "/v1/notifications/nc_0_missing/test", { headers })).status, 404)
+
+            // The receiver is back (it answers 503 to its first two requests only): the dead letter is sent again.
+            const again = yield* call("POST", `/v1/notifications/${id}/redeliver`, { headers })
+            assert.strictEqual(again.status, 202, again.text)
+            assert.deepStrictEqual(
+              [again.json.channelId, again.json.requeued, again.json.message],
+              [id, 1, "1 message(s) queued again"]
+            )
+            const healed = yield* until(
+              Effect.map(call("GET", `/v1/notifications/${id}`, { headers }), (a) => a.json.channel),
+              (c) => c.deliveries.delivered === 1
+            )
+            assert.deepStrictEqual([healed.deliveries.failed, healed.deliveries.pending], [0, 0])
+            assert.strictEqual(r.received.length, 3)
+            assert.strictEqual(r.received[2]!.body, r.received[0]!.body, "the same message")
+            const none = yield* call("POST", `/v1/notifications/${id}/redeliver`, { headers })
+            assert.deepStrictEqual([none.status, none.json.requeued], [202, 0])
+            const other = yield* issue({ name: "Other" })
+            assert.strictEqual(
+              (yield* call("POST", `/v1/notifications/${id}/redeliver`, { headers: { "x-api-key": other } })).status,
+              404,
+              "another key's channel"
+            )
           }),
-        () => 503
+        (n) => (n < 2 ? 503 : 200)
       ),
     30_000
   )

@@ -62,6 +62,19 @@ const make = Effect.sync(() => {
         }
         return out
       }),
+    redeliver: (keyId, id, now, scope = "webhooks") =>
+      Effect.sync(() => {
+        const w = webhooks.get(id)
+        if (w === undefined || w.keyId !== keyId || WebhookStore.scopeOf(w) !== scope) return undefined
+        if (w.disabledAt !== undefined) return 0
+        let requeued = 0
+        for (const [k, d] of deliveries)
+          if (d.webhookId === id && d.status === "dead") {
+            deliveries.set(k, { ...d, status: "pending", attempts: 0, nextAttemptAt: now })
+            requeued++
+          }
+        return requeued
+      }),
     settle: (id, s) =>
       Effect.sync(() => {
         const d = deliveries.get(id)

@@ -124,6 +124,12 @@ const make = Effect.gen(function* () {
     ),
     dead: db.prepare<[string, string]>("UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE id = ?"),
     disable: db.prepare<[string, string]>("UPDATE webhooks SET disabled_at = ? WHERE id = ?"),
+    owned: db.prepare<[string, string, number], { disabled_at: string | null }>(
+      "SELECT disabled_at FROM webhooks WHERE key_id = ? AND id = ? AND (channel IS NOT NULL) = ?"
+    ),
+    requeue: db.prepare<[number, string]>(
+      "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE webhook_id = ? AND status = 'dead'"
+    ),
     deadAll: db.prepare<[string, string]>(
       "UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE webhook_id = ? AND status = 'pending'"
     ),
@@ -226,6 +232,12 @@ const make = Effect.gen(function* () {
             }
           })
       ),
+    redeliver: (keyId, id, now, scope) =>
+      database.transaction("WebhookStore.redeliver", () => {
+        const owned = s.owned.get(keyId, id, scoped(scope))
+        if (owned === undefined) return undefined
+        return owned.disabled_at === null ? s.requeue.run(now, id).changes : 0
+      }),
     settle: (id, settlement) => settle({ id, settlement }),
     deliveriesOf: (ids) =>
       database.use("WebhookStore.deliveriesOf", () => s.byCorrelation.all(JSON.stringify(ids)).map(toDelivery)),

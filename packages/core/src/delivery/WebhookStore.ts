@@ -120,6 +120,17 @@ export class WebhookStore extends Context.Service<
       leaseUntil: number,
       inFlight?: Readonly<Record<string, number>>
     ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError.StoreError>
+    /**
+     * Puts the dead-lettered deliveries of the key's destination of that scope (default: webhooks) back in the
+     * queue, due at `now` with their attempts counted afresh; how many, or `undefined` when the key has no such
+     * destination. A disabled destination (410 Gone) is left as it is: nothing is sent to it.
+     */
+    readonly redeliver: (
+      keyId: string,
+      id: string,
+      now: number,
+      scope?: Scope
+    ) => Effect.Effect<number | undefined, StoreError.StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
     /** The deliveries of these events (by `correlationId`), in queueing order. */

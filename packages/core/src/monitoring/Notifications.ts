@@ -163,6 +163,14 @@ export class Notifications extends Context.Service<
       id: string
     ) => Effect.Effect<string, ChannelNotFound | InvalidChannel | StoreError.StoreError>
     /**
+     * Sends again what the channel dead-lettered (alerts, retractions and tests its receiver refused through every
+     * retry), each with its first id and the full retry schedule; answers how many.
+     */
+    readonly redeliver: (
+      keyId: string,
+      id: string
+    ) => Effect.Effect<number, ChannelNotFound | InvalidChannel | StoreError.StoreError>
+    /**
      * Queues one message of `alert` per channel of `channelIds` that the key has and that is not disabled, all in
      * one step; answers how many were queued.
      */
@@ -339,6 +347,19 @@ export class Notifications extends Context.Service<
             const { ids } = yield* queue(keyId, [found.webhook], Messages.sample(`test_${now}_${randomSuffix(9)}`))
             if (ids.length === 0) return yield* new ChannelNotFound({ id })
             return ids[0]!
+          }),
+          redeliver: Effect.fn("Notifications.redeliver")(function* (keyId, id) {
+            const found = yield* channelOf(keyId, id)
+            if (found === undefined) return yield* new ChannelNotFound({ id })
+            if (found.webhook.disabledAt !== undefined)
+              return yield* invalid(
+                "channelId",
+                `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); nothing is sent to it`
+              )
+            const requeued = yield* store.redeliver(keyId, id, yield* Clock.currentTimeMillis, "channels")
+            if (requeued === undefined) return yield* new ChannelNotFound({ id })
+            if (requeued > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+            return requeued
           }),
           notify: Effect.fn("Notifications.notify")(function* (keyId, channelIds, alert) {
             const wanted = new Set(channelIds)

@@ -152,6 +152,47 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         })
       }))
 
+    test("redelivers the owner's dead letters afresh, due now; not another key's, nor a disabled webhook's", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.register(hook("w2"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
+        yield* store.claim(0, 10, 10, 100)
+        yield* store.settle("d1", { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        yield* store.settle("d2", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* store.settle("d3", { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        assert.strictEqual(yield* store.redeliver("key-b", "w1", 7_000), undefined, "another key's")
+        assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000, "channels"), undefined, "another scope")
+        assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000), 2)
+        assert.deepStrictEqual(
+          (yield* store.stats("key-a")).map((x) => [x.id, x.pending, x.failed]),
+          [
+            ["w1", 2, 0],
+            ["w2", 0, 0]
+          ]
+        )
+        assert.lengthOf(yield* store.claim(6_999, 10, 10, 8_000), 0, "due at the time given")
+        assert.deepStrictEqual(
+          (yield* store.claim(7_000, 10, 10, 8_000)).map((c) => [c.delivery.id, c.delivery.attempts]),
+          [
+            ["d1", 1],
+            ["d3", 1]
+          ]
+        )
+        assert.strictEqual(yield* store.redeliver("key-a", "w1", 9_000), 0, "nothing dead any more")
+        yield* store.enqueue([delivery("d4", "w2", "key-a", 9_000)])
+        yield* store.claim(9_000, 10, 10, 10_000)
+        yield* store.settle("d4", { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        assert.strictEqual(yield* store.redeliver("key-a", "w2", 9_000), 0, "a disabled webhook gets nothing")
+        assert.deepStrictEqual(
+          (yield* store.stats("key-a")).map((x) => [x.id, x.failed]),
+          [
+            ["w1", 0],
+            ["w2", 1]
+          ]
+        )
+      }))
+
     test("a 410 disables the webhook and dead-letters what it still had pending", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
