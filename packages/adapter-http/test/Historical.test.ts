@@ -45,6 +45,27 @@ const server = () =>
     outbound: { rpcUrls: new Map([[31337, node.url]]), abiSources: { sourcifyUrl: "", etherscanUrl: "" } }
   })
 
+/** A key with the token registered and a bot on it watching its transfers (`active` as given): its headers and id. */
+const tokenBot = (active = true) =>
+  Effect.gen(function* () {
+    const headers = { "x-api-key": yield* issue({ name: "Acme" }) }
+    yield* call("POST", "/v1/contracts", {
+      headers,
+      json: { chainId: 31337, contractAddress: addresses.Token, label: "Token", ABI: fixtures.Token.abi }
+    })
+    const created = yield* call("POST", "/v1/bots", {
+      headers,
+      json: {
+        botName: "b",
+        chainId: 31337,
+        active,
+        watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] }
+      }
+    })
+    assert.strictEqual(created.status, 201, created.text)
+    return { headers, botId: created.json.bot.id as string }
+  })
+
 /** Registers the contracts and a bot with `expressions`, submits every block, runs the query: the matches by name. */
 const analyse = (expressions: ReadonlyArray<string>, options: Record<string, unknown> = {}, rawLiteralDefs?: string) =>
   Effect.gen(function* () {
@@ -165,17 +186,7 @@ describe("historical analysis over HTTP on a real node", () => {
     "submissions are idempotent, report a block the node does not have, and the query needs blocks first",
     () =>
       Effect.gen(function* () {
-        const key = yield* issue({ name: "Acme" })
-        const headers = { "x-api-key": key }
-        yield* call("POST", "/v1/contracts", {
-          headers,
-          json: { chainId: 31337, contractAddress: addresses.Token, label: "Token", ABI: fixtures.Token.abi }
-        })
-        const created = yield* call("POST", "/v1/bots", {
-          headers,
-          json: { botName: "b", chainId: 31337, watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] } }
-        })
-        const botId = created.json.bot.id as string
+        const { headers, botId } = yield* tokenBot()
         const early = yield* call("POST", `/v1/bots/${botId}/execute-historical-query`, {
           headers,
           json: { chainId: 31337 }
@@ -272,23 +283,8 @@ describe("historical analysis over HTTP on a real node", () => {
         }),
         (relay) =>
           Effect.gen(function* () {
-            const key = yield* issue({ name: "Acme" })
-            const headers = { "x-api-key": key }
-            yield* call("POST", "/v1/contracts", {
-              headers,
-              json: { chainId: 31337, contractAddress: addresses.Token, label: "Token", ABI: fixtures.Token.abi }
-            })
-            const created = yield* call("POST", "/v1/bots", {
-              headers,
-              json: {
-                botName: "b",
-                chainId: 31337,
-                // Not followed live: every request through the relay is the submission's.
-                active: false,
-                watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] }
-              }
-            })
-            const botId = created.json.bot.id as string
+            // Not followed live: every request through the relay is the submission's.
+            const { headers, botId } = yield* tokenBot(false)
             const progress = call("GET", `/v1/bots/${botId}/historical-blocks`, { headers })
             // 150 blocks: a first step of 100, let through, then one held.
             const submission = yield* Effect.forkChild(

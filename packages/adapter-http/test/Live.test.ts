@@ -123,12 +123,14 @@ const until = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean) =
     Effect.orDie
   )
 
+/** The followers' states. */
+const followers = Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status)
+
+/** Waits until the followers' states satisfy `done`. */
+const followed = (done: (states: ReadonlyArray<Follower.ChainState>) => boolean) => until(followers, done)
+
 /** Waits until the follower of chain 31337 has processed block `n`. */
-const processed = (n: number) =>
-  until(
-    Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-    (states) => (states.find((s) => s.chainId === 31337)?.cursor ?? -1) >= n
-  )
+const processed = (n: number) => followed((states) => (states.find((s) => s.chainId === 31337)?.cursor ?? -1) >= n)
 
 /** The alert and retraction messages the receiver got, as [kind, alert id]. */
 const messages = (r: Receiver.Receiver) =>
@@ -256,9 +258,8 @@ describe("live monitoring on a real node", () => {
             const { bot } = yield* setUp(token, receiver)
             yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
             const head = yield* Effect.promise(() => node.head())
-            const state = yield* until(
-              Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-              (states) => states.some((s) => s.heads === "subscribed" && (s.cursor ?? -1) >= head)
+            const state = yield* followed((states) =>
+              states.some((s) => s.heads === "subscribed" && (s.cursor ?? -1) >= head)
             )
             assert.deepStrictEqual(
               state.map((s) => [s.chainId, s.heads, s.headsError]),
@@ -291,10 +292,7 @@ describe("live monitoring on a real node", () => {
           Effect.gen(function* () {
             const { bot } = yield* setUp(token, receiver)
             yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
-            const state = yield* until(
-              Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-              (states) => states.some((s) => s.headsError !== undefined)
-            )
+            const state = yield* followed((states) => states.some((s) => s.headsError !== undefined))
             assert.strictEqual(state[0]!.heads, "polling")
             assert.match(state[0]!.headsError!, /^the websocket failed: /)
             const health = yield* call("GET", "/health")
@@ -364,10 +362,7 @@ describe("live monitoring on a real node", () => {
           yield* Effect.promise(() => node.mine(5))
           yield* processed(yield* Effect.promise(() => node.head()))
           const far = yield* bot("far", [rule], { topLevelTxBlockRange: 10 })
-          yield* until(
-            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-            (states) => states[0]?.bots === 2
-          )
+          yield* followed((states) => states[0]?.bots === 2)
           const transfer = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 5000n]))
           assert.strictEqual(transfer.block - approve.block, 6)
           yield* processed(transfer.block)
@@ -404,10 +399,7 @@ describe("live monitoring on a real node", () => {
           assert.isTrue(yield* Effect.promise(() => node.rpc<boolean>("evm_revert", [snapshot])))
           const kept = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
           yield* Effect.promise(() => node.mine(1))
-          const waiting = yield* until(
-            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-            (states) => states[0]?.state === "backing off"
-          )
+          const waiting = yield* followed((states) => states[0]?.state === "backing off")
           assert.match(waiting[0]!.lastError!, /without block \d+ .*waiting for it rather than retracting/)
           assert.strictEqual(receiver.received.length, 2, "nothing retracted on the replica's word")
           proxy.lacks = undefined
@@ -444,15 +436,11 @@ describe("live monitoring on a real node", () => {
           yield* processed(approve.block)
           // A failed step drops the window; the next one reads it again, from a replica without the approval's block.
           proxy.failing = true
-          yield* until(
-            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
-            (states) => states[0]?.state === "backing off"
-          )
+          yield* followed((states) => states[0]?.state === "backing off")
           proxy.lacks = (n, read) => read === "block" && n === approve.block
           proxy.failing = false
           const transfer = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
-          const waiting = yield* until(
-            Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status),
+          const waiting = yield* followed(
             (states) => states[0]?.lastError?.includes("in the window kept before the cursor") === true
           )
           assert.strictEqual(waiting[0]!.cursor, approve.block, "the transfer's block waits for the window")
@@ -522,9 +510,7 @@ describe("live monitoring on a real node", () => {
               ),
               [second![1]]
             )
-            const state = (yield* Effect.flatMap(Effect.service(Follower.Follower), (f) => f.status)).find(
-              (x) => x.chainId === 31337
-            )!
+            const state = (yield* followers).find((x) => x.chainId === 31337)!
             assert.deepStrictEqual([state.reorganisations, state.retractions], [1, 1])
             const metrics = (yield* call("GET", "/metrics")).text
             const scrape = (yield* call("GET", "/metrics")).text

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import { createServer, connect } from "node:net"
 import { request } from "node:http"
-import { Anvil } from "@vigil/testkit"
+import { Anvil, Solidity } from "@vigil/testkit"
 import { runVigil, serve, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 describe("vigil serve", () => {
@@ -247,20 +247,11 @@ describe("vigil serve", () => {
               ...(body === undefined ? {} : { body: JSON.stringify(body) })
             })
           ).json()) as any
-        const transfer = {
-          type: "event",
-          name: "Transfer",
-          inputs: [
-            { name: "from", type: "address", indexed: true },
-            { name: "to", type: "address", indexed: true },
-            { name: "value", type: "uint256", indexed: false }
-          ]
-        }
         await call("POST", "/v1/contracts", {
           chainId: 31337,
           contractAddress: node.accounts[0],
           label: "Token",
-          ABI: [transfer]
+          ABI: Solidity.fixtures().Token.abi
         })
         const bot = await call("POST", "/v1/bots", {
           botName: "b",
