@@ -320,6 +320,39 @@ describe("/v1/notifications", () => {
   )
 
   it.live(
+    "a receiver that answers 410 Gone disables its channel: no test message, no redelivery",
+    () =>
+      serving(
+        (r) =>
+          Effect.gen(function* () {
+            const headers = { "x-api-key": yield* issue({ name: "Acme" }) }
+            const created = yield* call("POST", "/v1/notifications", {
+              headers,
+              json: { type: "slack", name: "gone", url: r.url("/gone") }
+            })
+            const id = created.json.channel.id
+            assert.strictEqual((yield* call("POST", `/v1/notifications/${id}/test`, { headers })).status, 202)
+            const channel = yield* until(
+              Effect.map(call("GET", `/v1/notifications/${id}`, { headers }), (a) => a.json.channel),
+              (c) => c.disabled === true
+            )
+            assert.strictEqual(channel.deliveries.failed, 1)
+            for (const action of ["test", "redeliver"]) {
+              const refused = yield* call("POST", `/v1/notifications/${id}/${action}`, { headers })
+              assert.strictEqual(refused.status, 400, action)
+              assert.match(
+                refused.json.message,
+                /disabled since .* \(its receiver answered 410 Gone\); nothing is sent to it/
+              )
+            }
+            assert.strictEqual(r.received.length, 1)
+          }),
+        () => 410
+      ),
+    30_000
+  )
+
+  it.live(
     "bots name channels of their own key; a channel a bot sends to is not deleted from under it",
     () =>
       serving((r) =>

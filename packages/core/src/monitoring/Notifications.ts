@@ -280,6 +280,18 @@ export class Notifications extends Context.Service<
             })
           )
 
+        /** The key's channel, refused when unknown or when its receiver disabled it (410 Gone). */
+        const enabledChannel = Effect.fnUntraced(function* (keyId: string, id: string) {
+          const found = yield* channelOf(keyId, id)
+          if (found === undefined) return yield* new ChannelNotFound({ id })
+          if (found.webhook.disabledAt !== undefined)
+            return yield* invalid(
+              "channelId",
+              `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); nothing is sent to it: create the channel again`
+            )
+          return found.webhook
+        })
+
         const queue = Effect.fnUntraced(function* (
           keyId: string,
           targets: ReadonlyArray<WebhookStore.Webhook>,
@@ -336,26 +348,14 @@ export class Notifications extends Context.Service<
             if (!(yield* store.remove(keyId, id, "channels"))) return yield* new ChannelNotFound({ id })
           }),
           test: Effect.fn("Notifications.test")(function* (keyId, id) {
-            const found = yield* channelOf(keyId, id)
-            if (found === undefined) return yield* new ChannelNotFound({ id })
-            if (found.webhook.disabledAt !== undefined)
-              return yield* invalid(
-                "channelId",
-                `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); create the channel again`
-              )
+            const channel = yield* enabledChannel(keyId, id)
             const now = yield* Clock.currentTimeMillis
-            const { ids } = yield* queue(keyId, [found.webhook], Messages.sample(`test_${now}_${randomSuffix(9)}`))
+            const { ids } = yield* queue(keyId, [channel], Messages.sample(`test_${now}_${randomSuffix(9)}`))
             if (ids.length === 0) return yield* new ChannelNotFound({ id })
             return ids[0]!
           }),
           redeliver: Effect.fn("Notifications.redeliver")(function* (keyId, id) {
-            const found = yield* channelOf(keyId, id)
-            if (found === undefined) return yield* new ChannelNotFound({ id })
-            if (found.webhook.disabledAt !== undefined)
-              return yield* invalid(
-                "channelId",
-                `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); nothing is sent to it`
-              )
+            yield* enabledChannel(keyId, id)
             const requeued = yield* store.redeliver(keyId, id, yield* Clock.currentTimeMillis, "channels")
             if (requeued === undefined) return yield* new ChannelNotFound({ id })
             if (requeued > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
