@@ -6,6 +6,8 @@ import { createQuota } from "../src/quota-facade.ts"
 import { createVigil } from "../src/create-vigil.ts"
 import { makeHostServer, makeVigilHandler } from "../src/web-handler.ts"
 import { verifyWebhook } from "../src/verify-webhook.ts"
+import { backtest } from "../src/backtest-rules.ts"
+import { Anvil, Solidity } from "@vigil/testkit"
 import { WebhookSigning } from "@vigil/core"
 
 const dir = mkdtempSync(join(tmpdir(), "vigil-examples-"))
@@ -170,4 +172,55 @@ describe("createVigil facade", () => {
     assert.isFalse(verifyWebhook(WebhookSigning.newSecret(), headers, body, now))
     assert.isFalse(verifyWebhook(secret, { ...headers, "webhook-id": "msg_2" }, body, now))
   })
+
+  it("backtests watch rules in process over a node's blocks: what a bot would alert on, and a rule that does not check", async () => {
+    const node = await Anvil.start()
+    try {
+      const token = Solidity.fixtures().Token
+      const deployed = await node.deploy(token, [10n ** 30n])
+      const contracts = [{ label: "Token", address: deployed.address, abi: token.abi }]
+      const bob = node.accounts[1]!
+      const t = { abi: token.abi, address: deployed.address }
+      const big = await node.send(t, "transfer", [bob, 5_000n])
+      await node.send(t, "transfer", [bob, 500n])
+      const approve = await node.send(t, "approve", [bob, 1n])
+      const after = await node.send(t, "transfer", [bob, 7_000n])
+      const matches = await backtest({
+        rpcUrl: node.url,
+        chainId: 31337,
+        contracts,
+        expressions: [
+          "system.uintCompare(tx1.Token.E.Transfer.value, >, 1000) && system.addressCompare(tx1.Token.E.Transfer.from, ==, tx1.from)",
+          "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"
+        ],
+        from: deployed.block + 1,
+        to: await node.head(),
+        blockRange: 3
+      })
+      assert.deepStrictEqual(
+        matches.map((m) => [m.rule, m.transactions]),
+        [
+          [0, { tx1: big.hash }],
+          [0, { tx1: after.hash }],
+          [1, { tx1: approve.hash, tx2: after.hash }]
+        ]
+      )
+      assert.strictEqual(
+        (matches[0]!.evidence.occurrences["tx1.Token.E.Transfer"]?.args as { value?: unknown }).value,
+        "5000"
+      )
+      await expect(
+        backtest({
+          rpcUrl: node.url,
+          chainId: 31337,
+          contracts,
+          expressions: ["system.emitted(tx1.Token.E.Transfers)"],
+          from: 0,
+          to: 0
+        })
+      ).rejects.toThrow(/^expression 1, offset \d+: .*Transfers/)
+    } finally {
+      await node.stop()
+    }
+  }, 60_000)
 })
