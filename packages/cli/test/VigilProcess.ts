@@ -23,6 +23,18 @@ export interface Running {
   readonly exited: Promise<number | null>
 }
 
+/** A JSON request to the server at `url()` with the API key `key`: its status and parsed body. */
+export const caller =
+  (url: () => string, key: string) =>
+  async (method: string, path: string, body?: unknown): Promise<{ readonly status: number; readonly json: any }> => {
+    const response = await fetch(`${url()}${path}`, {
+      method,
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, json: await response.json() }
+  }
+
 /** Starts `vigil serve` in `cwd` and resolves once it logs where it listens (or rejects if it exits first). */
 export const serve = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Promise<Running> => {
   const child = spawn(process.execPath, [bin, "serve", ...args], {

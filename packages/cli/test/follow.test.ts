@@ -5,7 +5,7 @@
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { runVigil, serve, tempDir, type Running } from "./VigilProcess.ts"
+import { caller, runVigil, serve, tempDir, type Running } from "./VigilProcess.ts"
 
 let certs: Receiver.Certificates
 beforeAll(() => {
@@ -60,14 +60,7 @@ describe("live monitoring across crashes", () => {
         VIGIL_WEBHOOK_BACKOFF_MS: "100"
       }
       let server: Running = await serve(cwd, env)
-      const call = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`${server.url}${path}`, {
-          method,
-          headers: { "x-api-key": key, "content-type": "application/json" },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) })
-        })
-        return { status: response.status, json: (await response.json()) as any }
-      }
+      const call = caller(() => server.url, key)
       /** Resolves once the follower has processed block `n` (read from /health). */
       const processed = async (n: number) => {
         for (let i = 0; i < 600; i++) {

@@ -5,7 +5,7 @@ import { assert, describe, it } from "vitest"
 import { createServer, connect } from "node:net"
 import { request } from "node:http"
 import { Anvil, Solidity } from "@vigil/testkit"
-import { runVigil, serve, spawnVigil, tempDir } from "./VigilProcess.ts"
+import { caller, runVigil, serve, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 describe("vigil serve", () => {
   it("serves /health on the embedded default database and creates ./.vigil/vigil.db", async () => {
@@ -239,14 +239,7 @@ describe("vigil serve", () => {
         []
       )
       try {
-        const call = async (method: string, path: string, body?: unknown) =>
-          (await (
-            await fetch(`${server.url}${path}`, {
-              method,
-              headers: { "x-api-key": key, "content-type": "application/json" },
-              ...(body === undefined ? {} : { body: JSON.stringify(body) })
-            })
-          ).json()) as any
+        const call = caller(() => server.url, key)
         await call("POST", "/v1/contracts", {
           chainId: 31337,
           contractAddress: node.accounts[0],
@@ -258,12 +251,12 @@ describe("vigil serve", () => {
           chainId: 31337,
           watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] }
         })
-        assert.isTrue(bot.success, JSON.stringify(bot))
+        assert.strictEqual(bot.status, 201, JSON.stringify(bot.json))
         await node.mine(5)
         const head = await node.head()
         let follow: any
         for (let i = 0; i < 400; i++) {
-          follow = (await call("GET", "/health")).follow?.[0]
+          follow = (await call("GET", "/health")).json.follow?.[0]
           if (follow?.heads === "subscribed" && follow.cursor === head - 2) break
           await new Promise((done) => setTimeout(done, 25))
         }
