@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics of the server: requests by route and status, a latency histogram, quota rejections, cache
- * use, and per followed chain its head lag, blocks processed, alerts, retractions and reorganisations.
+ * use, and per followed chain its head lag, blocks processed, alerts, retractions and reorganisations, and whether
+ * it backs off or is subscribed to the node's new heads.
  */
 import { Follower, ResultCache, Version } from "@vigil/core"
 import { Context, Effect, Layer, Metric } from "effect"
@@ -92,6 +93,10 @@ export class HttpMetrics extends Context.Service<
             description: "1 while the chain's follower backs off after a failure of the node.",
             attributes: { chain }
           }).updateUnsafe(c.state === "backing off" ? 1 : 0, context)
+          Metric.gauge("vigil_follow_heads_subscribed", {
+            description: "1 while the chain's node announces new heads to the follower over its websocket.",
+            attributes: { chain }
+          }).updateUnsafe(c.heads === "subscribed" ? 1 : 0, context)
         }
       })
 

@@ -270,6 +270,7 @@ describe("live monitoring on a real node", () => {
               health.json.follow.map((c: { heads: string }) => c.heads),
               ["subscribed"]
             )
+            assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_heads_subscribed{chain="31337"} 1')
             // The next poll is ten minutes away: only the announcement of the new block can start the step.
             const bob = node.accounts[1]!
             const big = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
@@ -297,6 +298,7 @@ describe("live monitoring on a real node", () => {
             assert.match(state[0]!.headsError!, /^the websocket failed: /)
             const health = yield* call("GET", "/health")
             assert.match(health.json.follow[0].headsError, /^the websocket failed: /)
+            assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_heads_subscribed{chain="31337"} 0')
             yield* processed(yield* Effect.promise(() => node.head()))
             const big = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 5000n]))
             yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
