@@ -8,6 +8,8 @@
  * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (through
  * Effect's socket on the `ws` client that `@effect/platform-node` ships, since Node 20 has no WebSocket).
  */
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { NodeSocket } from "@effect/platform-node"
 import { ChainData, type ChainFacts } from "@vigil/core"
 import { Effect, Layer, Schedule, Schema, Stream } from "effect"
@@ -64,6 +66,40 @@ const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
+/** Connections to nodes are kept open between requests (a follower asks every poll interval). */
+const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
+
+/** POSTs `body` as JSON to `url`; resolves with the response once its headers arrive. */
+const postJson = (url: string, body: string, signal: AbortSignal) =>
+  new Promise<IncomingMessage>((resolve, reject) => {
+    const target = new URL(url)
+    const https = target.protocol === "https:"
+    const req = (https ? httpsRequest : httpRequest)(
+      target,
+      {
+        method: "POST",
+        agent: https ? agents.https : agents.http,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        signal
+      },
+      resolve
+    )
+    req.on("error", reject)
+    req.end(body)
+  })
+
+/** The whole body of a response, as text; rejects with the deadline's reason when it passes first. */
+const textOf = (response: IncomingMessage, deadline: AbortSignal) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    response.on("data", (c: Buffer) => chunks.push(c))
+    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    response.on("error", (e) => reject(deadline.aborted ? deadline.reason : e))
+    response.on("close", () => {
+      if (!response.complete) reject(deadline.aborted ? deadline.reason : new Error("the connection closed"))
+    })
+  })
+
 /** The JSON-RPC chain reader. */
 export const make = (options: Options): ChainData.ChainData["Service"] => {
   const timeoutMillis = options.timeoutMillis ?? 30_000
@@ -103,29 +139,27 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         new ChainDataError({ reason, chainId, operation, message })
       const ids = calls.map(() => nextId++)
       const body = encodeJson(calls.map((c, i) => ({ jsonrpc: "2.0", id: ids[i], ...c })))
+      const deadline = AbortSignal.timeout(timeoutMillis)
       const response = yield* Effect.tryPromise({
-        try: (signal) =>
-          fetch(url, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body,
-            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMillis)])
-          }),
+        try: (signal) => postJson(url, body, AbortSignal.any([signal, deadline])),
         catch: (e) =>
           timedOut(e)
             ? fail("Timeout", `the node did not answer within ${timeoutMillis} ms`)
             : fail("Unavailable", `the node cannot be reached: ${causeOf(e)}`)
       })
-      if (response.status === 429) return yield* fail("RateLimited", "the node answered HTTP 429 (too many requests)")
-      if (response.status >= 500) return yield* fail("Unavailable", `the node answered HTTP ${response.status}`)
+      const status = response.statusCode ?? 0
+      // An answer not read to its end would keep its connection from being used again.
+      if (status === 429 || status >= 500) response.resume()
+      if (status === 429) return yield* fail("RateLimited", "the node answered HTTP 429 (too many requests)")
+      if (status >= 500) return yield* fail("Unavailable", `the node answered HTTP ${status}`)
       const text = yield* Effect.tryPromise({
-        try: () => response.text(),
+        try: () => textOf(response, deadline),
         catch: (e) =>
           timedOut(e)
             ? fail("Timeout", `the node did not finish its answer within ${timeoutMillis} ms`)
             : fail("Unavailable", `the node's answer was cut off: ${causeOf(e)}`)
       })
-      if (response.status !== 200) return yield* fail("Invalid", `the node answered HTTP ${response.status}`)
+      if (status !== 200) return yield* fail("Invalid", `the node answered HTTP ${status}`)
       const parsed = yield* Effect.mapError(decodeJson(text), () => fail("Invalid", "the node's answer is not JSON"))
       // A node may answer a batch with one error object (some refuse batches, or are rate limiting).
       if (isObject(parsed) && isObject(parsed.error)) {

@@ -358,6 +358,30 @@ describe("the JSON-RPC reader", () => {
     }
   })
 
+  it("times out a node that does not answer, and one that stops in the middle of its answer", async () => {
+    for (const [stall, expected] of [
+      ["headers", "the node did not answer within 200 ms"],
+      ["body", "the node did not finish its answer within 200 ms"]
+    ] as const) {
+      const server = createServer((req, res) => {
+        req.resume()
+        if (stall === "body") {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.write('[{"jsonrpc":"2.0",')
+        }
+      })
+      await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+        const error = await Effect.runPromise(Effect.flip(reader(url, { timeoutMillis: 200, retries: 0 }).head(31337)))
+        assert.deepStrictEqual([error.reason, error.message], ["Timeout", expected])
+      } finally {
+        server.closeAllConnections()
+        await new Promise((done) => server.close(done))
+      }
+    }
+  })
+
   it("retries HTTP 429 and 5xx, then answers", async () => {
     const p = await proxy({ failFirst: [429, 503] })
     try {
