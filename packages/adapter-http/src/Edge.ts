@@ -58,17 +58,18 @@ const knownRoutes = new Set([
   "/v1/notifications"
 ])
 
-/** Routes with ids in their paths: the pattern each path is labelled with. */
+/** Routes with ids in their paths: the pattern each path is labelled with (a `:name` segment is any one segment). */
 const patterns: ReadonlyArray<readonly [RegExp, string]> = [
-  [/^\/api\/v2\/webhooks\/[^/]+$/, "/api/v2/webhooks/:webhookId"],
-  [/^\/v1\/contracts\/[^/]+$/, "/v1/contracts/:contractId"],
-  [/^\/v1\/bots\/[^/]+$/, "/v1/bots/:botId"],
-  [/^\/v1\/bots\/[^/]+\/historical-blocks$/, "/v1/bots/:botId/historical-blocks"],
-  [/^\/v1\/bots\/[^/]+\/execute-historical-query$/, "/v1/bots/:botId/execute-historical-query"],
-  [/^\/v1\/bots\/[^/]+\/alerts$/, "/v1/bots/:botId/alerts"],
-  [/^\/v1\/notifications\/[^/]+$/, "/v1/notifications/:channelId"],
-  [/^\/v1\/notifications\/[^/]+\/test$/, "/v1/notifications/:channelId/test"]
-]
+  "/api/v2/webhooks/:webhookId",
+  "/v1/contracts/:contractId",
+  "/v1/bots/:botId",
+  "/v1/bots/:botId/historical-blocks",
+  "/v1/bots/:botId/execute-historical-query",
+  "/v1/bots/:botId/alerts",
+  "/v1/notifications/:channelId",
+  "/v1/notifications/:channelId/test",
+  "/v1/notifications/:channelId/redeliver"
+].map((template) => [new RegExp(`^${template.replace(/:[A-Za-z]+/g, "[^/]+")}$`), template])
 
 /** The metrics label of a path: itself when known, its route pattern when it has an id, else `unmatched`. */
 const routeLabel = (path: string) =>
