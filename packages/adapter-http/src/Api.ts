@@ -448,6 +448,19 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     )
   )
   .add(
+    HttpApiEndpoint.post("redeliverAlert", "/v1/bots/:botId/alerts/:alertId/redeliver", {
+      params: { botId: Schema.String, alertId: Schema.String },
+      success: S.AlertRedelivered.pipe(HttpApiSchema.status(202)),
+      error: [S.BotNotFound, S.AlertNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Send an alert's dead letters again",
+        description:
+          "The alert's notices (and its retraction's) that a channel refused through every retry are queued again, each with its first delivery id (receivers that deduplicate drop what they already had) and the full retry schedule. Channels disabled by a 410 Gone get nothing; the whole channel's dead letters are `POST /v1/notifications/:channelId/redeliver`."
+      })
+    )
+  )
+  .add(
     HttpApiEndpoint.get("list", "/v1/bots", {
       query: S.ContractListQuery,
       success: S.BotList,

@@ -99,6 +99,20 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
           })
         }).pipe(answer)
       )
+      .handle("redeliverAlert", ({ params }) =>
+        Effect.gen(function* () {
+          const client = yield* CurrentClient
+          const requeued = yield* alerts.redeliver(client.id, params.botId, params.alertId)
+          return Responses.json(202, {
+            success: true,
+            botId: params.botId,
+            alertId: params.alertId,
+            requeued,
+            message: requeued === 0 ? "nothing was dead-lettered" : `${requeued} message(s) queued again`,
+            timestamp: yield* Instant.now
+          })
+        }).pipe(answer)
+      )
       .handle("historicalProgress", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient

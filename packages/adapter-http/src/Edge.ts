@@ -66,6 +66,7 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
   "/v1/bots/:botId/historical-blocks",
   "/v1/bots/:botId/execute-historical-query",
   "/v1/bots/:botId/alerts",
+  "/v1/bots/:botId/alerts/:alertId/redeliver",
   "/v1/notifications/:channelId",
   "/v1/notifications/:channelId/test",
   "/v1/notifications/:channelId/redeliver"

@@ -145,6 +145,7 @@ export type DomainError =
   | Notifications.ChannelLimitReached
   | Notifications.ChannelInUse
   | Alerts.InvalidAlertQuery
+  | Alerts.AlertNotFound
 
 /** StoreError → 503. */
 export const fromStoreError = (flavour: Flavour) => (error: StoreError.StoreError) =>
@@ -204,6 +205,8 @@ export const fromDomain =
         })
       case "BotNotFound":
         return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
+      case "AlertNotFound":
+        return new Refused({ flavour, status: 404, message: e.message, details: { botId: e.botId, id: e.id } })
       case "BotConflict":
         return new Refused({ flavour, status: 409, message: e.message, details: { id: e.id } })
       case "InvalidHistoryRequest":

@@ -472,6 +472,12 @@ export const BotNotFound = v2Body("Not Found", 404, "BotNotFound", {
   details: { id: "bot_1764000000000_abcdefghi" }
 })
 
+/** 404: the bot has no alert of that id. */
+export const AlertNotFound = v2Body("Not Found", 404, "AlertNotFound", {
+  message: "bot bot_1764000000000_abcdefghi has no alert al_0123456789abcdef0123456789abcdef",
+  details: { botId: "bot_1764000000000_abcdefghi", id: "al_0123456789abcdef0123456789abcdef" }
+})
+
 /** 409: the bot was changed by another request meanwhile. */
 export const BotConflict = v2Body("Conflict", 409, "BotConflict", {
   message: "bot bot_1764000000000_abcdefghi was changed by another request; read it again and retry",
@@ -710,6 +716,18 @@ export const Alert = Schema.Struct({
     })
   )
 }).annotate({ identifier: "Alert" })
+
+/** `POST /v1/bots/:botId/alerts/:alertId/redeliver` (202): the alert's dead letters are queued again. */
+export const AlertRedelivered = Schema.Struct({
+  success: Schema.Literal(true),
+  botId: Schema.String,
+  alertId: Schema.String,
+  requeued: Schema.Int.annotate({
+    description: "Dead-lettered notices of the alert and of its retraction queued again (0 when there were none)"
+  }),
+  message: Schema.String,
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "AlertRedelivered" })
 
 /** `GET /v1/bots/:botId/alerts`. */
 export const AlertList = Schema.Struct({

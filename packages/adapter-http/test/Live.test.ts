@@ -42,13 +42,18 @@ const live = <A, E>(
     readonly token: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
     readonly receiver: Receiver.Receiver
   }) => Effect.Effect<A, E, any>,
-  options: { readonly pollMillis?: number; readonly confirmations?: number; readonly heads?: "node" | "relay" } = {}
+  options: {
+    readonly pollMillis?: number
+    readonly confirmations?: number
+    readonly heads?: "node" | "relay"
+    readonly receiver?: Receiver.Behaviour
+  } = {}
 ) =>
   Effect.acquireUseRelease(
     Effect.promise(async () => {
       const node = await Anvil.start()
       const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
-      const receiver = await Receiver.start(certs)
+      const receiver = await Receiver.start(certs, options.receiver)
       const proxy: Proxy = { failing: false, lacks: undefined }
       const relay = createServer((req, res) => {
         let body = ""
@@ -245,6 +250,70 @@ describe("live monitoring on a real node", () => {
           const ids = messages(receiver).map(([, id]) => id)
           assert.strictEqual(new Set(ids).size, ids.length, "no alert twice")
         })
+      ),
+    60_000
+  )
+
+  it.live(
+    "an alert its channel refused through every retry is sent again, alone, with its first delivery id",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { headers, bot } = yield* setUp(token, receiver)
+            const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            yield* processed(yield* Effect.promise(() => node.head()))
+            const bob = node.accounts[1]!
+            const first = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5_000n]))
+            yield* processed(first.block)
+            // The receiver refuses the first four requests: the first alert's attempt and its three retries.
+            const refused = yield* until(
+              call("GET", `/v1/bots/${whales}/alerts`, { headers }),
+              (a) => a.json.alerts?.[0]?.notifications?.[0]?.status === "dead"
+            )
+            const alertId = refused.json.alerts[0].id as string
+            assert.strictEqual(receiver.received.length, 4)
+            // A second alert, delivered at once, is not sent again with the first.
+            const second = yield* Effect.promise(() => node.send(token, "transfer", [bob, 6_000n]))
+            yield* processed(second.block)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 5))
+
+            const again = yield* call("POST", `/v1/bots/${whales}/alerts/${alertId}/redeliver`, { headers })
+            assert.strictEqual(again.status, 202, again.text)
+            assert.deepStrictEqual(
+              [again.json.botId, again.json.alertId, again.json.requeued, again.json.message],
+              [whales, alertId, 1, "1 message(s) queued again"]
+            )
+            const healed = yield* until(call("GET", `/v1/bots/${whales}/alerts`, { headers }), (a) =>
+              a.json.alerts.every((x: any) => x.notifications[0].status === "delivered")
+            )
+            assert.strictEqual(healed.json.alerts.length, 2)
+            assert.deepStrictEqual(
+              messages(receiver).map(([kind, , tx]) => [kind, tx]),
+              [...Array(4).fill(["alert", first.hash]), ["alert", second.hash], ["alert", first.hash]]
+            )
+            const [firstTry, , , , , resent] = receiver.received
+            assert.strictEqual(resent!.body, firstTry!.body, "the same message")
+            assert.strictEqual(resent!.headers["webhook-id"], firstTry!.headers["webhook-id"], "the same delivery id")
+
+            const none = yield* call("POST", `/v1/bots/${whales}/alerts/${alertId}/redeliver`, { headers })
+            assert.deepStrictEqual([none.status, none.json.requeued], [202, 0])
+            const unknown = yield* call("POST", `/v1/bots/${whales}/alerts/al_missing/redeliver`, { headers })
+            assert.deepStrictEqual(
+              [unknown.status, unknown.json.error, unknown.json.details],
+              [404, "Not Found", { botId: whales, id: "al_missing" }]
+            )
+            assert.strictEqual(unknown.json.message, `bot ${whales} has no alert al_missing`)
+            const other = { "x-api-key": yield* issue({ name: "Other" }) }
+            const foreign = yield* call("POST", `/v1/bots/${whales}/alerts/${alertId}/redeliver`, { headers: other })
+            assert.strictEqual(foreign.status, 404, "another key's bot")
+            const metrics = yield* call("GET", "/metrics")
+            assert.include(
+              metrics.text,
+              'vigil_http_requests_total{method="POST",route="/v1/bots/:botId/alerts/:alertId/redeliver",status="202"} 2'
+            )
+          }),
+        { receiver: (n) => (n < 4 ? 503 : 200) }
       ),
     60_000
   )

@@ -75,6 +75,11 @@ const make = Effect.gen(function* () {
         cursors.set(chainId, step.ancestor)
         return "advanced" as const
       }),
+    alert: (keyId, botId, id) =>
+      Effect.sync(() => {
+        const a = alerts.get(id)
+        return a !== undefined && a.keyId === keyId && a.botId === botId ? a : undefined
+      }),
     alerts: (keyId, botId, query) =>
       Effect.sync(() => {
         const all = [...alerts.values()].filter((a) => a.keyId === keyId && a.botId === botId).reverse()

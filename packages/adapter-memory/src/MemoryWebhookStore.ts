@@ -75,6 +75,22 @@ const make = Effect.sync(() => {
           }
         return requeued
       }),
+    redeliverEvents: (keyId, correlationIds, now) =>
+      Effect.sync(() => {
+        const events = new Set(correlationIds)
+        let requeued = 0
+        for (const [k, d] of deliveries)
+          if (
+            d.keyId === keyId &&
+            d.status === "dead" &&
+            events.has(d.correlationId) &&
+            webhooks.get(d.webhookId)?.disabledAt === undefined
+          ) {
+            deliveries.set(k, { ...d, status: "pending", attempts: 0, nextAttemptAt: now })
+            requeued++
+          }
+        return requeued
+      }),
     settle: (id, s) =>
       Effect.sync(() => {
         const d = deliveries.get(id)

@@ -86,6 +86,9 @@ const make = Effect.gen(function* () {
     retract: db.prepare<[string, string]>(
       "UPDATE monitor_alerts SET retracted_at = ? WHERE id = ? AND retracted_at IS NULL"
     ),
+    alertById: db.prepare<[string, string, string], AlertRow>(
+      "SELECT * FROM monitor_alerts WHERE key_id = ? AND bot_id = ? AND id = ?"
+    ),
     alerts: db.prepare<[string, string, string | null, string | null, string | null, number], AlertRow>(
       `SELECT * FROM monitor_alerts WHERE key_id = ? AND bot_id = ?
          AND (? IS NULL OR rowid < (SELECT rowid FROM monitor_alerts WHERE id = ?))
@@ -153,6 +156,11 @@ const make = Effect.gen(function* () {
         }
         s.setCursor.run(chainId, step.ancestor.number, step.ancestor.hash, step.ancestor.parentHash)
         return "advanced" as const
+      }),
+    alert: (keyId, botId, id) =>
+      database.use("FollowStore.alert", () => {
+        const row = s.alertById.get(keyId, botId, id)
+        return row === undefined ? undefined : toAlert(row)
       }),
     alerts: (keyId, botId, query) =>
       database.use("FollowStore.alerts", () =>

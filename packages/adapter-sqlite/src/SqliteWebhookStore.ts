@@ -130,6 +130,11 @@ const make = Effect.gen(function* () {
     requeue: db.prepare<[number, string]>(
       "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ? WHERE webhook_id = ? AND status = 'dead'"
     ),
+    requeueEvents: db.prepare<[number, string, string]>(
+      `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?
+       WHERE key_id = ? AND status = 'dead' AND correlation_id IN (SELECT value FROM json_each(?))
+         AND webhook_id IN (SELECT id FROM webhooks WHERE disabled_at IS NULL)`
+    ),
     deadAll: db.prepare<[string, string]>(
       "UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE webhook_id = ? AND status = 'pending'"
     ),
@@ -238,6 +243,11 @@ const make = Effect.gen(function* () {
         if (owned === undefined) return undefined
         return owned.disabled_at === null ? s.requeue.run(now, id).changes : 0
       }),
+    redeliverEvents: (keyId, correlationIds, now) =>
+      database.transaction(
+        "WebhookStore.redeliverEvents",
+        () => s.requeueEvents.run(now, keyId, JSON.stringify(correlationIds)).changes
+      ),
     settle: (id, settlement) => settle({ id, settlement }),
     deliveriesOf: (ids) =>
       database.use("WebhookStore.deliveriesOf", () => s.byCorrelation.all(JSON.stringify(ids)).map(toDelivery)),

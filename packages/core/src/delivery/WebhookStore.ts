@@ -131,6 +131,15 @@ export class WebhookStore extends Context.Service<
       now: number,
       scope?: Scope
     ) => Effect.Effect<number | undefined, StoreError.StoreError>
+    /**
+     * Puts the key's dead-lettered deliveries of these events (by `correlationId`) back in the queue, due at `now`
+     * with their attempts counted afresh; how many. Those to a disabled destination (410 Gone) are left as they are.
+     */
+    readonly redeliverEvents: (
+      keyId: string,
+      correlationIds: ReadonlyArray<string>,
+      now: number
+    ) => Effect.Effect<number, StoreError.StoreError>
     /** Records how an attempt ended (a delivered one also counts on its webhook). */
     readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
     /** The deliveries of these events (by `correlationId`), in queueing order. */

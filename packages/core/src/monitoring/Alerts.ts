@@ -1,6 +1,9 @@
-/** The alerts of a bot as its key sees them: newest first, each with its retraction and its notifications. */
-import { Context, Effect, Layer, Schema } from "effect"
-import { WebhookStore } from "../delivery/index.ts"
+/**
+ * The alerts of a bot as its key sees them: newest first, each with its retraction and its notifications; and an
+ * alert's dead-lettered notifications sent again.
+ */
+import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
+import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
 import type { StoreError } from "../kernel/index.ts"
 import { type BotNotFound, Bots } from "./Bots.ts"
 import { type Alert, FollowStore } from "./FollowStore.ts"
@@ -10,6 +13,16 @@ export class InvalidAlertQuery extends Schema.TaggedError<InvalidAlertQuery>()("
   field: Schema.String,
   message: Schema.String
 }) {}
+
+/** The bot has no alert of that id. */
+export class AlertNotFound extends Schema.TaggedError<AlertNotFound>()("AlertNotFound", {
+  botId: Schema.String,
+  id: Schema.String
+}) {
+  override get message(): string {
+    return `bot ${this.botId} has no alert ${this.id}`
+  }
+}
 
 /** An alert's message to one channel, and where its delivery stands. */
 export interface Notice {
@@ -42,6 +55,15 @@ export class Alerts extends Context.Service<
       { readonly alerts: ReadonlyArray<Listed>; readonly next?: string },
       InvalidAlertQuery | BotNotFound | StoreError.StoreError
     >
+    /**
+     * Queues again the alert's notifications (and its retraction's) that were dead-lettered, each with its first
+     * delivery id, due now; how many. Channels disabled by a 410 Gone get nothing.
+     */
+    readonly redeliver: (
+      keyId: string,
+      botId: string,
+      alertId: string
+    ) => Effect.Effect<number, BotNotFound | AlertNotFound | StoreError.StoreError>
   }
 >()("@vigil/core/Alerts") {
   static readonly layer: Layer.Layer<Alerts, never, Bots | FollowStore | WebhookStore.WebhookStore> = Layer.effect(
@@ -51,7 +73,17 @@ export class Alerts extends Context.Service<
       const bots = yield* Bots
       const store = yield* FollowStore
       const outbox = yield* WebhookStore.WebhookStore
+      const wake = yield* Effect.serviceOption(WebhookDispatcher.Wake)
       return {
+        redeliver: Effect.fn("Alerts.redeliver")(function* (keyId, botId, alertId) {
+          const bot = yield* bots.get(keyId, botId)
+          const alert = yield* store.alert(keyId, bot.id, alertId)
+          if (alert === undefined) return yield* new AlertNotFound({ botId: bot.id, id: alertId })
+          const now = yield* Clock.currentTimeMillis
+          const requeued = yield* outbox.redeliverEvents(keyId, [alert.id, `${alert.id}:retraction`], now)
+          if (requeued > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+          return requeued
+        }),
         list: Effect.fn("Alerts.list")(function* (keyId, botId, query) {
           const bot = yield* bots.get(keyId, botId)
           const limit = query.limit ?? 50

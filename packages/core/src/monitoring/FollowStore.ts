@@ -91,6 +91,12 @@ export class FollowStore extends Context.Service<
         readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
       }
     ) => Effect.Effect<Advance, StoreError.StoreError>
+    /** One of the bot's alerts, by id; undefined when the key's bot has no such alert. */
+    readonly alert: (
+      keyId: string,
+      botId: string,
+      id: string
+    ) => Effect.Effect<Alert | undefined, StoreError.StoreError>
     /**
      * The bot's alerts, newest first: at most `limit`, older than the alert `before` when given, only active
      * (not retracted) or only retracted ones when asked.

@@ -141,6 +141,10 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         )
         assert.deepStrictEqual(yield* store.alerts("key-b", "bot-1", { limit: 10 }), [], "keys apart")
         assert.deepStrictEqual((yield* store.alerts("key-a", "bot-1", { limit: 10 }))[1], alert("al_1", 10))
+        assert.deepStrictEqual(yield* store.alert("key-a", "bot-1", "al_1"), alert("al_1", 10), "one by id")
+        assert.isUndefined(yield* store.alert("key-b", "bot-1", "al_1"), "another key's")
+        assert.isUndefined(yield* store.alert("key-a", "bot-2", "al_1"), "another bot's")
+        assert.isUndefined(yield* store.alert("key-a", "bot-1", "al_9"), "no such alert")
       }))
 
     test("rewinds to an ancestor: orphaned alerts retracted once, with their notices, and the cursor back", (store, outbox) =>

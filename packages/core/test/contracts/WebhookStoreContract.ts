@@ -193,6 +193,41 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
       }))
 
+    test("redelivers the owner's dead letters of some events afresh, due now; none to a disabled webhook", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.register(hook("w2"), 5)
+        yield* store.enqueue([
+          delivery("d1", "w1"),
+          delivery("d2", "w2"),
+          delivery("d3", "w1"),
+          { ...delivery("d4", "w1"), correlationId: "corr-d1" },
+          delivery("d5", "w1")
+        ])
+        yield* store.claim(0, 10, 10, 100)
+        for (const id of ["d1", "d2", "d3", "d4"]) yield* store.settle(id, { _tag: "Dead", error: "HTTP 503" })
+        yield* store.settle("d5", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        const events = ["corr-d1", "corr-d2", "corr-d5"]
+        assert.strictEqual(yield* store.redeliverEvents("key-b", events, 7_000), 0, "another key's")
+        assert.strictEqual(yield* store.redeliverEvents("key-a", [], 7_000), 0, "no events")
+        assert.strictEqual(yield* store.redeliverEvents("key-a", events, 7_000), 3, "d1, d4 and d2; not d5")
+        assert.deepStrictEqual(
+          (yield* store.claim(7_000, 10, 10, 8_000)).map((c) => [c.delivery.id, c.delivery.attempts]).sort(),
+          [
+            ["d1", 1],
+            ["d2", 1],
+            ["d4", 1]
+          ]
+        )
+        assert.deepStrictEqual(
+          (yield* store.deliveriesOf(["corr-d3"])).map((d) => d.status),
+          ["dead"],
+          "another event's dead letter stays"
+        )
+        yield* store.settle("d2", { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d2"], 9_000), 0, "a disabled webhook's")
+      }))
+
     test("a 410 disables the webhook and dead-letters what it still had pending", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
