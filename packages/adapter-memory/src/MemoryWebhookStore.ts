@@ -79,16 +79,13 @@ const make = Effect.sync(() => {
       Effect.sync(() => {
         const events = new Set(correlationIds)
         let requeued = 0
-        for (const [k, d] of deliveries)
-          if (
-            d.keyId === keyId &&
-            d.status === "dead" &&
-            events.has(d.correlationId) &&
-            webhooks.get(d.webhookId)?.disabledAt === undefined
-          ) {
+        for (const [k, d] of deliveries) {
+          const to = webhooks.get(d.webhookId)
+          if (d.keyId === keyId && d.status === "dead" && events.has(d.correlationId) && to && !to.disabledAt) {
             deliveries.set(k, { ...d, status: "pending", attempts: 0, nextAttemptAt: now })
             requeued++
           }
+        }
         return requeued
       }),
     settle: (id, s) =>

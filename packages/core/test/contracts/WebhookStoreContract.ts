@@ -226,6 +226,10 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
         yield* store.settle("d2", { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d2"], 9_000), 0, "a disabled webhook's")
+        yield* store.claim(9_000, 10, 10, 9_500)
+        yield* store.settle("d1", { _tag: "Dead", error: "HTTP 503" })
+        assert.isTrue(yield* store.remove("key-a", "w1"))
+        assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d1"], 10_000), 0, "a removed webhook's")
       }))
 
     test("a 410 disables the webhook and dead-letters what it still had pending", (store) =>
