@@ -26,7 +26,7 @@ import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effe
 import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
 import { Instant } from "../kernel/index.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
-import { type BlockResult, ChainData, type ChainDataError } from "./ChainData.ts"
+import { ChainData } from "./ChainData.ts"
 import { type BlockData, type Contract, fromBlocks } from "./ChainFacts.ts"
 import { ContractStore } from "./ContractStore.ts"
 import { type Alert, FollowStore, type Mark } from "./FollowStore.ts"
@@ -128,26 +128,6 @@ interface Window {
   readonly blocks: ReadonlyArray<Block>
   readonly pending: ReadonlyMap<string, ReadonlySet<string>>
 }
-
-/**
- * Blocks being read ahead while catching up: the next step's blocks, fetched while this step's are evaluated and
- * stored. Taken only by a step that starts right after them and whose cursor they chain to; else dropped.
- */
-interface Ahead {
-  readonly from: number
-  readonly to: number
-  readonly traces: boolean
-  readonly fiber: Fiber.Fiber<ReadonlyArray<BlockResult>, ChainDataError>
-}
-
-/** What a chain's follower keeps between steps. */
-interface Memory {
-  window: Window | undefined
-  ahead: Ahead | undefined
-}
-
-/** The block numbers `from`..`to`. */
-const numbers = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 const markOf = (b: Block): Mark => ({ number: b.number, hash: b.block.hash, parentHash: b.block.parentHash ?? "" })
 
@@ -276,8 +256,9 @@ export const layer = (
         const range = Math.max(0, ...ready.map((p) => p.reach))
         if (range === 0) return { at: cursor, traces, range, blocks: [], pending: new Map() } satisfies Window
         const from = Math.max(0, cursor.number - range + 1)
+        const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
         const blocks: Array<Block> = []
-        for (const r of yield* chain.blocks(chainId, numbers(from, cursor.number), { traces }))
+        for (const r of yield* chain.blocks(chainId, numbers, { traces }))
           // Every block of the window was processed, so the node has it: one it lacks now (a replica behind) would
           // leave a hole where a multi-transaction rule's match could hide. The step fails and is tried again.
           if (r._tag === "Missing")
@@ -362,25 +343,8 @@ export const layer = (
         }
       })
 
-      /**
-       * The blocks read ahead, when they start at `from`, end by `to` and have traces as asked; what was read ahead
-       * is dropped either way. A failed read ahead is no answer: the step reads the blocks itself.
-       */
-      const takeAhead = (memory: Memory, from: number, to: number, traces: boolean) =>
-        Effect.gen(function* () {
-          const ahead = memory.ahead
-          memory.ahead = undefined
-          if (ahead === undefined) return undefined
-          if (ahead.from !== from || ahead.to > to || ahead.traces !== traces) {
-            yield* Fiber.interrupt(ahead.fiber)
-            return undefined
-          }
-          const read = yield* Fiber.join(ahead.fiber).pipe(Effect.orElseSucceed(() => undefined))
-          return read === undefined ? undefined : { to: ahead.to, read }
-        })
-
       /** One step of a chain: `idle` when there was nothing to do. */
-      const step = Effect.fnUntraced(function* (chainId: number, memory: Memory) {
+      const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
         const { ready, problems, active } = yield* prepare(chainId)
         const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
         const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
@@ -419,26 +383,11 @@ export const layer = (
           return "moved" as const
         }
         const from = cursor.number + 1
-        let to = Math.min(target, from + settings.batch - 1)
-        const ahead = yield* takeAhead(memory, from, to, traces)
-        let read: ReadonlyArray<BlockResult>
-        if (
-          ahead !== undefined &&
-          ahead.read[0]?._tag === "Found" &&
-          ahead.read[0].data.block.parentHash === cursor.hash
-        ) {
-          read = ahead.read
-          to = ahead.to
-        } else read = yield* chain.blocks(chainId, numbers(from, to), { traces })
-        if (to < target) {
-          // Still behind: the next step's blocks are read while these are evaluated and stored.
-          const next = Math.min(target, to + settings.batch)
-          const fiber = yield* Effect.forkChild(chain.blocks(chainId, numbers(to + 1, next), { traces }))
-          memory.ahead = { from: to + 1, to: next, traces, fiber }
-        }
+        const to = Math.min(target, from + settings.batch - 1)
+        const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
         const fresh: Array<Block> = []
         let previous = cursor.hash
-        for (const r of read) {
+        for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
           if (r._tag === "Missing") break
           const block: Block = { ...r.data, number: r.number }
           if (previous !== undefined && block.block.parentHash !== previous) {
@@ -452,10 +401,10 @@ export const layer = (
           previous = block.block.hash
         }
         if (fresh.length === 0) return "idle" as const
-        const reach = Math.max(0, ...runnable.map((p) => p.reach))
+        const range = Math.max(0, ...runnable.map((p) => p.reach))
         let window = memory.window
         // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
-        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < reach)
+        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
           window = yield* rebuild(chainId, cursor, runnable, traces)
         const blocks = [...window.blocks, ...fresh]
         const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
@@ -545,8 +494,8 @@ export const layer = (
         memory.window = {
           at: markOf(last),
           traces,
-          range: reach,
-          blocks: reach === 0 ? [] : blocks.filter((b) => b.number > last.number - reach),
+          range,
+          blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
           pending
         }
         const s = states.get(chainId)!
@@ -594,7 +543,7 @@ export const layer = (
        */
       const follow = (chainId: number) =>
         Effect.gen(function* () {
-          const memory: Memory = { window: undefined, ahead: undefined }
+          const memory: { window: Window | undefined } = { window: undefined }
           const nudge = yield* Queue.sliding<void>(1)
           yield* Effect.forkChild(listen(chainId, nudge))
           let failures = 0
@@ -613,17 +562,12 @@ export const layer = (
               Effect.catchCause((cause) => {
                 failures++
                 memory.window = undefined
-                const ahead = memory.ahead
-                memory.ahead = undefined
                 const message = Cause.hasFails(cause)
                   ? String((Cause.squash(cause) as { message?: string }).message ?? Cause.squash(cause))
                   : Cause.pretty(cause)
                 set(chainId, { state: "backing off", lastError: message })
                 return Effect.as(
-                  Effect.andThen(
-                    ahead === undefined ? Effect.void : Fiber.interrupt(ahead.fiber),
-                    failures === 1 ? Effect.logWarning(`following chain ${chainId}: ${message}`) : Effect.void
-                  ),
+                  failures === 1 ? Effect.logWarning(`following chain ${chainId}: ${message}`) : Effect.void,
                   "failed" as const
                 )
               })
