@@ -71,7 +71,7 @@ export const start = async (options: { readonly chainId?: number } = {}): Promis
   )
   const watchdog = spawn(
     "sh",
-    ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill ${child.pid} 2>/dev/null`],
+    ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; kill -9 ${child.pid} 2>/dev/null`],
     { stdio: "ignore", detached: true }
   )
   watchdog.unref()
@@ -153,9 +153,11 @@ export const start = async (options: { readonly chainId?: number } = {}): Promis
       process.removeListener("exit", stopNow)
       watchdog.kill("SIGKILL")
       if (child.exitCode !== null) return
+      // SIGKILL: a node that stopped answering (anvil 1.7.1 can, when call traces are read while it mines)
+      // ignores SIGTERM, and nothing of its state is wanted.
       await new Promise<void>((resolve) => {
         child.once("exit", () => resolve())
-        child.kill("SIGTERM")
+        child.kill("SIGKILL")
       })
     }
   }
