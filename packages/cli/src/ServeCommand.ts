@@ -168,7 +168,8 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
  * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
  * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
  * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
- * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`).
+ * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`), and
+ * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
  * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
  */
 const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
@@ -241,9 +242,18 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
       ? n
       : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
   }
+  const rpc: { blocksPerBatch?: number; inFlight?: number } = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
-    if (name === "VIGIL_FOLLOW_POLL_MS") {
+    if (name === "VIGIL_RPC_BATCH") {
+      const n = whole(name, value, 1, 100)
+      if (n instanceof CommandFailed) return yield* n
+      rpc.blocksPerBatch = n
+    } else if (name === "VIGIL_RPC_IN_FLIGHT") {
+      const n = whole(name, value, 1, 16)
+      if (n instanceof CommandFailed) return yield* n
+      rpc.inFlight = n
+    } else if (name === "VIGIL_FOLLOW_POLL_MS") {
       const n = whole(name, value, 10, 600_000)
       if (n instanceof CommandFailed) return yield* n
       follow.pollMillis = n
@@ -269,7 +279,7 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
     telegram === undefined || telegram === "" ? undefined : httpUrl("VIGIL_TELEGRAM_API_URL", telegram)
   if (telegramApiUrl instanceof CommandFailed) return yield* telegramApiUrl
   return {
-    outbound: { abiSources, rpcUrls, rpcWsUrls, ...(smtp === undefined ? {} : { smtp }) },
+    outbound: { abiSources, rpcUrls, rpcWsUrls, rpc, ...(smtp === undefined ? {} : { smtp }) },
     follow,
     ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
   }

@@ -34,7 +34,9 @@ describe("live monitoring across crashes", () => {
       ["VIGIL_FOLLOW_POLL_MS", "5"],
       ["VIGIL_FOLLOW_BATCH", "0"],
       ["VIGIL_CONFIRMATIONS_x", "1"],
-      ["VIGIL_CONFIRMATIONS", "-1"]
+      ["VIGIL_CONFIRMATIONS", "-1"],
+      ["VIGIL_RPC_BATCH", "0"],
+      ["VIGIL_RPC_IN_FLIGHT", "17"]
     ] as const) {
       const refused = await runVigil(tempDir(), { VIGIL_DB: "v.db", VIGIL_PORT: "0", [name]: value }, ["serve"])
       assert.strictEqual(refused.code, 1, name)
@@ -53,6 +55,9 @@ describe("live monitoring across crashes", () => {
         VIGIL_RPC_URL_31337: node.url,
         VIGIL_FOLLOW_POLL_MS: "50",
         VIGIL_FOLLOW_BATCH: "4",
+        // Two blocks a request, one request at a time: the catch-up steps read in two requests each.
+        VIGIL_RPC_BATCH: "2",
+        VIGIL_RPC_IN_FLIGHT: "1",
         VIGIL_SOURCIFY_URL: "",
         VIGIL_ETHERSCAN_URL: "",
         VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
