@@ -154,6 +154,45 @@ describe("numbers are exact 256-bit integers", () => {
   })
 })
 
+describe("a number's work is bounded by its text, not by its exponent", () => {
+  it("refuses huge exponents and digit runs at once, before any arithmetic", () => {
+    // Each of these took ~25 s (10^1000000000 computed) before the magnitude was checked first.
+    assert.strictEqual(Parser.integer("1e-1000000000"), "1e-1000000000 is not a whole number")
+    assert.strictEqual(Parser.integer("1e1000000000"), "1e1000000000 is outside the uint256 range")
+    assert.strictEqual(Parser.integer(`1e${"9".repeat(400)}`), `1e${"9".repeat(400)} is outside the uint256 range`)
+    assert.strictEqual(Parser.integer(`1e-${"9".repeat(400)}`), `1e-${"9".repeat(400)} is not a whole number`)
+    assert.strictEqual(Parser.integer("0e999999999999999999"), 0n)
+    assert.strictEqual(Parser.integer(`${"1".repeat(100_000)}`), `${"1".repeat(100_000)} is outside the uint256 range`)
+    assert.strictEqual(Parser.integer(`1${"0".repeat(100_000)}e-100000`), 1n)
+    assert.strictEqual(Parser.integer(`0x${"0".repeat(100_000)}1`), 1n)
+    assert.match(error("system.uintCompare(tx1.value, >, 1e-1000000000)").message, /not a whole number/)
+  })
+
+  /** The reference: the exact rational value, computed with BigInt for exponents small enough to afford. */
+  const reference = (digits: string, fraction: string, exponent: number): bigint | "fraction" | "range" => {
+    const scaled = exponent - fraction.length
+    const raw = BigInt(digits + fraction)
+    if (scaled >= 0) {
+      const v = raw * 10n ** BigInt(scaled)
+      return v > Parser.maxUint ? "range" : v
+    }
+    const scale = 10n ** BigInt(-scaled)
+    if (raw % scale !== 0n) return "fraction"
+    return raw / scale > Parser.maxUint ? "range" : raw / scale
+  }
+  test.prop(
+    [fc.stringMatching(/^[0-9]{1,90}$/), fc.stringMatching(/^[0-9]{0,12}$/), fc.integer({ min: -120, max: 120 })],
+    { numRuns: 2_000 }
+  )("agrees with exact arithmetic on every digit string, fraction and exponent", (digits, fraction, exponent) => {
+    const text = `${digits}${fraction === "" ? "" : `.${fraction}`}e${exponent}`
+    const expected = reference(digits, fraction, exponent)
+    const got = Parser.integer(text)
+    if (typeof expected === "bigint") assert.strictEqual(got, expected, text)
+    else if (expected === "fraction") assert.strictEqual(got, `${text} is not a whole number`)
+    else assert.strictEqual(got, `${text} is outside the uint256 range`)
+  })
+})
+
 describe("syntax errors say where and what was expected", () => {
   const cases: ReadonlyArray<readonly [string, number, RegExp]> = [
     ["system.emited(tx1.A.E.X)", 7, /unknown function system\.emited/],

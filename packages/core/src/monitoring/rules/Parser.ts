@@ -545,37 +545,52 @@ export const parse = (source: string): Parsed => {
   }
 }
 
+/** Decimal digits of the largest int256/uint256 magnitude (2^256 - 1 has 78). */
+const maxDigits = 78
+
 /**
  * The exact integer a number's text denotes: decimal with `_` separators, a fraction and exponent that together
  * make a whole number (`1.5e18`, `1e+27`), or hex; never through a double. The reason as text when it is not a
  * whole number within uint256 (or int256 when `signed`).
+ *
+ * Work is linear in the text whatever its exponent: the digits are trimmed and the magnitude (significant digits
+ * plus exponent) compared with 78 digits before any arithmetic, so `1e-1000000000` or `1e999999999999` is refused
+ * at once instead of computing 10^1000000000.
  */
 export const integer = (text: string, signed = false): bigint | string => {
   const negative = text.startsWith("-")
   const body = negative ? text.slice(1) : text
   if (negative && !signed) return `${text} is negative`
+  const range = `${text} is outside the ${signed ? "int256" : "uint256"} range`
   let value: bigint
-  if (/^0[xX][0-9a-fA-F]+$/.test(body)) value = BigInt(`0x${body.slice(2)}`)
-  else {
+  if (/^0[xX][0-9a-fA-F]+$/.test(body)) {
+    const hex = body.slice(2).replace(/^0+/, "")
+    if (hex.length > 64) return range
+    value = hex === "" ? 0n : BigInt(`0x${hex}`)
+  } else {
     const m = /^([0-9][0-9_]*)(?:\.([0-9_]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(body)
     if (m === null || m[1]!.endsWith("_")) return `${text} is not a number`
     const fraction = (m[2] ?? "").replace(/_/g, "")
-    const exponent = Number(m[3] ?? "0") - fraction.length
-    const digitsText = m[1]!.replace(/_/g, "") + fraction
-    if (exponent >= 0) {
-      if (exponent > 100) return `${text} is outside the ${signed ? "int256" : "uint256"} range`
-      value = BigInt(digitsText) * 10n ** BigInt(exponent)
-    } else {
-      const scale = 10n ** BigInt(-exponent)
-      const raw = BigInt(digitsText)
-      if (raw % scale !== 0n) return `${text} is not a whole number`
-      value = raw / scale
+    const all = m[1]!.replace(/_/g, "") + fraction
+    const significant = all.replace(/^0+/, "").replace(/0+$/, "")
+    if (significant === "") value = 0n
+    else {
+      const trailing = all.length - all.replace(/0+$/, "").length
+      // The exponent as written may be any length: past 15 digits it is beyond every bound below.
+      const written = m[3] ?? "0"
+      const huge = written.replace(/^[+-]?0*/, "").length > 15
+      const exponent = huge
+        ? written.startsWith("-")
+          ? -Infinity
+          : Infinity
+        : Number(written) - fraction.length + trailing
+      if (exponent < 0) return `${text} is not a whole number`
+      if (significant.length + exponent > maxDigits) return range
+      value = BigInt(significant) * 10n ** BigInt(exponent)
     }
   }
   if (negative) value = -value
-  return (signed ? value < minInt || value > maxInt : value > maxUint)
-    ? `${text} is outside the ${signed ? "int256" : "uint256"} range`
-    : value
+  return (signed ? value < minInt || value > maxInt : value > maxUint) ? range : value
 }
 
 /** The operators every numeric comparison takes (also `countCompare` and `sumCompare`). */
