@@ -58,6 +58,9 @@ const suppliedAbi = (raw: unknown): Effect.Effect<Abi.Abi, InvalidContract> =>
     )
     if (Abi.functions(decoded).length === 0 && Abi.events(decoded).length === 0)
       return yield* new InvalidContract({ field: "ABI", message: "the ABI has no functions or events to watch" })
+    const problem = Abi.typeProblem(decoded)
+    if (problem !== undefined)
+      return yield* new InvalidContract({ field: "ABI", message: `not a valid ABI: ${problem}` })
     return decoded
   })
 
