@@ -103,8 +103,26 @@ export const text = (template: string, alert: Alert): string => {
     .trim()
 }
 
-/** At most `max` characters, an ellipsis marking a cut. */
-const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)
+/**
+ * C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: refused in the names that
+ * reach messages (a CR or LF in a bot's name could forge lines of a Slack, Discord, Telegram or mail message).
+ */
+export const controlCharacter = /\p{Cc}|[\u2028\u2029]/u
+
+/**
+ * At most `max` UTF-16 code units (what the services count, at most), an ellipsis marking a cut. The cut falls
+ * between code points, so a character beyond the BMP (an emoji) is kept whole or left out, never split into a
+ * lone surrogate that the services refuse or show as garbage.
+ */
+export const cut = (s: string, max: number): string => {
+  if (s.length <= max) return s
+  let end = 0
+  for (const point of s) {
+    if (end + point.length > max - 1) break
+    end += point.length
+  }
+  return `${s.slice(0, end)}…`
+}
 
 const slackEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
@@ -122,11 +140,17 @@ export const render = (destination: WebhookStore.Webhook, alert: Alert, timestam
         data: { ...alert, text: message }
       })
     case "slack":
-      return JSON.stringify({ text: cut(slackEscape(message), 3_000) })
+      // Cut, then escaped: an entity (`&amp;`) is never cut in two.
+      return JSON.stringify({ text: slackEscape(cut(message, 3_000)) })
     case "discord":
       return JSON.stringify({ content: cut(message, 2_000), allowed_mentions: { parse: [] } })
     case "telegram":
-      return JSON.stringify({ chat_id: channel.chatId, text: cut(message, 4_096), disable_web_page_preview: true })
+      // Bot API 7.0 superseded disable_web_page_preview with link_preview_options.
+      return JSON.stringify({
+        chat_id: channel.chatId,
+        text: cut(message, 4_096),
+        link_preview_options: { is_disabled: true }
+      })
     case "email":
       return JSON.stringify({ subject: cut(titleOf(alert), 200), text: message })
   }

@@ -217,6 +217,8 @@ export class Notifications extends Context.Service<
           const name = f.name
           if (typeof name !== "string" || name.trim() === "" || name.length > 200)
             return yield* invalid("name", "must be a non-empty string of at most 200 characters")
+          if (Messages.controlCharacter.test(name))
+            return yield* invalid("name", "must not contain control characters (line breaks, tabs, escapes)")
           const template = f.template
           if (template !== undefined) {
             if (typeof template !== "string" || template.trim() === "" || template.length > 4_000)

@@ -84,7 +84,8 @@ describe("Messages", () => {
     assert.deepStrictEqual(discord.allowed_mentions, { parse: [] })
     const telegram = render("telegram", { chatId: "-100123" })
     assert.strictEqual(telegram.chat_id, "-100123")
-    assert.isTrue(telegram.disable_web_page_preview)
+    assert.deepStrictEqual(telegram.link_preview_options, { is_disabled: true })
+    assert.notProperty(telegram, "disable_web_page_preview")
     const email = render("email", { to: ["a@example.com"] })
     assert.strictEqual(email.subject, "[High] whales <b> matched on chain 1")
     assert.include(email.text, "USDC.E.Transfer(")
@@ -101,8 +102,44 @@ describe("Messages", () => {
     assert.strictEqual(discord.length, 2_000)
     assert.isTrue(discord.endsWith("…"))
     assert.strictEqual((render("telegram", { chatId: "1" }, long).text as string).length, 4_096)
-    assert.strictEqual((render("slack", {}, long).text as string).length, 3_000)
+    // Slack's is cut to 3,000 characters, then escaped (the bot's name "<b>" becomes "&lt;b&gt;").
+    const slack = render("slack", {}, long).text as string
+    assert.strictEqual(slack.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&").length, 3_000)
     assert.include(render("email", { to: ["a@example.com"] }, long).text, "x".repeat(10_000), "email is not cut")
+  })
+
+  it("a cut falls between code points, and Slack's text is cut before it is escaped", () => {
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+    // Every position of the emoji relative to each service's limit: never half of it.
+    for (let shift = 0; shift < 4; shift++) {
+      const emoji = { ...alert, expression: `${"x".repeat(1_900 + shift)}${"🚨".repeat(2_000)}` }
+      for (const [type, extra, field] of [
+        ["discord", {}, "content"],
+        ["telegram", { chatId: "1" }, "text"],
+        ["slack", {}, "text"]
+      ] as const) {
+        const text = render(type, extra, emoji)[field] as string
+        assert.notMatch(text, lone, `${type}, shift ${shift}`)
+        assert.isTrue(text.endsWith("…"))
+      }
+      const subject = render(
+        "email",
+        { to: ["a@example.com"] },
+        {
+          ...alert,
+          bot: { ...alert.bot, name: `${"b".repeat(150 + shift)}${"🚨".repeat(40)}` }
+        }
+      ).subject as string
+      assert.notMatch(subject, lone)
+      assert.isAtMost(subject.length, 200)
+    }
+    assert.strictEqual(Messages.cut("ab🚨", 3), "ab…")
+    assert.strictEqual(Messages.cut("ab🚨c", 4), "ab…")
+    assert.strictEqual(Messages.cut("a🚨bc", 4), "a🚨…")
+    // A cut never splits an escaped entity: 3,000 characters of '&' would otherwise end in a partial '&am'.
+    const amps = render("slack", {}, { ...alert, expression: "&".repeat(5_000) }).text as string
+    assert.notMatch(amps, /&(?:a|am|amp)?…$/)
+    assert.match(amps, /&amp;…$/)
   })
 
   it("a retraction says which alert it takes back and why", () => {
