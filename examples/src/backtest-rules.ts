@@ -1,7 +1,8 @@
 /**
  * Monitoring inside a host service, without a server or a database: watch rules checked against the host's own
  * contract ABIs and run over a range of a node's blocks by the core's scan, through the JSON-RPC reader, behind
- * one Promise function. The matches are what a bot with these rules would alert on.
+ * one Promise function. Each expression is a rule of its own here (the `rule` of a match is its index); a bot
+ * AND-s its expressions into one rule, so to see what a bot would alert on, pass its expressions joined by `&&`.
  * Run: `node examples/dist/backtest-rules.js <rpc-url> <contracts.json> <from> <to> <expression>...` after
  * `npm run build` (contracts.json: `[{chainId, contractAddress, label, ABI}]`, as `POST /v1/contracts` takes).
  */
@@ -26,7 +27,7 @@ export interface Match {
 }
 
 /**
- * The matches of `expressions` over blocks `from` to `to` of the node at `rpcUrl`; rejects with the first
+ * The matches of each of `expressions`, as separate rules, over blocks `from` to `to` of the node at `rpcUrl`; rejects with the first
  * problem of an expression that does not check (with its character offset), or when the node fails.
  */
 export const backtest = async (options: {

@@ -351,12 +351,12 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     HttpApiEndpoint.post("create", "/v1/bots", {
       payload: S.BotRequest,
       success: S.BotAnswer.pipe(HttpApiSchema.status(201)),
-      error: [S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
+      error: [S.V2Errors.ValidationError, S.ChainUnavailable, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Create a bot",
         description:
-          "botName, chainId and watchRule.expressions are required; defaults: active true, severity Medium, watchRuleType advanced, no notifications, topLevelTxBlockRange 100. Every expression is checked against the key's contracts on the chain: a 400 carries each problem with its expression, character offset, message and candidates (details.problems)."
+          "botName, chainId and watchRule.expressions are required; defaults: active true, severity Medium, watchRuleType advanced, no notifications, topLevelTxBlockRange 100. The expressions are one rule, AND-ed (txN is the same transaction in each); each is checked against the key's contracts on the chain: a 400 carries each problem with its expression, character offset, message and candidates (details.problems). An active bot watches from the block after the chain node's head as it answers (watchingFrom): every transaction mined after the answer; a node that does not answer is a 502 and nothing is stored; with no node configured for the chain the bot is stored without watchingFrom and warnings say it is not followed."
       })
     )
   )
@@ -369,6 +369,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
         S.V2Errors.ValidationError,
         S.BotNotFound,
         S.BotConflict,
+        S.ChainUnavailable,
         S.V2Errors.ServiceUnavailable,
         ...bodyErrors(S.V2Errors)
       ]
@@ -376,7 +377,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
       OpenApi.annotations({
         summary: "Update a bot",
         description:
-          "Any subset of the fields; chainId may be repeated but not changed. The rules are checked again against the contracts as they are now, and the revision rises by one."
+          "Any subset of the fields; chainId may be repeated but not changed. The rules are checked again against the contracts as they are now, and the revision rises by one. Switching a bot on or changing its rules (watchRule or options) sets watchingFrom to the block after the node's head, as on create; other changes keep it."
       })
     )
   )

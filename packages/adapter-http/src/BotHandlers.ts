@@ -36,6 +36,7 @@ const view = (b: BotStore.Bot) => ({
       : { notifyMinIntervalSeconds: b.options.notifyMinIntervalSeconds }),
     ...(b.options.alertThreshold === undefined ? {} : { alertThreshold: b.options.alertThreshold })
   },
+  ...(b.watchingFrom === undefined ? {} : { watchingFrom: b.watchingFrom }),
   revision: b.revision,
   created: b.created,
   updated: b.updated
@@ -61,17 +62,34 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
     const alerts = yield* Alerts.Alerts
     const one = (status: number, b: BotStore.Bot) =>
       Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: view(b), timestamp }))
+    /** A bot just created or updated, with what it will not do as stored. */
+    const changed = (status: number, b: BotStore.Bot) =>
+      Effect.map(Instant.now, (timestamp) =>
+        Responses.json(status, {
+          success: true,
+          bot: view(b),
+          // Active without watchingFrom just now: the chain has no node (any other node failure refused the request).
+          ...(b.active && b.watchingFrom === undefined
+            ? {
+                warnings: [
+                  `no node is configured for chain ${b.chainId} (VIGIL_RPC_URL_${b.chainId} or --chains): the bot is stored but not followed live until one is, and then runs from the block the follower processes next`
+                ]
+              }
+            : {}),
+          timestamp
+        })
+      )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          return yield* one(201, yield* bots.create(client.id, yield* request(payload)))
+          return yield* changed(201, yield* bots.create(client.id, yield* request(payload)))
         }).pipe(answer)
       )
       .handle("update", ({ params, payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          return yield* one(200, yield* bots.update(client.id, params.botId, yield* request(payload)))
+          return yield* changed(200, yield* bots.update(client.id, params.botId, yield* request(payload)))
         }).pipe(answer)
       )
       .handle("historicalBlocks", ({ params, payload }) =>

@@ -444,6 +444,12 @@ export const Bot = Schema.Struct({
       })
     )
   }),
+  watchingFrom: Schema.optionalKey(
+    Schema.Struct({ chainId: Schema.Int, blockNumber: Schema.Int }).annotate({
+      description:
+        "The first block the bot is run on live: the one after the chain node's head when it was created, switched on or given new rules, so every transaction mined after the answer is watched. Absent when no node was configured for the chain then, and on inactive bots."
+    })
+  ),
   revision: Schema.Int.annotate({ description: "1 on create, one more with every update" }),
   created: Instant.Timestamp,
   updated: Instant.Timestamp
@@ -453,6 +459,11 @@ export const Bot = Schema.Struct({
 export const BotAnswer = Schema.Struct({
   success: Schema.Literal(true),
   bot: Bot,
+  warnings: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "On create and update: what the bot will not do as stored (e.g. no node is configured for its chain)"
+    })
+  ),
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "BotAnswer" })
 

@@ -125,23 +125,55 @@ describe("historical analysis over HTTP on a real node", () => {
     "events in internal calls, thresholds, reverted calls and reverted inner calls",
     () =>
       Effect.gen(function* () {
-        const r = yield* analyse([
-          "system.emitted(tx1.itx1.Token.E.Transfer)",
-          "system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)",
-          "system.uintCompare(tx1.itx1.Token.E.Transfer.value, <, 1000)",
-          "system.reverted(tx1.Token.F.transfer)",
-          "system.reverted(tx1.itx*.Token.F.transferFrom) && !system.reverted(tx1)"
-        ])
-        assert.deepStrictEqual(r.byRule(0), ["routeBig", "routeSmall"])
-        assert.deepStrictEqual(r.byRule(1), ["routeBig"])
-        assert.deepStrictEqual(r.byRule(2), ["routeSmall"])
-        assert.deepStrictEqual(r.byRule(3), ["failing"])
-        assert.deepStrictEqual(r.byRule(4), ["tryRoute"])
-        const pattern = r.query.patterns[1]
+        const [any, big, small, reverted, inner] = yield* Effect.forEach(
+          [
+            "system.emitted(tx1.itx1.Token.E.Transfer)",
+            "system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)",
+            "system.uintCompare(tx1.itx1.Token.E.Transfer.value, <, 1000)",
+            "system.reverted(tx1.Token.F.transfer)",
+            "system.reverted(tx1.itx*.Token.F.transferFrom) && !system.reverted(tx1)"
+          ],
+          (expression) => analyse([expression])
+        )
+        assert.deepStrictEqual(any!.byRule(0), ["routeBig", "routeSmall"])
+        assert.deepStrictEqual(big!.byRule(0), ["routeBig"])
+        assert.deepStrictEqual(small!.byRule(0), ["routeSmall"])
+        assert.deepStrictEqual(reverted!.byRule(0), ["failing"])
+        assert.deepStrictEqual(inner!.byRule(0), ["tryRoute"])
+        const pattern = big!.query.patterns[0]
         assert.strictEqual(pattern.matches, 1)
         assert.deepStrictEqual(pattern.occurrences, { "Token.E.Transfer": 1 })
         assert.strictEqual(pattern.firstBlock, sent.routeBig!.block)
-        assert.strictEqual(r.query.patterns[0].lastBlock, sent.routeSmall!.block)
+        assert.strictEqual(any!.query.patterns[0].lastBlock, sent.routeSmall!.block)
+      }),
+    60_000
+  )
+
+  it.live(
+    "a bot's expressions are one rule: AND-ed, with tx1 the same transaction in each",
+    () =>
+      Effect.gen(function* () {
+        // FailSafe: several expressions are "equivalent to using the && operator". A 1-token transfer must not match.
+        const large = yield* analyse([
+          "system.emitted(tx1.Token.E.Transfer)",
+          "system.uintCompare(tx1.Token.E.Transfer.value, >=, 1000000000000000000000)"
+        ])
+        assert.deepStrictEqual(large.byRule(0), ["deployToken"])
+        assert.strictEqual(large.query.patterns.length, 1)
+        assert.strictEqual(
+          large.query.patterns[0].expression,
+          "system.emitted(tx1.Token.E.Transfer) && system.uintCompare(tx1.Token.E.Transfer.value, >=, 1000000000000000000000)"
+        )
+        // Across strings, txN names the same transaction: as one expression joined with &&.
+        const split = yield* analyse(["system.invoked(tx1.Token.F.approve)", "system.invoked(tx2.Router.F.route)"], {
+          topLevelTxBlockRange: 1
+        })
+        assert.deepStrictEqual(split.byRule(0), ["approve+routeBig"])
+        // A negation may stand in an expression of its own: the other expressions say which transaction.
+        const negated = yield* analyse(["system.invoked(tx1.Token.F.approve)", "!system.invoked(tx2.Router.F.route)"], {
+          topLevelTxBlockRange: 3
+        })
+        assert.deepStrictEqual(negated.byRule(0), ["lastApprove"])
       }),
     60_000
   )
@@ -168,16 +200,18 @@ describe("historical analysis over HTTP on a real node", () => {
     "a literalDefs number beyond 2^53, exactly",
     () =>
       Effect.gen(function* () {
-        const r = yield* analyse(
-          [
-            "system.uintCompare(tx1.Token.E.Transfer.value, >, ${limit})",
-            "system.uintCompare(tx1.Token.E.Transfer.value, ==, ${limit})"
-          ],
+        const above = yield* analyse(
+          ["system.uintCompare(tx1.Token.E.Transfer.value, >, ${limit})"],
           { topLevelTxBlockRange: 0 },
           `{"limit": ${beyond2to53}}`
         )
-        assert.deepStrictEqual(r.byRule(0), ["deployToken", "above"])
-        assert.deepStrictEqual(r.byRule(1), ["exact"])
+        assert.deepStrictEqual(above.byRule(0), ["deployToken", "above"])
+        const exact = yield* analyse(
+          ["system.uintCompare(tx1.Token.E.Transfer.value, ==, ${limit})"],
+          { topLevelTxBlockRange: 0 },
+          `{"limit": ${beyond2to53}}`
+        )
+        assert.deepStrictEqual(exact.byRule(0), ["exact"])
       }),
     60_000
   )

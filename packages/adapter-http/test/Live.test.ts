@@ -627,17 +627,21 @@ describe("live monitoring on a real node", () => {
               "system.emitted(tx1.Token.E.Approval) && !system.emitted(tx2.Token.E.Transfer)",
               "system.emitted(tx1.itx*.Token.E.Transfer) && system.uintCompare(tx1.itx*.Token.E.Transfer.value, <, 3000)"
             ]
-            const created = yield* call("POST", "/v1/bots", {
-              headers,
-              json: {
-                botName: "both",
-                chainId: 31337,
-                watchRule: { expressions },
-                options: { topLevelTxBlockRange: 2 }
-              }
-            })
-            assert.strictEqual(created.status, 201, created.text)
-            const botId = created.json.bot.id as string
+            // One bot per expression (a bot's expressions are one rule): each compared with its own history.
+            const botIds: Array<string> = []
+            for (const [i, expression] of expressions.entries()) {
+              const created = yield* call("POST", "/v1/bots", {
+                headers,
+                json: {
+                  botName: `rule ${i}`,
+                  chainId: 31337,
+                  watchRule: { expressions: [expression] },
+                  options: { topLevelTxBlockRange: 2 }
+                }
+              })
+              assert.strictEqual(created.status, 201, created.text)
+              botIds.push(created.json.bot.id as string)
+            }
             const start = yield* Effect.promise(() => node.head())
             yield* processed(start)
             const bob = node.accounts[1]!
@@ -666,36 +670,44 @@ describe("live monitoring on a real node", () => {
             const end = yield* Effect.promise(() => node.head())
             yield* processed(end)
 
-            const liveMatches = (yield* call("GET", `/v1/bots/${botId}/alerts?limit=200`, { headers })).json.alerts.map(
-              (a: { rule: number; transactions: Record<string, string> }) =>
-                `${a.rule}:${Object.entries(a.transactions)
-                  .map(([k, v]) => `${k}=${v}`)
-                  .join(",")}`
-            )
-            const submitted = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
-              headers,
-              json: { chainId: 31337, blocks: Array.from({ length: end + 1 }, (_, i) => i) }
-            })
-            assert.strictEqual(submitted.status, 200, submitted.text)
-            const query = yield* call("POST", `/v1/bots/${botId}/execute-historical-query`, {
-              headers,
-              json: { chainId: 31337 }
-            })
-            assert.strictEqual(query.status, 200, query.text)
-            const historical = (
-              query.json.matches as Array<{
-                rule: number
-                evidence: { transactions: Record<string, { hash: string; blockNumber: number }> }
-              }>
-            )
-              // The live follower began after block `start`: what completed before it is not its to see.
-              .filter((m) => Math.max(...Object.values(m.evidence.transactions).map((t) => t.blockNumber)) > start)
-              .map(
-                (m) =>
-                  `${m.rule}:${Object.entries(m.evidence.transactions)
-                    .map(([k, t]) => `${k}=${t.hash}`)
-                    .join(",")}`
+            const liveMatches: Array<string> = []
+            const historical: Array<string> = []
+            for (const [rule, botId] of botIds.entries()) {
+              const alerts = (yield* call("GET", `/v1/bots/${botId}/alerts?limit=200`, { headers })).json.alerts
+              liveMatches.push(
+                ...alerts.map(
+                  (a: { transactions: Record<string, string> }) =>
+                    `${rule}:${Object.entries(a.transactions)
+                      .map(([k, v]) => `${k}=${v}`)
+                      .join(",")}`
+                )
               )
+              const submitted = yield* call("POST", `/v1/bots/${botId}/historical-blocks`, {
+                headers,
+                json: { chainId: 31337, blocks: Array.from({ length: end + 1 }, (_, i) => i) }
+              })
+              assert.strictEqual(submitted.status, 200, submitted.text)
+              const query = yield* call("POST", `/v1/bots/${botId}/execute-historical-query`, {
+                headers,
+                json: { chainId: 31337 }
+              })
+              assert.strictEqual(query.status, 200, query.text)
+              historical.push(
+                ...(
+                  query.json.matches as Array<{
+                    evidence: { transactions: Record<string, { hash: string; blockNumber: number }> }
+                  }>
+                )
+                  // The live follower began after block `start`: what completed before it is not its to see.
+                  .filter((m) => Math.max(...Object.values(m.evidence.transactions).map((t) => t.blockNumber)) > start)
+                  .map(
+                    (m) =>
+                      `${rule}:${Object.entries(m.evidence.transactions)
+                        .map(([k, t]) => `${k}=${t.hash}`)
+                        .join(",")}`
+                  )
+              )
+            }
             assert.isAbove(historical.length, 10)
             for (const rule of [0, 1, 2, 3])
               assert.isTrue(
@@ -766,6 +778,100 @@ describe("live monitoring on a real node", () => {
           assert.strictEqual(bad.status, 400)
           assert.include(bad.json.message, "options.alertThreshold")
         })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a bot watches from the block its creation answered, however late the follower notices it; its expressions are AND-ed",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { headers } = yield* setUp(token, receiver)
+            const channels = yield* call("GET", "/v1/notifications", { headers })
+            const channel = channels.json.channels[0].id as string
+            const create = (name: string, expressions: ReadonlyArray<string>) =>
+              call("POST", "/v1/bots", {
+                headers,
+                json: { botName: name, chainId: 31337, watchRule: { expressions }, notifications: [channel] }
+              })
+            const bob = node.accounts[1]!
+            // The first bot of the chain: the follower notices it at its next look (a second later here), after
+            // the transfers below are mined. Two expressions, one rule: a 1-token transfer is not 1,000 tokens.
+            const head = yield* Effect.promise(() => node.head())
+            const created = yield* create("large transfers", [
+              "system.emitted(tx1.Token.E.Transfer)",
+              "system.uintCompare(tx1.Token.E.Transfer.value, >=, 1000000000000000000000)"
+            ])
+            assert.strictEqual(created.status, 201, created.text)
+            assert.deepStrictEqual(created.json.bot.watchingFrom, { chainId: 31337, blockNumber: head + 1 })
+            assert.notProperty(created.json, "warnings")
+            const large = created.json.bot.id as string
+            const small = yield* Effect.promise(() => node.send(token, "transfer", [bob, 10n ** 18n]))
+            const big = yield* Effect.promise(() => node.send(token, "transfer", [bob, 2n * 10n ** 21n]))
+            yield* processed(big.block)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+            const alerted = yield* call("GET", `/v1/bots/${large}/alerts`, { headers })
+            assert.deepStrictEqual(
+              alerted.json.alerts.map((a: { transactions: { tx1: string } }) => a.transactions.tx1),
+              [big.hash],
+              `only the large transfer (not ${small.hash})`
+            )
+            assert.strictEqual(
+              alerted.json.alerts[0].expression,
+              "system.emitted(tx1.Token.E.Transfer) && system.uintCompare(tx1.Token.E.Transfer.value, >=, 1000000000000000000000)"
+            )
+
+            // A bot skipped while a contract its rules name is gone is run, once it is back, over what it missed.
+            const second = yield* call("POST", "/v1/contracts", {
+              headers,
+              json: { chainId: 31337, contractAddress: token.address, label: "Token2", ABI: token.abi }
+            })
+            assert.strictEqual(second.status, 201, second.text)
+            const watcher = yield* create("any transfer", ["system.uintCompare(tx1.Token2.E.Transfer.value, >, 1000)"])
+            const watcherId = watcher.json.bot.id as string
+            const removed = yield* call("DELETE", `/v1/contracts/${second.json.contract.id}?force=true`, { headers })
+            assert.strictEqual(removed.status, 200, removed.text)
+            const during = yield* Effect.promise(() => node.send(token, "transfer", [bob, 3_000n]))
+            yield* processed(during.block)
+            const skipped = yield* call("GET", "/health")
+            assert.match(skipped.json.follow[0].skipped[0], new RegExp(`bot ${watcherId}.*Token2`))
+            const back = yield* call("POST", "/v1/contracts", {
+              headers,
+              json: { chainId: 31337, contractAddress: token.address, label: "Token2", ABI: token.abi }
+            })
+            assert.strictEqual(back.status, 201, back.text)
+            const found = yield* until(
+              call("GET", `/v1/bots/${watcherId}/alerts`, { headers }),
+              (a) => a.json.alerts?.length >= 1
+            )
+            assert.deepStrictEqual(
+              found.json.alerts.map((a: { transactions: { tx1: string } }) => a.transactions.tx1),
+              [during.hash]
+            )
+
+            // Switched off and on again: it watches from the head then; a rename keeps where it watches from.
+            const off = yield* call("PUT", `/v1/bots/${watcherId}`, { headers, json: { active: false } })
+            assert.notProperty(off.json.bot, "watchingFrom")
+            const renamed = yield* call("PUT", `/v1/bots/${large}`, { headers, json: { botName: "whales" } })
+            assert.deepStrictEqual(renamed.json.bot.watchingFrom, created.json.bot.watchingFrom)
+            const unwatched = yield* Effect.promise(() => node.send(token, "transfer", [bob, 3_500n]))
+            const on = yield* call("PUT", `/v1/bots/${watcherId}`, { headers, json: { active: true } })
+            assert.deepStrictEqual(on.json.bot.watchingFrom, { chainId: 31337, blockNumber: unwatched.block + 1 })
+            const after = yield* Effect.promise(() => node.send(token, "transfer", [bob, 4_000n]))
+            yield* until(call("GET", `/v1/bots/${watcherId}/alerts`, { headers }), (a) => a.json.alerts?.length >= 2)
+            yield* processed(after.block)
+            const all = yield* call("GET", `/v1/bots/${watcherId}/alerts`, { headers })
+            assert.deepStrictEqual(
+              all.json.alerts.map((a: { transactions: { tx1: string } }) => a.transactions.tx1),
+              [after.hash, during.hash],
+              "nothing while it was off"
+            )
+            const ids = messages(receiver).map(([, id]) => id)
+            assert.strictEqual(new Set(ids).size, ids.length, "no alert twice")
+          }),
+        { pollMillis: 1_000 }
       ),
     60_000
   )

@@ -149,6 +149,43 @@ describe("/v1/contracts", () => {
             assert.strictEqual(r.json.details.field, field, r.text)
             assert.strictEqual(r.json.success, false)
           }
+          // Types that are no ABI type are refused at registration, naming the entry.
+          const typed = (type: string, extra: object = {}) => ({
+            ...good,
+            ABI: [transfer, { type: "event", name: "Odd", inputs: [{ name: "x", type, ...extra }] }]
+          })
+          for (const [body, message] of [
+            [
+              typed("uint257"),
+              "entry 1 (event Odd), input 0 (x): uint257 is not an ABI type: uintN takes N from 8 to 256 in steps of 8"
+            ],
+            [
+              typed("bytes33"),
+              "entry 1 (event Odd), input 0 (x): bytes33 is not an ABI type: bytesN takes N from 1 to 32"
+            ],
+            [typed("tuple"), "entry 1 (event Odd), input 0 (x): tuple without its components"],
+            [
+              typed("uint256[0]"),
+              "entry 1 (event Odd), input 0 (x): uint256[0]: a fixed array length is a whole number from 1 to 999999"
+            ],
+            [
+              typed("tuple[]", { components: [{ name: "a", type: "int7" }] }),
+              "entry 1 (event Odd), input 0 (x): component 0 (a): int7 is not an ABI type: intN takes N from 8 to 256 in steps of 8"
+            ],
+            [
+              typed("address", { components: [{ name: "a", type: "uint8" }] }),
+              "entry 1 (event Odd), input 0 (x): address has components but is not a tuple"
+            ]
+          ] as const) {
+            const r = yield* post(body)
+            assert.strictEqual(r.status, 400, r.text)
+            assert.strictEqual(r.json.details.field, "ABI")
+            assert.strictEqual(r.json.message, `ABI: not a valid ABI: ${message}`)
+          }
+          // A valid nested tuple type is taken (under another key, so this key's list stays as it was).
+          const otherKey = { "x-api-key": yield* issue({ name: "Other" }) }
+          const fine = yield* post(typed("tuple[2][]", { components: [{ name: "a", type: "ufixed128x18" }] }), otherKey)
+          assert.strictEqual(fine.status, 201, fine.text)
           assert.strictEqual((yield* post(good)).status, 201)
           const taken = yield* post({ ...good, contractAddress: verified })
           assert.strictEqual(taken.status, 409)
@@ -196,6 +233,12 @@ describe("/v1/bots", () => {
           assert.strictEqual(bot.severity, "Medium")
           assert.strictEqual(bot.active, true)
           assert.strictEqual(bot.revision, 1)
+          // No node is configured for chain 1 here: stored, not followed, and said so.
+          assert.notProperty(bot, "watchingFrom")
+          assert.deepStrictEqual(created.json.warnings, [
+            "no node is configured for chain 1 (VIGIL_RPC_URL_1 or --chains): the bot is stored but not followed live until one is, and then runs from the block the follower processes next"
+          ])
+          assert.notProperty((yield* call("GET", `/v1/bots/${bot.id}`, { headers })).json, "warnings")
           assert.deepStrictEqual(bot.options.literalDefs, {
             max: "1e+27",
             exact: "123456789012345678901234567890",
@@ -275,6 +318,27 @@ describe("/v1/bots", () => {
           assert.deepStrictEqual(wrong.json.details.problems, [
             { expression: 1, offset: 19, message: "no contract labelled USDT on this chain", candidates: ["USDC"] }
           ])
+          // A number whose exponent would take seconds to expand is refused at once, in a rule or in literalDefs.
+          for (const [literal, defs] of [
+            ["1e-1000000000", undefined],
+            ["${tiny}", '{"tiny": 1e-1000000000}'],
+            ["${huge}", '{"huge": 1e999999999999}']
+          ] as const) {
+            const body = JSON.stringify({
+              botName: "b",
+              chainId: 1,
+              watchRule: { expressions: [`system.uintCompare(tx1.USDC.E.Transfer.value, >, ${literal})`] }
+            })
+            const refused = yield* call("POST", "/v1/bots", {
+              headers: { ...headers, "content-type": "application/json" },
+              body: defs === undefined ? body : body.replace(/\}$/, `,"options":{"literalDefs":${defs}}}`)
+            })
+            assert.strictEqual(refused.status, 400, refused.text)
+            assert.match(
+              refused.json.message,
+              /is not a whole number|is outside the uint256 range|^options.literalDefs.huge: /
+            )
+          }
           const missing = yield* call("POST", "/v1/bots", {
             headers,
             json: { chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }

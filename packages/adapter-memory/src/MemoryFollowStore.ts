@@ -14,6 +14,7 @@ const make = Effect.gen(function* () {
   const marks = new Map<number, Map<number, Mark>>()
   /** Alerts in the order stored. */
   const alerts = new Map<string, Alert>()
+  const coverage = new Map<number, Map<string, FollowStore.Coverage>>()
   const marksOf = (chainId: number) => {
     const m = marks.get(chainId) ?? new Map<number, Mark>()
     marks.set(chainId, m)
@@ -24,6 +25,7 @@ const make = Effect.gen(function* () {
 
   return FollowStore.FollowStore.of({
     cursor: (chainId) => Effect.sync(() => cursors.get(chainId)),
+    coverage: (chainId) => Effect.sync(() => new Map(coverage.get(chainId) ?? [])),
     marks: (chainId, from) =>
       Effect.sync(() =>
         [...marksOf(chainId).values()].filter((m) => m.number >= from).sort((a, b) => a.number - b.number)
@@ -40,6 +42,9 @@ const make = Effect.gen(function* () {
           stored.push(a.id)
         }
         yield* outbox.enqueue(step.deliveries.filter((d) => stored.includes(d.correlationId)))
+        const covered = coverage.get(chainId) ?? new Map<string, FollowStore.Coverage>()
+        coverage.set(chainId, covered)
+        for (const c of step.coverage ?? []) covered.set(c.botId, c)
         const last = step.blocks.at(-1)
         if (last !== undefined) {
           cursors.set(chainId, last)

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
-import { Abi, Bots, ContractStore, Rules } from "@vigil/core"
+import { Abi, Bots, ChainData, ContractStore, Rules } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 
 const abi = Schema.decodeUnknownSync(Abi.Abi)([
@@ -20,7 +20,27 @@ const abi = Schema.decodeUnknownSync(Abi.Abi)([
   }
 ])
 
-const layer = Bots.Bots.layer.pipe(Layer.provideMerge(MemoryAdapter.layer))
+/** No node is configured for any chain: bots are stored without `watchingFrom` (tested with a node on anvil). */
+const noNodes = Layer.succeed(ChainData.ChainData)(
+  ChainData.ChainData.of({
+    storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
+    head: (chainId) => Effect.fail(unconfigured(chainId)),
+    newHeads: (chainId) => Effect.fail(unconfigured(chainId)),
+    hashes: (chainId) => Effect.fail(unconfigured(chainId)),
+    tracesAvailable: (chainId) => Effect.fail(unconfigured(chainId)),
+    blocks: (chainId) => Effect.fail(unconfigured(chainId))
+  })
+)
+function unconfigured(chainId: number) {
+  return new ChainData.ChainDataError({
+    reason: "NotConfigured",
+    chainId,
+    operation: "head",
+    message: `no node is configured for chain ${chainId}`
+  })
+}
+
+const layer = Bots.Bots.layer.pipe(Layer.provideMerge(Layer.merge(MemoryAdapter.layer, noNodes)))
 
 /** The key's USDC contract on chain 1 (id "usdc"). */
 const registerUsdc = (keyId = "key-a") =>
@@ -82,7 +102,10 @@ describe("Bots", () => {
         [{ ...good, active: "yes" }, "active"],
         [{ ...good, options: { topLevelTxBlockRange: 10_001 } }, "options.topLevelTxBlockRange"],
         [{ ...good, options: { literalDefs: [1] } }, "options.literalDefs"],
-        [{ ...good, notifications: [1] }, "notifications"]
+        [{ ...good, notifications: [1] }, "notifications"],
+        [{ ...good, botName: "whales\r\n[Critical] all clear" }, "botName"],
+        [{ ...good, botName: "tab\there" }, "botName"],
+        [{ ...good, botVersion: "1\u2028" }, "botVersion"]
       ]
       for (const [fields, field] of cases) {
         const error = yield* Effect.flip(bots.create("key-a", body(fields)))

@@ -55,6 +55,12 @@ const make = Effect.gen(function* () {
     setCursor: db.prepare<[number, number, string, string]>(
       "INSERT OR REPLACE INTO follow_cursors (chain_id, number, hash, parent_hash) VALUES (?, ?, ?, ?)"
     ),
+    coverage: db.prepare<[number], { bot_id: string; from_block: number; through: number }>(
+      "SELECT bot_id, from_block, through FROM follow_coverage WHERE chain_id = ?"
+    ),
+    cover: db.prepare<[number, string, number, number]>(
+      "INSERT OR REPLACE INTO follow_coverage (chain_id, bot_id, from_block, through) VALUES (?, ?, ?, ?)"
+    ),
     marks: db.prepare<[number, number], MarkRow>(
       "SELECT number, hash, parent_hash FROM follow_marks WHERE chain_id = ? AND number >= ? ORDER BY number"
     ),
@@ -106,6 +112,16 @@ const make = Effect.gen(function* () {
         const row = s.cursor.get(chainId)
         return row === undefined ? undefined : toMark(row)
       }),
+    coverage: (chainId) =>
+      database.use(
+        "FollowStore.coverage",
+        () =>
+          new Map(
+            s.coverage
+              .all(chainId)
+              .map((r) => [r.bot_id, { botId: r.bot_id, from: r.from_block, through: r.through }] as const)
+          )
+      ),
     marks: (chainId, from) => database.use("FollowStore.marks", () => s.marks.all(chainId, from).map(toMark)),
     advance: (chainId, expected, step) =>
       database.transaction("FollowStore.advance", () => {
@@ -134,6 +150,7 @@ const make = Effect.gen(function* () {
           if (!stored.has(d.correlationId)) continue
           s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
         }
+        for (const c of step.coverage ?? []) s.cover.run(chainId, c.botId, c.from, c.through)
         const last = step.blocks.at(-1)
         if (last !== undefined) {
           s.setCursor.run(chainId, last.number, last.hash, last.parentHash)

@@ -278,6 +278,21 @@ export const migrations: ReadonlyArray<Migration> = [
       ALTER TABLE monitor_alerts ADD COLUMN suppressed TEXT;
       CREATE INDEX monitor_alerts_by_bot_time ON monitor_alerts (bot_id, block_time) WHERE retracted_at IS NULL;
     `
+  },
+  {
+    version: 14,
+    name: "bots watch from their creation",
+    // How far each bot was run on its chain, from the block it watches from: a bot the follower reached late is
+    // run over the blocks it lacks.
+    sql: `
+      CREATE TABLE follow_coverage (
+        chain_id INTEGER NOT NULL,
+        bot_id TEXT NOT NULL,
+        from_block INTEGER NOT NULL,
+        through INTEGER NOT NULL,
+        PRIMARY KEY (chain_id, bot_id)
+      );
+    `
   }
 ]
 

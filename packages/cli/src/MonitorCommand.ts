@@ -1,8 +1,10 @@
 /**
  * `vigil monitor backtest --rpc URL --contracts FILE --from N --to M [--chain ID] [--block-range K]
- * [--literal-defs JSON] EXPR...`: runs watch rules over a range of blocks read from a node, as historical analysis
- * does, and prints each match as a JSON line (rule index, bound transactions, frames, decoded occurrences, the
- * terms that held), then one summary line on stderr. The fastest way to try a rule before deploying a bot.
+ * [--literal-defs JSON] [--separately] EXPR...`: runs watch rules over a range of blocks read from a node, as
+ * historical analysis does, and prints each match as a JSON line (rule index, bound transactions, frames, decoded
+ * occurrences, the terms that held), then one summary line on stderr. The fastest way to try a rule before
+ * deploying a bot. Several expressions are AND-ed into one rule, as a bot's are (`tx1` is the same transaction in
+ * each); `--separately` runs each as a rule of its own (rule index = its position).
  */
 import { EvmRpc } from "@vigil/adapter-http"
 import { ChainData, Rules, Scan } from "@vigil/core"
@@ -38,6 +40,12 @@ const backtest = Command.make(
       Flag.withDescription("JSON object of placeholder values, e.g. '{\"maxTransferAmount\": 1e+27}'"),
       Flag.optional
     ),
+    separately: Flag.Boolean("separately").pipe(
+      Flag.withDescription(
+        "Run each expression as a rule of its own (by default several expressions are AND-ed into one rule, as a bot's are)"
+      ),
+      Flag.withDefault(false)
+    ),
     expressions: Argument.String("expression").pipe(Argument.variadic({ min: 1 }))
   },
   (args) =>
@@ -56,13 +64,14 @@ const backtest = Command.make(
       const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
       if (typeof literalDefs === "string")
         return yield* new CommandFailed({ message: `--literal-defs: ${literalDefs}` })
+      const groups = args.separately ? args.expressions.map((e) => [e]) : [args.expressions]
       const rules: Array<Scan.Rule> = []
-      for (const [index, source] of args.expressions.entries()) {
-        const result = Rules.Checker.check(source, { contracts, literalDefs })
+      for (const [index, sources] of groups.entries()) {
+        const result = Rules.Checker.checkRule(sources, { contracts, literalDefs })
         if (!result.ok) {
           const p = result.problems[0]!
           return yield* new CommandFailed({
-            message: `expression ${index + 1} does not check at offset ${p.offset}: ${p.message} (vigil rules check shows every problem)`
+            message: `expression ${index + p.expression + 1} does not check at offset ${p.offset}: ${p.message} (vigil rules check shows every problem)`
           })
         }
         rules.push({ index, expr: result.rule.expr, needsTraces: result.rule.needsTraces })
@@ -94,7 +103,11 @@ const backtest = Command.make(
         `${outcome.blocks} blocks, ${outcome.transactions} transactions, ${matches} match${matches === 1 ? "" : "es"}${missing}`
       )
     })
-).pipe(Command.withDescription("Run watch rules over a range of blocks from a node; print matches as JSON lines"))
+).pipe(
+  Command.withDescription(
+    "Run watch rules over a range of blocks from a node; print matches as JSON lines. Several expressions are AND-ed into one rule, as a bot's are (tx1 is the same transaction in each); --separately runs each as its own rule"
+  )
+)
 
 /** The command group. */
 export const command = Command.make("monitor").pipe(

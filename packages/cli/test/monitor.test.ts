@@ -82,6 +82,7 @@ const matchesOf = (stdout: string) =>
 describe("vigil monitor backtest", () => {
   it("prints each match of each rule as a JSON line, with its evidence, and a summary on stderr", async () => {
     const run = await backtest([
+      "--separately",
       "system.uintCompare(tx1.itx1.Token.E.Transfer.value, >, 1000)",
       "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
     ])
@@ -111,6 +112,24 @@ describe("vigil monitor backtest", () => {
     assert.strictEqual(run.code, 0, run.stderr)
     const hashes = matchesOf(run.stdout).map((l) => Object.values(l.transactions).map((t) => t.hash))
     assert.deepStrictEqual(hashes, [[sent.approve!.hash, sent.big!.hash]])
+  })
+
+  it("AND-s several expressions into one rule, as a bot does, with tx1 and tx2 the same transactions in each", async () => {
+    const run = await backtest([
+      "--block-range",
+      "1",
+      "system.invoked(tx1.Token.F.approve)",
+      "system.invoked(tx2.Router.F.route)"
+    ])
+    assert.strictEqual(run.code, 0, run.stderr)
+    const lines = matchesOf(run.stdout)
+    assert.deepStrictEqual(
+      lines.map((l) => [l.rule, Object.values(l.transactions).map((t) => t.hash)]),
+      [[0, [sent.approve!.hash, sent.big!.hash]]]
+    )
+    const help = await runVigil(tempDir(), {}, ["monitor", "backtest", "--help"])
+    assert.match(help.stdout, /AND-ed into one rule/)
+    assert.match(help.stdout, /--separately/)
   })
 
   it("refuses bad input with one line and exit 1", async () => {

@@ -41,6 +41,12 @@ export const Bot = Schema.Struct({
     /** Live alerts are notified only once `count` of them fall within `windowSeconds` (block time). */
     alertThreshold: Schema.optionalKey(Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }))
   }),
+  /**
+   * The first block the bot is run on: the one after the node's head when it was created, switched on or given new
+   * rules (every transaction mined after the answer is watched). Absent
+   * when no node was configured for its chain then (it runs from the block the follower processes next).
+   */
+  watchingFrom: Schema.optionalKey(Schema.Struct({ chainId: Schema.Int, blockNumber: Schema.Int })),
   /** Increases by one with every update, from 1. */
   revision: Schema.Int,
   /** ISO 8601 instants. */

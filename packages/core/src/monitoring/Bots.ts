@@ -11,13 +11,23 @@
  * - `options.literalDefs` is taken as its JSON text, so its numbers are read exactly (`1e+27` is 10^27).
  * - `options.notifyMinIntervalSeconds` and `options.alertThreshold {count, windowSeconds}` limit the notifications
  *   of live alerts (block time); alerts are recorded all the same.
+ * - The expressions of a bot are one rule: AND-ed, `txN` naming the same transaction in each (FailSafe: "equivalent
+ *   to using the && operator").
+ * - A bot watches from the moment it is created: create, and an update that switches it on or changes its rules,
+ *   set `watchingFrom` to the block after the chain node's head as it answers, and the follower runs the bot on
+ *   every block from there (one it processed before the bot was stored too, and the blocks a bot missed while it
+ *   was skipped, once it can run again). A node that does not answer fails the request (nothing is stored); with no node configured for the
+ *   chain the bot is stored without `watchingFrom` (it is not followed until a node is configured, and then runs
+ *   from the block the follower processes next).
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { WebhookStore } from "../delivery/index.ts"
 import { Instant, type StoreError } from "../kernel/index.ts"
 import { type Bot, BotStore, Severity } from "./BotStore.ts"
+import { ChainData, type ChainDataError } from "./ChainData.ts"
 import { ContractStore } from "./ContractStore.ts"
+import * as Messages from "./Messages.ts"
 import * as Checker from "./rules/Checker.ts"
 import * as Literals from "./rules/Literals.ts"
 
@@ -96,6 +106,10 @@ const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fie
     }
     const text = (name: string, max: number) =>
       typeof f[name] === "string" && (f[name] as string).trim() !== "" && (f[name] as string).length <= max
+    // Names reach Slack, Discord, Telegram and mail subjects: a CR or LF in one could forge lines of a message.
+    for (const name of ["botName", "botVersion"])
+      if (typeof f[name] === "string" && Messages.controlCharacter.test(f[name] as string))
+        return yield* invalid(name, "must not contain control characters (line breaks, tabs, escapes)")
     if (has("botName") && !text("botName", limits.maxNameLength))
       return yield* invalid("botName", `must be a non-empty string of at most ${limits.maxNameLength} characters`)
     if (has("botDescription") && typeof f.botDescription !== "string")
@@ -220,12 +234,15 @@ const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fie
 export class Bots extends Context.Service<
   Bots,
   {
-    readonly create: (keyId: string, request: BotRequest) => Effect.Effect<Bot, InvalidBot | StoreError.StoreError>
+    readonly create: (
+      keyId: string,
+      request: BotRequest
+    ) => Effect.Effect<Bot, InvalidBot | ChainDataError | StoreError.StoreError>
     readonly update: (
       keyId: string,
       id: string,
       request: BotRequest
-    ) => Effect.Effect<Bot, InvalidBot | BotNotFound | BotConflict | StoreError.StoreError>
+    ) => Effect.Effect<Bot, InvalidBot | BotNotFound | BotConflict | ChainDataError | StoreError.StoreError>
     readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Bot>, StoreError.StoreError>
     readonly get: (keyId: string, id: string) => Effect.Effect<Bot, BotNotFound | StoreError.StoreError>
     readonly remove: (keyId: string, id: string) => Effect.Effect<void, BotNotFound | StoreError.StoreError>
@@ -241,116 +258,137 @@ export class Bots extends Context.Service<
   }
 >()("@vigil/core/Bots") {
   /** The service over a BotStore and a ContractStore. */
-  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore | WebhookStore.WebhookStore> = Layer.effect(
-    Bots
-  )(
-    Effect.gen(function* () {
-      const store = yield* BotStore
-      const contracts = yield* ContractStore
-      const destinations = yield* WebhookStore.WebhookStore
+  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore | WebhookStore.WebhookStore | ChainData> =
+    Layer.effect(Bots)(
+      Effect.gen(function* () {
+        const store = yield* BotStore
+        const chain = yield* ChainData
+        /**
+         * The block a bot switched on now watches from: the one after the node's head, so every transaction mined
+         * after the answer is watched (and none mined before); none when no node is configured.
+         */
+        const watchingFrom = (chainId: number) =>
+          chain.head(chainId).pipe(
+            Effect.map((head) => ({ watchingFrom: { chainId, blockNumber: head + 1 } })),
+            Effect.catchIf(
+              (e) => e.reason === "NotConfigured",
+              () => Effect.succeed({})
+            )
+          )
+        const contracts = yield* ContractStore
+        const destinations = yield* WebhookStore.WebhookStore
 
-      /** Every channel id of `fields` is a notification channel of the key. */
-      const channelsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
-        if (fields.notifications.length === 0) return fields
-        const known = new Set((yield* destinations.list(keyId, "channels")).map((c) => c.id))
-        const unknown = [...new Set(fields.notifications)].filter((id) => !known.has(id))
-        if (unknown.length > 0)
-          return yield* new InvalidBot({
-            field: "notifications",
-            message: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a notification channel" : "are not notification channels"} of this key (POST /v1/notifications)`
-          })
-        return { ...fields, notifications: [...new Set(fields.notifications)] }
-      })
+        /** Every channel id of `fields` is a notification channel of the key. */
+        const channelsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
+          if (fields.notifications.length === 0) return fields
+          const known = new Set((yield* destinations.list(keyId, "channels")).map((c) => c.id))
+          const unknown = [...new Set(fields.notifications)].filter((id) => !known.has(id))
+          if (unknown.length > 0)
+            return yield* new InvalidBot({
+              field: "notifications",
+              message: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a notification channel" : "are not notification channels"} of this key (POST /v1/notifications)`
+            })
+          return { ...fields, notifications: [...new Set(fields.notifications)] }
+        })
 
-      /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
-      const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields, without?: string) {
-        const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== without)
-        const literalDefs =
-          fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
-        if (typeof literalDefs === "string") return { field: "options.literalDefs", message: literalDefs, problems: [] }
-        const problems = fields.watchRule.expressions.flatMap((source, expression) => {
-          const result = Checker.check(source, {
+        /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
+        const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields, without?: string) {
+          const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== without)
+          const literalDefs =
+            fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
+          if (typeof literalDefs === "string")
+            return { field: "options.literalDefs", message: literalDefs, problems: [] }
+          const result = Checker.checkRule(fields.watchRule.expressions, {
             contracts: onChain,
             literalDefs,
             watchRuleType: fields.watchRule.watchRuleType,
             ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope })
           })
-          return result.ok ? [] : result.problems.map((p) => ({ expression, ...p }))
+          return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
         })
-        return problems.length === 0 ? undefined : { field: "watchRule.expressions", message: "", problems }
+
+        const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
+          const found = yield* problemsOf(keyId, fields)
+          if (found === undefined) return fields
+          const first = found.problems[0]
+          return yield* new InvalidBot({
+            field: found.field,
+            message:
+              first === undefined
+                ? found.message
+                : `expression ${first.expression + 1} at ${first.offset}: ${first.message}${found.problems.length > 1 ? ` (and ${found.problems.length - 1} more)` : ""}`,
+            ...(found.problems.length === 0 ? {} : { problems: found.problems })
+          })
+        })
+
+        const get = (keyId: string, id: string) =>
+          Effect.flatMap(store.get(keyId, id), (b) =>
+            b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
+          )
+
+        return {
+          create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
+            const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request)))
+            const from = fields.active ? yield* watchingFrom(fields.chainId) : {}
+            const now = yield* Clock.currentTimeMillis
+            const bot: Bot = {
+              id: `bot_${now}_${randomSuffix(9)}`,
+              keyId,
+              ...fields,
+              ...from,
+              revision: 1,
+              created: Instant.iso(now),
+              updated: Instant.iso(now)
+            }
+            yield* store.add(bot)
+            return bot
+          }),
+          update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
+            const current = yield* get(keyId, id)
+            const merged = yield* merge(current, request)
+            // A bot a removed contract broke can still be switched off without mending its rules first.
+            const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
+            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
+            const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
+            // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
+            const from = !fields.active
+              ? {}
+              : !current.active || touchesRules
+                ? yield* watchingFrom(fields.chainId)
+                : current.watchingFrom === undefined
+                  ? {}
+                  : { watchingFrom: current.watchingFrom }
+            const now = yield* Clock.currentTimeMillis
+            const bot: Bot = {
+              ...fields,
+              ...from,
+              id,
+              keyId,
+              revision: current.revision + 1,
+              created: current.created,
+              updated: Instant.iso(now)
+            }
+            if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
+            return bot
+          }),
+          list: (keyId, chainId) => store.list(keyId, chainId),
+          get,
+          remove: (keyId, id) =>
+            Effect.flatMap(store.remove(keyId, id), (removed) =>
+              removed ? Effect.void : Effect.fail(new BotNotFound({ id }))
+            ),
+          audit: Effect.fn("Bots.audit")(function* (
+            keyId: string,
+            options: { readonly chainId?: number; readonly without?: string } = {}
+          ) {
+            const broken: Array<Broken> = []
+            for (const bot of yield* store.list(keyId, options.chainId)) {
+              const found = yield* problemsOf(keyId, bot, options.without)
+              if (found !== undefined) broken.push({ bot, problems: found.problems })
+            }
+            return broken
+          })
+        }
       })
-
-      const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
-        const found = yield* problemsOf(keyId, fields)
-        if (found === undefined) return fields
-        const first = found.problems[0]
-        return yield* new InvalidBot({
-          field: found.field,
-          message:
-            first === undefined
-              ? found.message
-              : `expression ${first.expression + 1} at ${first.offset}: ${first.message}${found.problems.length > 1 ? ` (and ${found.problems.length - 1} more)` : ""}`,
-          ...(found.problems.length === 0 ? {} : { problems: found.problems })
-        })
-      })
-
-      const get = (keyId: string, id: string) =>
-        Effect.flatMap(store.get(keyId, id), (b) =>
-          b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
-        )
-
-      return {
-        create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
-          const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request)))
-          const now = yield* Clock.currentTimeMillis
-          const bot: Bot = {
-            id: `bot_${now}_${randomSuffix(9)}`,
-            keyId,
-            ...fields,
-            revision: 1,
-            created: Instant.iso(now),
-            updated: Instant.iso(now)
-          }
-          yield* store.add(bot)
-          return bot
-        }),
-        update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
-          const current = yield* get(keyId, id)
-          const merged = yield* merge(current, request)
-          // A bot a removed contract broke can still be switched off without mending its rules first.
-          const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
-          const ruled = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
-          const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
-          const now = yield* Clock.currentTimeMillis
-          const bot: Bot = {
-            ...fields,
-            id,
-            keyId,
-            revision: current.revision + 1,
-            created: current.created,
-            updated: Instant.iso(now)
-          }
-          if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
-          return bot
-        }),
-        list: (keyId, chainId) => store.list(keyId, chainId),
-        get,
-        remove: (keyId, id) =>
-          Effect.flatMap(store.remove(keyId, id), (removed) =>
-            removed ? Effect.void : Effect.fail(new BotNotFound({ id }))
-          ),
-        audit: Effect.fn("Bots.audit")(function* (
-          keyId: string,
-          options: { readonly chainId?: number; readonly without?: string } = {}
-        ) {
-          const broken: Array<Broken> = []
-          for (const bot of yield* store.list(keyId, options.chainId)) {
-            const found = yield* problemsOf(keyId, bot, options.without)
-            if (found !== undefined) broken.push({ bot, problems: found.problems })
-          }
-          return broken
-        })
-      }
-    })
-  )
+    )
 }

@@ -45,6 +45,17 @@ export interface Alert {
   readonly suppressed?: "threshold" | "interval"
 }
 
+/**
+ * How far a bot was run on its chain: every block from `from` (its `watchingFrom`) through `through` was
+ * evaluated for it. A bot whose coverage stops below the chain's cursor (created while the follower was past its
+ * first block, or skipped for a while) is run over the blocks it lacks before it joins the others.
+ */
+export interface Coverage {
+  readonly botId: string
+  readonly from: number
+  readonly through: number
+}
+
 /** A step's outcome when another process moved the cursor first. */
 export type Advance = "advanced" | "moved"
 
@@ -54,13 +65,16 @@ export class FollowStore extends Context.Service<
   {
     /** The chain's last processed block, if it was ever followed. */
     readonly cursor: (chainId: number) => Effect.Effect<Mark | undefined, StoreError.StoreError>
+    /** How far each bot of the chain was run, by bot id. */
+    readonly coverage: (chainId: number) => Effect.Effect<ReadonlyMap<string, Coverage>, StoreError.StoreError>
     /** The chain's processed blocks from `from` up, ascending (the recent ones are kept: `keep` per chain). */
     readonly marks: (chainId: number, from: number) => Effect.Effect<ReadonlyArray<Mark>, StoreError.StoreError>
     /**
      * One step, all or nothing, if the cursor is still `expected` (undefined: never followed): records `blocks`
      * (ascending, the last becomes the cursor), stores those of `alerts` not stored yet (by id) and, for those
-     * only, their deliveries (`correlationId` = the alert's id), and forgets marks more than `keep` below the
-     * new cursor. `moved` (nothing written) when another process moved the cursor.
+     * only, their deliveries (`correlationId` = the alert's id), records `coverage` (replacing each bot's), and
+     * forgets marks more than `keep` below the new cursor. With no `blocks` the cursor stays: a step that only
+     * runs bots over blocks they lack. `moved` (nothing written) when another process moved the cursor.
      */
     readonly advance: (
       chainId: number,
@@ -70,6 +84,7 @@ export class FollowStore extends Context.Service<
         readonly alerts: ReadonlyArray<Alert>
         readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
         readonly keep: number
+        readonly coverage?: ReadonlyArray<Coverage>
       }
     ) => Effect.Effect<{ readonly outcome: Advance; readonly stored: ReadonlyArray<string> }, StoreError.StoreError>
     /** The bot's alerts not retracted whose block time is `since` or later, oldest first. */

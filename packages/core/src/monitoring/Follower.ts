@@ -113,6 +113,8 @@ interface Prepared {
   readonly normals: ReadonlyArray<string>
   /** What its pending matches are kept under: its id and revision (a changed rule starts afresh). */
   readonly key: string
+  /** The first block it is run on (`watchingFrom`); undefined: from the block the follower processes next. */
+  readonly from?: number
   readonly contracts: ReadonlyArray<Contract>
   readonly channels: ReadonlyArray<WebhookStore.Webhook>
 }
@@ -214,31 +216,25 @@ export const layer = (
             problems.push(`bot ${bot.id}: ${literalDefs}`)
             continue
           }
-          const rules: Array<Scan.Rule> = []
-          const normals: Array<string> = []
-          let several = false
-          for (const [index, source] of bot.watchRule.expressions.entries()) {
-            const checked = Checker.check(source, {
-              contracts: of.contracts,
-              literalDefs,
-              watchRuleType: bot.watchRule.watchRuleType,
-              ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
-            })
-            if (!checked.ok) {
-              problems.push(`bot ${bot.id}, expression ${index + 1}: ${checked.problems[0]!.message}`)
-              break
-            }
-            rules.push({ index, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces })
-            normals.push(checked.rule.normal)
-            several ||= checked.rule.transactions > 1
+          // The bot's expressions are one rule (AND-ed): index 0.
+          const checked = Checker.checkRule(bot.watchRule.expressions, {
+            contracts: of.contracts,
+            literalDefs,
+            watchRuleType: bot.watchRule.watchRuleType,
+            ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+          })
+          if (!checked.ok) {
+            const first = checked.problems[0]!
+            problems.push(`bot ${bot.id}, expression ${first.expression + 1}: ${first.message}`)
+            continue
           }
-          if (rules.length !== bot.watchRule.expressions.length) continue
           ready.push({
             bot,
-            reach: several ? bot.options.topLevelTxBlockRange : 0,
-            rules,
-            normals,
+            reach: checked.rule.transactions > 1 ? bot.options.topLevelTxBlockRange : 0,
+            rules: [{ index: 0, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces }],
+            normals: [checked.rule.normal],
             key: `${bot.id}@${bot.revision}`,
+            ...(bot.watchingFrom === undefined ? {} : { from: bot.watchingFrom.blockNumber }),
             contracts: of.contracts,
             channels: of.channels.filter((c) => bot.notifications.includes(c.id))
           })
@@ -343,6 +339,144 @@ export const layer = (
         }
       })
 
+      /**
+       * The alerts of a bot's matches found over `blocks` (those completing at its first watched block or later),
+       * with the bot's notification limits applied on block time, and the deliveries of those notified.
+       */
+      const alertsOf = Effect.fnUntraced(function* (
+        chainId: number,
+        p: Prepared,
+        matches: ReadonlyArray<Scan.Found>,
+        blocks: ReadonlyArray<Block>,
+        first: number,
+        now: number
+      ) {
+        const alerts: Array<Alert> = []
+        const deliveries: Array<WebhookStore.Delivery> = []
+        const found = matches
+          .filter((m) => p.from === undefined || Scan.lastBlock(m.evidence) >= p.from)
+          .sort((a, b) => Scan.lastBlock(a.evidence) - Scan.lastBlock(b.evidence))
+        if (found.length === 0) return { alerts, deliveries }
+        const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
+        const timeOf = new Map(blocks.map((b) => [b.number, Number(BigInt(b.block.timestamp))]))
+        // The bot's notification limits, on block time: what it alerted lately, and what this step adds.
+        const { notifyMinIntervalSeconds: interval, alertThreshold: threshold } = p.bot.options
+        const horizon = Math.max(interval ?? 0, threshold?.windowSeconds ?? 0)
+        const history: Array<{ readonly id: string; readonly blockTime: number; readonly suppressed?: string }> =
+          horizon === 0 ? [] : [...(yield* store.recent(p.bot.id, (timeOf.get(first) ?? 0) - horizon))]
+        for (const match of found) {
+          const completed = Scan.lastBlock(match.evidence)
+          const transactions = Object.fromEntries(
+            Object.entries(match.evidence.transactions).map(([name, t]) => [name, t.hash])
+          )
+          const blockHash = hashOf.get(completed) ?? ""
+          const blockTime = timeOf.get(completed) ?? 0
+          const id = alertId({
+            botId: p.bot.id,
+            botVersion: p.bot.botVersion ?? "",
+            chainId,
+            blockHash,
+            rule: match.rule,
+            transactions
+          })
+          if (history.some((h) => h.id === id)) continue
+          let suppressed: "threshold" | "interval" | undefined
+          if (
+            threshold !== undefined &&
+            history.filter((h) => h.blockTime > blockTime - threshold.windowSeconds).length + 1 < threshold.count
+          )
+            suppressed = "threshold"
+          const lastNotified = history.filter((h) => h.suppressed === undefined).at(-1)
+          if (
+            suppressed === undefined &&
+            interval !== undefined &&
+            lastNotified !== undefined &&
+            blockTime - lastNotified.blockTime < interval
+          )
+            suppressed = "interval"
+          history.push({ id, blockTime, ...(suppressed === undefined ? {} : { suppressed }) })
+          const alert: Alert = {
+            id,
+            keyId: p.bot.keyId,
+            botId: p.bot.id,
+            chainId,
+            blockNumber: completed,
+            blockHash,
+            blockTime,
+            rule: match.rule,
+            expression: p.normals[match.rule]!,
+            transactions,
+            evidence: match.evidence as never,
+            created: Instant.iso(now),
+            ...(suppressed === undefined ? {} : { suppressed })
+          }
+          alerts.push(alert)
+          if (suppressed === undefined)
+            deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
+        }
+        return { alerts, deliveries }
+      })
+
+      /** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
+      const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
+        if (p.reach === 0 || blocks.length === 0) return new Set()
+        const facts = fromBlocks(
+          blocks.filter((b) => b.number > head - p.reach && b.number <= head),
+          p.contracts,
+          { blockRange: p.bot.options.topLevelTxBlockRange, head }
+        )
+        return Scan.judge(p.rules, facts, 0, new Set()).pending
+      }
+
+      /**
+       * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts
+       * and how far it got, without moving the cursor: a bot created (or switched on) before the follower reached
+       * its `watchingFrom` misses nothing.
+       */
+      const backfill = Effect.fnUntraced(function* (
+        chainId: number,
+        cursor: Mark,
+        p: Prepared,
+        next: number,
+        traces: boolean
+      ) {
+        const to = Math.min(cursor.number, next + settings.batch - 1)
+        const start = Math.max(0, next - p.reach)
+        const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
+        const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
+        const blocks: Array<Block> = []
+        for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+          if (r._tag === "Missing")
+            return yield* Effect.fail(
+              `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
+            )
+          const known = kept.get(r.number)
+          // A block processed on another branch than the node's now: a reorganisation the next step resolves.
+          if (known !== undefined && known !== r.data.block.hash)
+            return yield* Effect.fail(
+              `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
+            )
+          blocks.push({ ...r.data, number: r.number })
+        }
+        const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
+        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1))
+        const now = yield* Clock.currentTimeMillis
+        const made = yield* alertsOf(chainId, p, judged.found, blocks, next, now)
+        const done = yield* store.advance(chainId, cursor, {
+          blocks: [],
+          alerts: made.alerts,
+          deliveries: made.deliveries,
+          keep: settings.keep,
+          coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
+        })
+        if (done.outcome === "advanced") {
+          const s = states.get(chainId)!
+          set(chainId, { alerts: s.alerts + done.stored.length })
+          if (done.stored.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+        }
+        return done.outcome
+      })
+
       /** One step of a chain: `idle` when there was nothing to do. */
       const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
         const { ready, problems, active } = yield* prepare(chainId)
@@ -362,20 +496,42 @@ export const layer = (
         const target = head - confirmationsOf(chainId)
         const cursor = yield* store.cursor(chainId)
         set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
+        // Bots that lack blocks below the cursor are run over them a batch at a time; the others go on meanwhile.
+        const coverage = cursor === undefined ? new Map() : yield* store.coverage(chainId)
+        const nextOf = (p: Prepared) => {
+          if (p.from === undefined) return undefined
+          const c = coverage.get(p.bot.id)
+          return c !== undefined && c.from === p.from ? c.through + 1 : p.from
+        }
+        const behind = cursor === undefined ? [] : runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
+        let backfilled = false
+        if (behind.length > 0) {
+          const p = behind[0]!
+          if ((yield* backfill(chainId, cursor!, p, nextOf(p)!, traces)) === "moved") {
+            memory.window = undefined
+            return "moved" as const
+          }
+          backfilled = true
+        }
+        const joined = runnable.filter((p) => !behind.includes(p))
+        const idle = backfilled ? ("moved" as const) : ("idle" as const)
+        if (joined.length === 0) return idle
         if (cursor !== undefined && target <= cursor.number) {
           // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
           // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
           // not taken for a reorganisation.
           const [onNode] = yield* chain.hashes(chainId, [cursor.number])
-          if (onNode === undefined || onNode.hash === cursor.hash) return "idle" as const
+          if (onNode === undefined || onNode.hash === cursor.hash) return idle
           memory.window = undefined
           yield* rewind(chainId, cursor)
           return "moved" as const
         }
         if (target < 0) return "idle" as const
         if (cursor === undefined) {
-          // Followed for the first time: the cursor is set at the head; what came before is not looked at.
-          const [at] = yield* chain.hashes(chainId, [target])
+          // Followed for the first time: the cursor is set just below the first block a bot watches from (or at
+          // the head); what came before is not looked at.
+          const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
+          const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
           if (at === undefined) return "idle" as const
           const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
           yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
@@ -400,91 +556,41 @@ export const layer = (
           fresh.push(block)
           previous = block.block.hash
         }
-        if (fresh.length === 0) return "idle" as const
-        const range = Math.max(0, ...runnable.map((p) => p.reach))
+        if (fresh.length === 0) return idle
+        const range = Math.max(0, ...joined.map((p) => p.reach))
         let window = memory.window
         // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
         if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
-          window = yield* rebuild(chainId, cursor, runnable, traces)
+          window = yield* rebuild(chainId, cursor, joined, traces)
         const blocks = [...window.blocks, ...fresh]
-        const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
-        const timeOf = new Map(blocks.map((b) => [b.number, Number(BigInt(b.block.timestamp))]))
         const last = fresh.at(-1)!
         const now = yield* Clock.currentTimeMillis
         const alerts: Array<Alert> = []
         const deliveries: Array<WebhookStore.Delivery> = []
         const pending = new Map<string, ReadonlySet<string>>()
-        for (const p of runnable) {
+        for (const p of joined) {
           const reached = blocks.filter((b) => b.number >= fresh[0]!.number - p.reach)
           const facts = fromBlocks(reached, p.contracts, {
             blockRange: p.bot.options.topLevelTxBlockRange,
             head: last.number
           })
-          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, window.pending.get(p.key) ?? new Set())
+          // A bot that joined since the window was built: its matches pending at the cursor are found now.
+          const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
+          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before)
           pending.set(p.key, judged.pending)
           if (judged.found.length === 0) continue
-          // The bot's notification limits, on block time: what it alerted lately, and what this step adds.
-          const { notifyMinIntervalSeconds: interval, alertThreshold: threshold } = p.bot.options
-          const horizon = Math.max(interval ?? 0, threshold?.windowSeconds ?? 0)
-          const history: Array<{ readonly id: string; readonly blockTime: number; readonly suppressed?: string }> =
-            horizon === 0 ? [] : [...(yield* store.recent(p.bot.id, timeOf.get(fresh[0]!.number)! - horizon))]
-          const found = [...judged.found].sort((a, b) => Scan.lastBlock(a.evidence) - Scan.lastBlock(b.evidence))
-          for (const match of found) {
-            const completed = Scan.lastBlock(match.evidence)
-            const transactions = Object.fromEntries(
-              Object.entries(match.evidence.transactions).map(([name, t]) => [name, t.hash])
-            )
-            const blockHash = hashOf.get(completed) ?? ""
-            const blockTime = timeOf.get(completed) ?? 0
-            const id = alertId({
-              botId: p.bot.id,
-              botVersion: p.bot.botVersion ?? "",
-              chainId,
-              blockHash,
-              rule: match.rule,
-              transactions
-            })
-            if (history.some((h) => h.id === id)) continue
-            let suppressed: "threshold" | "interval" | undefined
-            if (
-              threshold !== undefined &&
-              history.filter((h) => h.blockTime > blockTime - threshold.windowSeconds).length + 1 < threshold.count
-            )
-              suppressed = "threshold"
-            const lastNotified = history.filter((h) => h.suppressed === undefined).at(-1)
-            if (
-              suppressed === undefined &&
-              interval !== undefined &&
-              lastNotified !== undefined &&
-              blockTime - lastNotified.blockTime < interval
-            )
-              suppressed = "interval"
-            history.push({ id, blockTime, ...(suppressed === undefined ? {} : { suppressed }) })
-            const alert: Alert = {
-              id,
-              keyId: p.bot.keyId,
-              botId: p.bot.id,
-              chainId,
-              blockNumber: completed,
-              blockHash,
-              blockTime,
-              rule: match.rule,
-              expression: p.normals[match.rule]!,
-              transactions,
-              evidence: match.evidence as never,
-              created: Instant.iso(now),
-              ...(suppressed === undefined ? {} : { suppressed })
-            }
-            alerts.push(alert)
-            if (suppressed === undefined)
-              deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
-          }
+          const made = yield* alertsOf(chainId, p, judged.found, blocks, fresh[0]!.number, now)
+          alerts.push(...made.alerts)
+          deliveries.push(...made.deliveries)
         }
         const done = yield* store.advance(chainId, cursor, {
           blocks: fresh.map(markOf),
           alerts,
           deliveries,
-          keep: settings.keep
+          keep: settings.keep,
+          coverage: joined.flatMap((p) =>
+            p.from === undefined ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
+          )
         })
         if (done.outcome === "moved") {
           // Another process took this step: start again from where it left the chain.

@@ -119,20 +119,20 @@ export class History extends Context.Service<
         const literalDefs =
           bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
         if (typeof literalDefs === "string") return yield* new HistoryNotReady({ message: literalDefs })
-        const rules: Array<{ index: number; source: string; checked: Checker.Checked }> = []
-        for (const [index, source] of bot.watchRule.expressions.entries()) {
-          const result = Checker.check(source, {
-            contracts: onChain,
-            literalDefs,
-            watchRuleType: bot.watchRule.watchRuleType,
-            ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+        const result = Checker.checkRule(bot.watchRule.expressions, {
+          contracts: onChain,
+          literalDefs,
+          watchRuleType: bot.watchRule.watchRuleType,
+          ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+        })
+        if (!result.ok) {
+          const first = result.problems[0]!
+          return yield* new HistoryNotReady({
+            message: `expression ${first.expression + 1} no longer checks against the key's contracts: ${first.message}`
           })
-          if (!result.ok)
-            return yield* new HistoryNotReady({
-              message: `expression ${index + 1} no longer checks against the key's contracts: ${result.problems[0]!.message}`
-            })
-          rules.push({ index, source, checked: result.rule })
         }
+        // The bot's expressions are one rule (AND-ed), index 0.
+        const rules = [{ index: 0, checked: result.rule }]
         return { rules, contracts: onChain }
       })
 
@@ -233,7 +233,7 @@ export class History extends Context.Service<
             const why = Evaluator.notEvaluable(rule.checked.expr, facts)
             if (why !== undefined)
               return yield* new HistoryNotReady({
-                message: `expression ${rule.index + 1} cannot be evaluated: ${why}; submit the blocks again from a node with debug_traceBlockByNumber`
+                message: `the rule cannot be evaluated: ${why}; submit the blocks again from a node with debug_traceBlockByNumber`
               })
             const found = Evaluator.evaluate(rule.checked.expr, facts).filter((m) => !m.pending)
             const occurrences: Record<string, number> = {}

@@ -272,3 +272,59 @@ describe("literalDefs from JSON text", () => {
     assert.match(String(Literals.fromJson("{")), /not valid JSON/)
   })
 })
+
+describe("a bot's expressions are checked as one rule", () => {
+  const rule = (sources: ReadonlyArray<string>, options: Partial<Rules.Checker.Options> = {}) =>
+    Checker.checkRule(sources, { contracts, literalDefs, ...options })
+
+  it("AND-s them: the rule is the conjunction, with tx1 the same transaction in each", () => {
+    const r = rule([
+      "system.emitted(tx1.USDC.E.Transfer)",
+      "system.uintCompare(tx1.USDC.E.Transfer.value, >=, 1000000000000000000000)"
+    ])
+    assert.isTrue(r.ok)
+    if (!r.ok) return
+    assert.strictEqual(r.rule.expr._tag, "And")
+    assert.strictEqual(
+      r.rule.normal,
+      "system.emitted(tx1.USDC.E.Transfer) && system.uintCompare(tx1.USDC.E.Transfer.value, >=, 1000000000000000000000)"
+    )
+    assert.strictEqual(r.rule.transactions, 1)
+    const joined = ok(
+      "system.emitted(tx1.USDC.E.Transfer) && system.uintCompare(tx1.USDC.E.Transfer.value, >=, 1000000000000000000000)"
+    )
+    assert.deepStrictEqual(Rules.Ast.strip(r.rule.expr), Rules.Ast.strip(joined.expr))
+  })
+
+  it("keeps an expression with || whole inside the conjunction", () => {
+    const r = rule([
+      "system.emitted(tx1.USDC.E.Transfer) || system.emitted(tx1.DAI.E.Transfer)",
+      "system.uintCompare(tx1.value, >, 0)"
+    ])
+    if (!r.ok) assert.fail(JSON.stringify(r.problems))
+    else assert.match(r.rule.normal, /^\(system\.emitted\(tx1\.USDC\.E\.Transfer\) \|\| .*\) && /)
+  })
+
+  it("takes a negation in an expression of its own when another binds the transaction, and positions problems per expression", () => {
+    const r = rule(["system.invoked(tx1.USDC.F.approve)", "!system.invoked(tx2.USDC.F.transfer)"])
+    assert.isTrue(r.ok)
+    if (r.ok) assert.strictEqual(r.rule.transactions, 2)
+    const alone = rule(["!system.invoked(tx1.USDC.F.approve)", "!system.invoked(tx2.USDC.F.transfer)"])
+    assert.isFalse(alone.ok)
+    if (!alone.ok)
+      assert.match(alone.problems[0]!.message, /every transaction of these expressions is inside a negation/)
+    const wrong = rule(["system.emitted(tx1.USDC.E.Transfer)", "system.emitted(tx1.USDC.E.Transfr)"])
+    assert.isFalse(wrong.ok)
+    if (!wrong.ok) {
+      assert.strictEqual(wrong.problems[0]!.expression, 1)
+      assert.strictEqual(wrong.problems[0]!.offset, "system.emitted(tx1.USDC.E.".length)
+    }
+  })
+
+  it("applies ruleScope to the conjunction: a contract named in one expression is enough", () => {
+    const r = rule(["system.emitted(tx1.USDC.E.Transfer)", "system.uintCompare(tx1.value, >, 0)"], {
+      ruleScope: { contractName: "USDC", groupId: "team", member: true }
+    })
+    assert.isTrue(r.ok)
+  })
+})

@@ -246,8 +246,86 @@ const bindsOutsideNegation = (e: Ast.Expr): boolean => {
   }
 }
 
-/** Checks one expression's source against `options`. */
+/** A problem of one of a rule's expressions: which (0-based), where in it, what. */
+export interface RuleProblem extends Problem {
+  readonly expression: number
+}
+
+export type RuleResult =
+  { readonly ok: true; readonly rule: Checked } | { readonly ok: false; readonly problems: ReadonlyArray<RuleProblem> }
+
+/** Checks one expression's source against `options`: a rule of that one expression. */
 export const check = (source: string, options: Options): Result => {
+  const result = checkRule([source], options)
+  return result.ok ? result : { ok: false, problems: result.problems.map(({ expression: _, ...p }) => p) }
+}
+
+/**
+ * Checks the expressions of one bot as one rule: they are AND-ed (as FailSafe documents, "equivalent to using the
+ * && operator"), so `tx1` in one is `tx1` in every other. Each expression is parsed and typed on its own (its
+ * problems are positioned in its own text); `options.ruleScope`, the limits of the whole and the negation check
+ * apply to the conjunction.
+ */
+export const checkRule = (sources: ReadonlyArray<string>, options: Options): RuleResult => {
+  const problems: Array<RuleProblem> = []
+  const parts: Array<Checked> = []
+  for (const [expression, source] of sources.entries()) {
+    const result = checkPart(source, options)
+    if (result.ok) parts.push(result.rule)
+    else problems.push(...result.problems.map((p) => ({ expression, ...p })))
+  }
+  if (problems.length > 0 || parts.length === 0) return { ok: false, problems }
+  const byLabel = new Map(options.contracts.map((c) => [c.label, c]))
+  const problem = (message: string, candidates: ReadonlyArray<string> = []) => {
+    problems.push({ expression: 0, offset: 0, message, candidates })
+  }
+  let expr = parts.map((p) => p.expr).reduce((left, right): Ast.Expr => ({ _tag: "And", at: 0, left, right }))
+  const normal = parts.length === 1 ? parts[0]!.normal : print(expr)
+  const scope = options.ruleScope
+  if (scope !== undefined) {
+    if (!byLabel.has(scope.contractName)) {
+      problem(
+        `options.ruleScope.contractName ${scope.contractName} is not a contract on this chain`,
+        didYouMean(scope.contractName, byLabel.keys())
+      )
+    } else {
+      const frames = framesNaming(expr, scope.contractName)
+      if (frames.length === 0)
+        problem(
+          `options.ruleScope names ${scope.contractName}, which no transaction or numbered frame of the rule references`
+        )
+      for (const frame of frames) {
+        const inGroup: Ast.Expr = {
+          _tag: "InGroup",
+          at: 0,
+          value: { _tag: "FrameField", at: 0, frame, field: "from" },
+          group: scope.groupId
+        }
+        expr = { _tag: "And", at: 0, left: expr, right: scope.member ? inGroup : { _tag: "Not", at: 0, expr: inGroup } }
+      }
+    }
+  }
+  if (problems.length === 0 && !bindsOutsideNegation(expr)) {
+    problem(
+      sources.length === 1
+        ? "every transaction of this rule is inside a negation: it says what must not happen, but not about which transaction, so it could never match"
+        : "every transaction of these expressions is inside a negation: together they say what must not happen, but not about which transaction, so they could never match"
+    )
+  }
+  if (problems.length > 0) return { ok: false, problems }
+  return {
+    ok: true,
+    rule: {
+      expr,
+      normal,
+      needsTraces: parts.some((p) => p.needsTraces),
+      transactions: Math.max(...parts.map((p) => p.transactions))
+    }
+  }
+}
+
+/** Checks one expression's text on its own: syntax, types, literals and per-expression limits. */
+const checkPart = (source: string, options: Options): Result => {
   if (source.length > limits.maxLength) {
     return {
       ok: false,
@@ -611,40 +689,8 @@ export const check = (source: string, options: Options): Result => {
     }
   }
 
-  let expr = visit(parsed.expr)
+  const expr = visit(parsed.expr)
   const normal = print(expr)
-  const scope = options.ruleScope
-  if (scope !== undefined) {
-    if (!byLabel.has(scope.contractName)) {
-      problem(
-        0,
-        `options.ruleScope.contractName ${scope.contractName} is not a contract on this chain`,
-        didYouMean(scope.contractName, byLabel.keys())
-      )
-    } else {
-      const frames = framesNaming(expr, scope.contractName)
-      if (frames.length === 0)
-        problem(
-          0,
-          `options.ruleScope names ${scope.contractName}, which no transaction or numbered frame of the rule references`
-        )
-      for (const frame of frames) {
-        const inGroup: Ast.Expr = {
-          _tag: "InGroup",
-          at: 0,
-          value: { _tag: "FrameField", at: 0, frame, field: "from" },
-          group: scope.groupId
-        }
-        expr = { _tag: "And", at: 0, left: expr, right: scope.member ? inGroup : { _tag: "Not", at: 0, expr: inGroup } }
-      }
-    }
-  }
-  if (problems.length === 0 && !bindsOutsideNegation(parsed.expr)) {
-    problem(
-      0,
-      "every transaction of this rule is inside a negation: it says what must not happen, but not about which transaction, so it could never match"
-    )
-  }
   for (const [tx, used] of frames) {
     if (used.size > limits.maxFramesPerTransaction)
       problem(0, `tx${tx} uses more than ${limits.maxFramesPerTransaction} internal frames`)
