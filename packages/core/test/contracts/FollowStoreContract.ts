@@ -69,6 +69,58 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         }).pipe(Effect.provide(layer))
       )
 
+    test("records how far each bot was run with the step, and a step without blocks leaves the cursor", (store, outbox) =>
+      Effect.gen(function* () {
+        assert.deepStrictEqual([...(yield* store.coverage(1))], [])
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10)],
+          alerts: [],
+          deliveries: [],
+          keep: 5,
+          coverage: [{ botId: "bot-1", from: 9, through: 10 }]
+        })
+        // A bot run over blocks it lacks: its alerts and coverage, the cursor where it was.
+        const caught = yield* store.advance(1, mark(10), {
+          blocks: [],
+          alerts: [alert("al_b", 8, { botId: "bot-2" })],
+          deliveries: [delivery("d_b", "al_b")],
+          keep: 5,
+          coverage: [{ botId: "bot-2", from: 7, through: 8 }]
+        })
+        assert.deepStrictEqual(caught, { outcome: "advanced", stored: ["al_b"] })
+        assert.deepStrictEqual(yield* store.cursor(1), mark(10))
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(["al_b"])).map((d) => d.id),
+          ["d_b"]
+        )
+        const refused = yield* store.advance(1, mark(9), {
+          blocks: [],
+          alerts: [],
+          deliveries: [],
+          keep: 5,
+          coverage: [{ botId: "bot-2", from: 7, through: 10 }]
+        })
+        assert.strictEqual(refused.outcome, "moved")
+        yield* store.advance(1, mark(10), {
+          blocks: [mark(11)],
+          alerts: [],
+          deliveries: [],
+          keep: 5,
+          coverage: [
+            { botId: "bot-1", from: 9, through: 11 },
+            { botId: "bot-2", from: 7, through: 11 }
+          ]
+        })
+        assert.deepStrictEqual(
+          [...(yield* store.coverage(1)).values()].sort((a, b) => (a.botId < b.botId ? -1 : 1)),
+          [
+            { botId: "bot-1", from: 9, through: 11 },
+            { botId: "bot-2", from: 7, through: 11 }
+          ]
+        )
+        assert.deepStrictEqual([...(yield* store.coverage(2))], [], "per chain")
+      }))
+
     test("advances from where it is, keeps recent marks, and refuses a step from a cursor that moved", (store) =>
       Effect.gen(function* () {
         assert.isUndefined(yield* store.cursor(1))
