@@ -165,9 +165,16 @@ describe("historical analysis over HTTP on a real node", () => {
           "system.emitted(tx1.Token.E.Transfer) && system.uintCompare(tx1.Token.E.Transfer.value, >=, 1000000000000000000000)"
         )
         // Across strings, txN names the same transaction: as one expression joined with &&.
-        const split = yield* analyse(["system.invoked(tx1.Token.F.approve)", "system.invoked(tx2.Router.F.route)"], {
-          topLevelTxBlockRange: 1
-        })
+        const split = yield* analyse(
+          [
+            "system.invoked(tx1.Token.F.approve)",
+            "system.invoked(tx2.Router.F.route)",
+            "system.addressCompare(tx2.from, ==, tx1.from)"
+          ],
+          {
+            topLevelTxBlockRange: 1
+          }
+        )
         assert.deepStrictEqual(split.byRule(0), ["approve+routeBig"])
         // A negation may stand in an expression of its own: the other expressions say which transaction.
         const negated = yield* analyse(["system.invoked(tx1.Token.F.approve)", "!system.invoked(tx2.Router.F.route)"], {
@@ -182,7 +189,8 @@ describe("historical analysis over HTTP on a real node", () => {
     "two transactions within and beyond topLevelTxBlockRange, and a forward negation",
     () =>
       Effect.gen(function* () {
-        const pair = "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route)"
+        const pair =
+          "system.invoked(tx1.Token.F.approve) && system.invoked(tx2.Router.F.route) && system.addressCompare(tx2.from, ==, tx1.from)"
         const within = yield* analyse([pair], { topLevelTxBlockRange: 1 })
         assert.deepStrictEqual(within.byRule(0), ["approve+routeBig"])
         const wider = yield* analyse([pair], { topLevelTxBlockRange: 2 })

@@ -218,7 +218,9 @@ describe("live monitoring on a real node", () => {
           assert.strictEqual(paused.status, 200, paused.text)
           const pairs = yield* bot(
             "approve then move",
-            ["system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"],
+            [
+              "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000) && system.addressCompare(tx2.from, ==, tx1.from)"
+            ],
             { topLevelTxBlockRange: 3 }
           )
           const approve = yield* Effect.promise(() => node.send(token, "approve", [bob, 1n]))
@@ -428,7 +430,8 @@ describe("live monitoring on a real node", () => {
       live(({ node, token, receiver }) =>
         Effect.gen(function* () {
           const { headers, bot } = yield* setUp(token, receiver)
-          const rule = "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"
+          const rule =
+            "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000) && system.addressCompare(tx2.from, ==, tx1.from)"
           const near = yield* bot("near", [rule], { topLevelTxBlockRange: 2 })
           yield* processed(yield* Effect.promise(() => node.head()))
           const approve = yield* Effect.promise(() => node.send(token, "approve", [node.accounts[1]!, 1n]))
@@ -501,7 +504,9 @@ describe("live monitoring on a real node", () => {
           const bob = node.accounts[1]!
           const pairs = yield* bot(
             "approve then move",
-            ["system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000)"],
+            [
+              "system.emitted(tx1.Token.E.Approval) && system.uintCompare(tx2.Token.E.Transfer.value, >, 1000) && system.addressCompare(tx2.from, ==, tx1.from)"
+            ],
             { topLevelTxBlockRange: 3 }
           )
           yield* processed(yield* Effect.promise(() => node.head()))
@@ -623,7 +628,7 @@ describe("live monitoring on a real node", () => {
             )
             const expressions = [
               "system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)",
-              "system.emitted(tx1.Token.E.Approval) && system.emitted(tx2.Token.E.Transfer)",
+              "system.emitted(tx1.Token.E.Approval) && system.emitted(tx2.Token.E.Transfer) && system.addressCompare(tx2.from, ==, tx1.from)",
               "system.emitted(tx1.Token.E.Approval) && !system.emitted(tx2.Token.E.Transfer)",
               "system.emitted(tx1.itx*.Token.E.Transfer) && system.uintCompare(tx1.itx*.Token.E.Transfer.value, <, 3000)"
             ]

@@ -318,6 +318,20 @@ describe("/v1/bots", () => {
           assert.deepStrictEqual(wrong.json.details.problems, [
             { expression: 1, offset: 19, message: "no contract labelled USDT on this chain", candidates: ["USDC"] }
           ])
+          // Two transactions nothing joins: every pair of transfers in the window would match. Refused, saying how.
+          const loose = yield* call("POST", "/v1/bots", {
+            headers,
+            json: {
+              botName: "b",
+              chainId: 1,
+              watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer) && system.emitted(tx2.USDC.E.Transfer)"] }
+            }
+          })
+          assert.strictEqual(loose.status, 400, loose.text)
+          assert.match(
+            loose.json.message,
+            /^watchRule.expressions: expression 1 at 0: tx2 is not joined to tx1 by any equality: .*system\.addressCompare\(tx2\.from, ==, tx1\.from\)/
+          )
           // A number whose exponent would take seconds to expand is refused at once, in a rule or in literalDefs.
           for (const [literal, defs] of [
             ["1e-1000000000", undefined],

@@ -87,22 +87,26 @@ const check = Command.make(
       const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
       if (typeof literalDefs === "string")
         return yield* new CommandFailed({ message: `--literal-defs: ${literalDefs}` })
-      let failed = 0
-      for (const [i, source] of args.expressions.entries()) {
-        const result = Rules.Checker.check(source, { contracts, literalDefs, watchRuleType: args.type })
-        if (result.ok) yield* Console.log(result.rule.normal)
-        else {
-          failed++
-          for (const problem of result.problems) yield* Console.log(render(i, source, problem))
-        }
-      }
-      if (failed > 0) {
-        return yield* new CommandFailed({
-          message: `${failed} of ${args.expressions.length} expression${args.expressions.length === 1 ? "" : "s"} did not check`
-        })
-      }
+      // As a bot takes them: one rule, its expressions AND-ed, its transactions joined.
+      const result = Rules.Checker.checkRule(args.expressions, {
+        contracts,
+        literalDefs,
+        watchRuleType: args.type,
+        requireJoin: true
+      })
+      if (result.ok) return yield* Console.log(result.rule.normal)
+      for (const problem of result.problems)
+        yield* Console.log(render(problem.expression, args.expressions[problem.expression]!, problem))
+      const failed = new Set(result.problems.map((p) => p.expression)).size
+      return yield* new CommandFailed({
+        message: `${failed} of ${args.expressions.length} expression${args.expressions.length === 1 ? "" : "s"} did not check`
+      })
     })
-).pipe(Command.withDescription("Check watch-rule expressions against a contracts file; print their normal form"))
+).pipe(
+  Command.withDescription(
+    "Check watch-rule expressions against a contracts file as a bot takes them (one rule, the expressions AND-ed); print its normal form"
+  )
+)
 
 /** The command group. */
 export const command = Command.make("rules").pipe(

@@ -49,7 +49,7 @@ const withContracts = () => {
 }
 
 describe("vigil rules check", () => {
-  it("prints the normal form of each expression, placeholders from the raw JSON of --literal-defs", async () => {
+  it("prints the normal form of the rule (its expressions AND-ed), placeholders from the raw JSON of --literal-defs", async () => {
     const cwd = withContracts()
     const r = await runVigil(cwd, {}, [
       "rules",
@@ -65,8 +65,7 @@ describe("vigil rules check", () => {
     ])
     assert.strictEqual(r.code, 0, r.stderr)
     assert.deepStrictEqual(r.stdout.trim().split("\n"), [
-      "system.uintCompare(tx1.USDC.F.transfer.value, >, 1000000000000000000000000000)",
-      "system.emitted(tx1.DAI.E.Transfer) && !system.emitted(tx1.USDC.E.Transfer)"
+      "system.uintCompare(tx1.USDC.F.transfer.value, >, 1000000000000000000000000000) && (system.emitted(tx1.DAI.E.Transfer) && !system.emitted(tx1.USDC.E.Transfer))"
     ])
   })
 
@@ -88,8 +87,7 @@ describe("vigil rules check", () => {
       "expression 1: system.emitted(tx1.USDT.E.Transfer)",
       "                                 ^ no contract labelled USDT on this chain (did you mean USDC?)",
       "expression 2: system.uintCompare(tx1.USDC.F.transfer.to, >, 1)",
-      "                                 ^ uintCompare compares uint values; this is address (did you mean addressCompare?)",
-      "system.emitted(tx1.USDC.E.Transfer)"
+      "                                 ^ uintCompare compares uint values; this is address (did you mean addressCompare?)"
     ])
     assert.strictEqual(r.stderr.trim(), "vigil: 2 of 3 expressions did not check")
   })
@@ -118,5 +116,33 @@ describe("vigil rules check", () => {
     ])
     assert.strictEqual(simple.code, 1)
     assert.include(simple.stdout, "set watchRuleType to advanced")
+  })
+
+  it("refuses transactions no equality joins, saying how to join them", async () => {
+    const cwd = withContracts()
+    const loose = await runVigil(cwd, {}, [
+      "rules",
+      "check",
+      "--contracts",
+      "contracts.json",
+      "--chain",
+      "1",
+      "system.emitted(tx1.USDC.E.Transfer)",
+      "system.emitted(tx2.USDC.E.Transfer)"
+    ])
+    assert.strictEqual(loose.code, 1)
+    assert.include(loose.stdout, "tx2 is not joined to tx1 by any equality")
+    assert.include(loose.stdout, "system.addressCompare(tx2.from, ==, tx1.from)")
+    const joined = await runVigil(cwd, {}, [
+      "rules",
+      "check",
+      "--contracts",
+      "contracts.json",
+      "--chain",
+      "1",
+      "system.emitted(tx1.USDC.E.Transfer)",
+      "system.emitted(tx2.USDC.E.Transfer) && system.addressCompare(tx2.USDC.E.Transfer.to, ==, tx1.USDC.E.Transfer.to)"
+    ])
+    assert.strictEqual(joined.code, 0, joined.stdout)
   })
 })

@@ -292,8 +292,12 @@ export class Bots extends Context.Service<
         })
 
         /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
-        const problemsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields, without?: string) {
-          const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== without)
+        const problemsOf = Effect.fnUntraced(function* (
+          keyId: string,
+          fields: Fields,
+          options: { readonly without?: string; readonly requireJoin?: boolean } = {}
+        ) {
+          const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== options.without)
           const literalDefs =
             fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
           if (typeof literalDefs === "string")
@@ -302,13 +306,15 @@ export class Bots extends Context.Service<
             contracts: onChain,
             literalDefs,
             watchRuleType: fields.watchRule.watchRuleType,
-            ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope })
+            ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope }),
+            ...(options.requireJoin === true ? { requireJoin: true } : {})
           })
           return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
         })
 
-        const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
-          const found = yield* problemsOf(keyId, fields)
+        /** `fields` with their rules checked; new rules must join their transactions (stored ones run as they are). */
+        const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields, newRules: boolean) {
+          const found = yield* problemsOf(keyId, fields, { requireJoin: newRules })
           if (found === undefined) return fields
           const first = found.problems[0]
           return yield* new InvalidBot({
@@ -328,7 +334,7 @@ export class Bots extends Context.Service<
 
         return {
           create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
-            const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request)))
+            const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request), true))
             const from = fields.active ? yield* watchingFrom(fields.chainId) : {}
             const now = yield* Clock.currentTimeMillis
             const bot: Bot = {
@@ -348,7 +354,7 @@ export class Bots extends Context.Service<
             const merged = yield* merge(current, request)
             // A bot a removed contract broke can still be switched off without mending its rules first.
             const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
-            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged) : merged
+            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, touchesRules) : merged
             const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
             // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
             const from = !fields.active
@@ -383,7 +389,11 @@ export class Bots extends Context.Service<
           ) {
             const broken: Array<Broken> = []
             for (const bot of yield* store.list(keyId, options.chainId)) {
-              const found = yield* problemsOf(keyId, bot, options.without)
+              const found = yield* problemsOf(
+                keyId,
+                bot,
+                options.without === undefined ? {} : { without: options.without }
+              )
               if (found !== undefined) broken.push({ bot, problems: found.problems })
             }
             return broken

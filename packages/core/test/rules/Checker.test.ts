@@ -328,3 +328,59 @@ describe("a bot's expressions are checked as one rule", () => {
     assert.isTrue(r.ok)
   })
 })
+
+describe("a rule over several transactions must join them (what a bot asks for)", () => {
+  const joined = (sources: ReadonlyArray<string>) =>
+    Checker.checkRule(sources, { contracts, literalDefs, requireJoin: true })
+  const refused = (sources: ReadonlyArray<string>) => {
+    const r = joined(sources)
+    if (r.ok) throw new Error(`accepted: ${sources.join(" ; ")}`)
+    return r.problems[0]!.message
+  }
+
+  it("refuses transactions with nothing joining them, and says how to join them", () => {
+    assert.match(
+      refused(["system.emitted(tx1.USDC.E.Transfer) && system.emitted(tx2.USDC.E.Transfer)"]),
+      /^tx2 is not joined to tx1 by any equality: .* e\.g\. system\.addressCompare\(tx2\.from, ==, tx1\.from\)/
+    )
+    // tx3 joined to tx2 only, tx2 to nothing: both loose.
+    assert.match(
+      refused([
+        "system.emitted(tx1.USDC.E.Transfer)",
+        "system.emitted(tx2.DAI.E.Transfer) && system.addressCompare(tx3.from, ==, tx2.from)"
+      ]),
+      /^tx2, tx3 are not joined to tx1/
+    )
+    // An inequality does not join; an equality on one side of || only does not either.
+    assert.match(
+      refused(["system.emitted(tx1.USDC.E.Transfer) && system.uintCompare(tx2.value, >, tx1.value)"]),
+      /tx2 is not joined/
+    )
+    assert.match(
+      refused([
+        "system.emitted(tx1.USDC.E.Transfer) && (system.addressCompare(tx2.from, ==, tx1.from) || system.emitted(tx2.DAI.E.Transfer))"
+      ]),
+      /tx2 is not joined/
+    )
+  })
+
+  it("accepts joined transactions (across expressions, through a chain of equalities), negated ones, and one transaction", () => {
+    for (const sources of [
+      ["system.emitted(tx1.USDC.E.Transfer)", "system.addressCompare(tx2.from, ==, tx1.from)"],
+      [
+        "system.emitted(tx1.USDC.E.Transfer) && system.addressCompare(tx2.USDC.E.Transfer.to, ==, tx1.USDC.E.Transfer.to)",
+        "system.addressCompare(tx3.from, ==, tx2.to)"
+      ],
+      ["system.invoked(tx1.USDC.F.approve) && !system.invoked(tx2.USDC.F.transfer)"],
+      ["system.emitted(tx1.USDC.E.Transfer)", "system.uintCompare(tx1.value, >, 0)"]
+    ])
+      assert.isTrue(joined(sources).ok, sources.join(" ; "))
+    // Without the requirement (stored bots, backtests), a loose rule checks.
+    assert.isTrue(
+      Checker.checkRule(["system.emitted(tx1.USDC.E.Transfer) && system.emitted(tx2.USDC.E.Transfer)"], {
+        contracts,
+        literalDefs
+      }).ok
+    )
+  })
+})

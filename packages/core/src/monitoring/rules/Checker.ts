@@ -32,6 +32,13 @@ export interface Options {
    * reference, the calling contract for a `txN.itxM` one.
    */
   readonly ruleScope?: { readonly contractName: string; readonly groupId: string; readonly member: boolean }
+  /**
+   * Refuse a rule whose transactions (those bound outside negations) are not all joined by equalities between
+   * them (`system.addressCompare(tx2.from, ==, tx1.from)`): with nothing joining them, every combination of
+   * matching transactions in the window is a match, which grows as the product of their numbers. What a bot
+   * asks for when it is created or its rules change.
+   */
+  readonly requireJoin?: boolean
 }
 
 /** One problem of a rule: where (character offset), what, and names that were probably meant. */
@@ -232,6 +239,94 @@ const parametersOf = (types: ReadonlyArray<string>): ReadonlyArray<AbiModule.Par
   return types.map(one)
 }
 
+/** The transaction a value is read from. */
+const txOfValue = (v: Ast.Operand): number | undefined =>
+  v._tag === "Field" || v._tag === "Meta" ? v.ref.frame.tx : v._tag === "FrameField" ? v.frame.tx : undefined
+
+/**
+ * The pairs of transactions an expression certainly joins by an equality between them, as `a-b` (a < b): from
+ * `==` comparisons of values of two transactions, through `&&`, and through `||` only when both sides join them.
+ */
+const joins = (e: Ast.Expr): ReadonlySet<string> => {
+  switch (e._tag) {
+    case "And":
+      return new Set([...joins(e.left), ...joins(e.right)])
+    case "Or": {
+      const right = joins(e.right)
+      return new Set([...joins(e.left)].filter((j) => right.has(j)))
+    }
+    case "Compare": {
+      const [a, b] = [txOfValue(e.left), txOfValue(e.right)]
+      return e.operator === "==" && a !== undefined && b !== undefined && a !== b
+        ? new Set([`${Math.min(a, b)}-${Math.max(a, b)}`])
+        : new Set()
+    }
+    default:
+      return new Set()
+  }
+}
+
+/** The transactions referenced outside every negation. */
+const boundOutsideNegation = (e: Ast.Expr, into = new Set<number>()): Set<number> => {
+  const add = (v: Ast.Operand) => {
+    const tx = txOfValue(v)
+    if (tx !== undefined) into.add(tx)
+  }
+  switch (e._tag) {
+    case "And":
+    case "Or":
+      boundOutsideNegation(e.left, into)
+      boundOutsideNegation(e.right, into)
+      break
+    case "Emitted":
+    case "Invoked":
+    case "Reentrant":
+    case "Count":
+      into.add(e.ref.frame.tx)
+      if (e._tag === "Count") add(e.right)
+      break
+    case "Reverted":
+      into.add(isOccurrence(e.target) ? e.target.frame.tx : e.target.tx)
+      break
+    case "Created":
+    case "NativeTransfer":
+      into.add(e.frame.tx)
+      break
+    case "InGroup":
+      add(e.value)
+      break
+    case "Compare":
+      add(e.left)
+      add(e.right)
+      break
+    case "Sum":
+      add(e.value)
+      add(e.right)
+      break
+    default:
+      break
+  }
+  return into
+}
+
+/** The positively bound transactions `expr` leaves unjoined to the first of them (`txs[0]`), if any. */
+const unjoined = (expr: Ast.Expr): { readonly first: number; readonly loose: ReadonlyArray<number> } => {
+  const txs = [...boundOutsideNegation(expr)].sort((a, b) => a - b)
+  if (txs.length < 2) return { first: txs[0] ?? 1, loose: [] }
+  const pairs = [...joins(expr)].map((j) => j.split("-").map(Number) as [number, number])
+  const reached = new Set([txs[0]!])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const [a, b] of pairs)
+      if (reached.has(a) !== reached.has(b)) {
+        reached.add(a)
+        reached.add(b)
+        grew = true
+      }
+  }
+  return { first: txs[0]!, loose: txs.filter((t) => !reached.has(t)) }
+}
+
 /** True when some `txN` occurs outside every negation (a match needs a transaction to be about). */
 const bindsOutsideNegation = (e: Ast.Expr): boolean => {
   switch (e._tag) {
@@ -304,6 +399,14 @@ export const checkRule = (sources: ReadonlyArray<string>, options: Options): Rul
         expr = { _tag: "And", at: 0, left: expr, right: scope.member ? inGroup : { _tag: "Not", at: 0, expr: inGroup } }
       }
     }
+  }
+  const { first, loose } =
+    options.requireJoin === true && problems.length === 0 ? unjoined(expr) : { first: 1, loose: [] }
+  if (loose.length > 0) {
+    const names = loose.map((t) => `tx${t}`).join(", ")
+    problem(
+      `${names} ${loose.length === 1 ? "is" : "are"} not joined to tx${first} by any equality: every combination of matching transactions in the window would be a match (it grows as their product); join them on a field, e.g. system.addressCompare(tx${loose[0]}.from, ==, tx${first}.from), or watch one transaction`
+    )
   }
   if (problems.length === 0 && !bindsOutsideNegation(expr)) {
     problem(
