@@ -37,6 +37,7 @@ const view = (b: BotStore.Bot) => ({
     ...(b.options.alertThreshold === undefined ? {} : { alertThreshold: b.options.alertThreshold })
   },
   ...(b.watchingFrom === undefined ? {} : { watchingFrom: b.watchingFrom }),
+  ...(b.paused === undefined ? {} : { paused: b.paused }),
   revision: b.revision,
   created: b.created,
   updated: b.updated

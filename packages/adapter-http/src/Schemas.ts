@@ -450,6 +450,12 @@ export const Bot = Schema.Struct({
         "The first block the bot is run on live: the one after the chain node's head when it was created, switched on or given new rules, so every transaction mined after the answer is watched. Absent when no node was configured for the chain then, and on inactive bots."
     })
   ),
+  paused: Schema.optionalKey(
+    Schema.Struct({ reason: Schema.String, blockNumber: Schema.Int, at: Instant.Timestamp }).annotate({
+      description:
+        "Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at this block. Switching it on (active true) clears it."
+    })
+  ),
   revision: Schema.Int.annotate({ description: "1 on create, one more with every update" }),
   created: Instant.Timestamp,
   updated: Instant.Timestamp

@@ -49,6 +49,8 @@ const live = <A, E>(
     readonly receiver?: Receiver.Behaviour
     /** Blocks per request and requests in flight of the server's chain reader (default 10 and 4). */
     readonly reads?: { readonly blocksPerBatch: number; readonly inFlight: number }
+    /** The work a bot may do in a step (default the follower's). */
+    readonly limits?: Follower.Settings["limits"]
   } = {}
 ) =>
   Effect.acquireUseRelease(
@@ -100,7 +102,8 @@ const live = <A, E>(
             },
             follow: {
               pollMillis: options.pollMillis ?? 50,
-              ...(options.confirmations === undefined ? {} : { confirmations: { 31337: options.confirmations } })
+              ...(options.confirmations === undefined ? {} : { confirmations: { 31337: options.confirmations } }),
+              ...(options.limits === undefined ? {} : { limits: options.limits })
             },
             outbound: {
               allowHosts: ["127.0.0.1"],
@@ -877,6 +880,65 @@ describe("live monitoring on a real node", () => {
             assert.strictEqual(new Set(ids).size, ids.length, "no alert twice")
           }),
         { pollMillis: 1_000 }
+      ),
+    60_000
+  )
+
+  it.live(
+    "a bot over its bounds is paused with the reason, on the bot and in /health; another key's bot goes on alerting",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const noisy = yield* setUp(token, receiver)
+            const quiet = yield* setUp(token, receiver)
+            const flood = yield* noisy.bot("every transfer", ["system.emitted(tx1.Token.E.Transfer)"])
+            const whales = yield* quiet.bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 2003)"])
+            const bob = node.accounts[1]!
+            // Six matches in one block, over the five a block this server allows.
+            for (let i = 0; i < 6; i++)
+              yield* Effect.promise(() => node.submit(token, "transfer", [bob, 2_000n + BigInt(i)], { gas: 100_000 }))
+            yield* Effect.promise(() => node.mine(1))
+            const crowded = yield* Effect.promise(() => node.head())
+            yield* processed(crowded)
+            const bot = yield* until(
+              call("GET", `/v1/bots/${flood}`, { headers: noisy.headers }),
+              (b) => b.json.bot.paused !== undefined
+            )
+            assert.strictEqual(bot.json.bot.active, false)
+            assert.strictEqual(bot.json.bot.paused.blockNumber, crowded)
+            assert.match(bot.json.bot.paused.reason, /matched more than 5 times a block, at block \d+: narrow the rule/)
+            assert.deepStrictEqual(
+              (yield* call("GET", `/v1/bots/${flood}/alerts`, { headers: noisy.headers })).json.alerts,
+              [],
+              "nothing of the step it went over in"
+            )
+            const health = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.skipped !== undefined)
+            assert.include(health.json.follow[0].skipped, `bot ${flood}: paused: ${bot.json.bot.paused.reason}`)
+            // The other key's bot alerted on its two of the six, and goes on.
+            const quietAlerts = yield* until(
+              call("GET", `/v1/bots/${whales}/alerts`, { headers: quiet.headers }),
+              (a) => a.json.alerts?.length === 2
+            )
+            assert.strictEqual(quietAlerts.json.alerts[0].blockNumber, crowded)
+            const later = yield* Effect.promise(() => node.send(token, "transfer", [bob, 9_000n]))
+            yield* until(
+              call("GET", `/v1/bots/${whales}/alerts`, { headers: quiet.headers }),
+              (a) => a.json.alerts?.[0]?.transactions?.tx1 === later.hash
+            )
+            // Switched on again: no longer paused, and it alerts from then on.
+            const on = yield* call("PUT", `/v1/bots/${flood}`, { headers: noisy.headers, json: { active: true } })
+            assert.strictEqual(on.status, 200, on.text)
+            assert.notProperty(on.json.bot, "paused")
+            const after = yield* Effect.promise(() => node.send(token, "transfer", [bob, 1n]))
+            yield* until(
+              call("GET", `/v1/bots/${flood}/alerts`, { headers: noisy.headers }),
+              (a) => a.json.alerts?.[0]?.transactions?.tx1 === after.hash
+            )
+            const healed = yield* until(call("GET", "/health"), (h) => h.json.follow[0].skipped === undefined)
+            assert.notProperty(healed.json.follow[0], "skipped")
+          }),
+        { limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 5 } }
       ),
     60_000
   )

@@ -47,6 +47,11 @@ export const Bot = Schema.Struct({
    * when no node was configured for its chain then (it runs from the block the follower processes next).
    */
   watchingFrom: Schema.optionalKey(Schema.Struct({ chainId: Schema.Int, blockNumber: Schema.Int })),
+  /**
+   * Why the follower switched the bot off (`active` false): its rules went over the evaluation's bounds at a block.
+   * Switching it on again clears it.
+   */
+  paused: Schema.optionalKey(Schema.Struct({ reason: Schema.String, blockNumber: Schema.Int, at: Schema.String })),
   /** Increases by one with every update, from 1. */
   revision: Schema.Int,
   /** ISO 8601 instants. */

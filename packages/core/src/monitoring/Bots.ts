@@ -356,6 +356,11 @@ export class Bots extends Context.Service<
             const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
             const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, touchesRules) : merged
             const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
+            // Paused by the follower and still off: the reason stays until it is switched on.
+            const paused =
+              !fields.active && current.paused !== undefined && request.fields.active === undefined
+                ? { paused: current.paused }
+                : {}
             // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
             const from = !fields.active
               ? {}
@@ -368,6 +373,7 @@ export class Bots extends Context.Service<
             const bot: Bot = {
               ...fields,
               ...from,
+              ...paused,
               id,
               keyId,
               revision: current.revision + 1,

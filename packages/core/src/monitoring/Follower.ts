@@ -52,6 +52,12 @@ export interface Settings {
   readonly keep: number
   /** Longest wait between attempts while the node fails. */
   readonly maxBackoffMillis: number
+  /**
+   * The work one bot may do in one step: bindings its rules try, and matches per block the step reads. A bot
+   * over them is switched off with the reason (`paused`), so one rule can neither hold the process nor flood
+   * its channels; the others go on.
+   */
+  readonly limits: { readonly bindingsPerStep: number; readonly matchesPerBlock: number }
 }
 
 export const defaultSettings: Settings = {
@@ -60,7 +66,9 @@ export const defaultSettings: Settings = {
   defaultConfirmations: 0,
   batch: 80,
   keep: 256,
-  maxBackoffMillis: 60_000
+  maxBackoffMillis: 60_000,
+  // 1,000,000 bindings take 30 to 500 ms (more when each is a match: evidence is built for it).
+  limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 100 }
 }
 
 /** What a chain's follower is doing. */
@@ -339,6 +347,51 @@ export const layer = (
         }
       })
 
+      /** Bots switched off for going over their bounds, by chain: what /health says of them until switched on. */
+      const paused = new Map<number, Map<string, string>>()
+
+      /** The bot's limits over `blocks` blocks. */
+      const limitsOver = (blocks: number) => ({
+        bindings: settings.limits.bindingsPerStep,
+        matches: settings.limits.matchesPerBlock * Math.max(1, blocks)
+      })
+
+      /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
+      const pause = Effect.fnUntraced(function* (
+        chainId: number,
+        p: Prepared,
+        exceeded: "bindings" | "matches",
+        blockNumber: number
+      ) {
+        const reason =
+          exceeded === "bindings"
+            ? `its rules tried more than ${settings.limits.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange), then switch it on again`
+            : `its rules matched more than ${settings.limits.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule, then switch it on again`
+        const now = yield* Clock.currentTimeMillis
+        const { watchingFrom: _, ...bot } = p.bot
+        // Another update meanwhile wins (the next step reads the bot again and judges it afresh).
+        yield* bots.update({
+          ...bot,
+          active: false,
+          paused: { reason, blockNumber, at: Instant.iso(now) },
+          revision: bot.revision + 1,
+          updated: Instant.iso(now)
+        })
+        const notes = paused.get(chainId) ?? new Map<string, string>()
+        paused.set(chainId, notes)
+        notes.set(p.bot.id, `bot ${p.bot.id}: paused: ${reason}`)
+        yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
+      })
+
+      /** Lets the process's other work run (requests, other chains) when this fiber has held it 10 ms or more. */
+      const breathe = (since: { at: number }) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          if (now - since.at < 10) return
+          yield* Effect.sleep(0)
+          since.at = yield* Clock.currentTimeMillis
+        })
+
       /**
        * The alerts of a bot's matches found over `blocks` (those completing at its first watched block or later),
        * with the bot's notification limits applied on block time, and the deliveries of those notified.
@@ -459,7 +512,11 @@ export const layer = (
           blocks.push({ ...r.data, number: r.number })
         }
         const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
-        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1))
+        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(blocks.length))
+        if (judged.exceeded !== undefined) {
+          yield* pause(chainId, p, judged.exceeded, to)
+          return "advanced" as const
+        }
         const now = yield* Clock.currentTimeMillis
         const made = yield* alertsOf(chainId, p, judged.found, blocks, next, now)
         const done = yield* store.advance(chainId, cursor, {
@@ -483,11 +540,15 @@ export const layer = (
         const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
         const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
         const runnable = traces ? ready : ready.filter((p) => !p.rules.some((r) => r.needsTraces))
+        // A paused bot switched on again is no longer said to be paused.
+        const notes = paused.get(chainId)
+        for (const p of ready) notes?.delete(p.bot.id)
         const skipped = [
           ...problems,
           ...ready
             .filter((p) => !runnable.includes(p))
-            .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`)
+            .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`),
+          ...(notes?.values() ?? [])
         ]
         const { skipped: _, ...was } = states.get(chainId)!
         states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
@@ -568,7 +629,10 @@ export const layer = (
         const alerts: Array<Alert> = []
         const deliveries: Array<WebhookStore.Delivery> = []
         const pending = new Map<string, ReadonlySet<string>>()
+        const over = new Set<Prepared>()
+        const held = { at: now }
         for (const p of joined) {
+          yield* breathe(held)
           const reached = blocks.filter((b) => b.number >= fresh[0]!.number - p.reach)
           const facts = fromBlocks(reached, p.contracts, {
             blockRange: p.bot.options.topLevelTxBlockRange,
@@ -576,7 +640,12 @@ export const layer = (
           })
           // A bot that joined since the window was built: its matches pending at the cursor are found now.
           const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
-          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before)
+          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before, limitsOver(reached.length))
+          if (judged.exceeded !== undefined) {
+            over.add(p)
+            yield* pause(chainId, p, judged.exceeded, last.number)
+            continue
+          }
           pending.set(p.key, judged.pending)
           if (judged.found.length === 0) continue
           const made = yield* alertsOf(chainId, p, judged.found, blocks, fresh[0]!.number, now)
@@ -589,7 +658,7 @@ export const layer = (
           deliveries,
           keep: settings.keep,
           coverage: joined.flatMap((p) =>
-            p.from === undefined ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
+            p.from === undefined || over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
           )
         })
         if (done.outcome === "moved") {

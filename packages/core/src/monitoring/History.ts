@@ -20,6 +20,12 @@ export const maxBlocksPerRequest = 1_000
 /** Blocks read and stored in one step of a submission: what a failure later in the request cannot take back. */
 export const blocksPerStep = 100
 
+/**
+ * The work one query may do: bindings its rule tries (10,000,000 take about 0.3 to 5 s) and matches it finds
+ * (what one answer carries). Past them the query is refused, saying how to narrow it.
+ */
+export const queryLimits = { bindings: 10_000_000, matches: 10_000 }
+
 /** A request of historical analysis is wrong; `field` names what. */
 export class InvalidHistoryRequest extends Schema.TaggedError<InvalidHistoryRequest>()("InvalidHistoryRequest", {
   field: Schema.String,
@@ -235,7 +241,15 @@ export class History extends Context.Service<
               return yield* new HistoryNotReady({
                 message: `the rule cannot be evaluated: ${why}; submit the blocks again from a node with debug_traceBlockByNumber`
               })
-            const found = Evaluator.evaluate(rule.checked.expr, facts).filter((m) => !m.pending)
+            const evaluated = Evaluator.evaluateWithin(rule.checked.expr, facts, queryLimits)
+            if (evaluated.exceeded !== undefined)
+              return yield* new HistoryNotReady({
+                message:
+                  evaluated.exceeded === "bindings"
+                    ? `the rule tried more than ${queryLimits.bindings} bindings over these blocks: it matches too widely; join its transactions on a field or narrow it, or submit fewer blocks`
+                    : `the rule matched more than ${queryLimits.matches} times over these blocks: narrow it, or submit fewer blocks`
+              })
+            const found = evaluated.matches.filter((m) => !m.pending)
             const occurrences: Record<string, number> = {}
             let first: number | undefined
             let last: number | undefined

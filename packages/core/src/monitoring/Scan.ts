@@ -64,18 +64,29 @@ export const keyOf = (rule: number, e: Evaluator.Evidence): string =>
 /**
  * One window's verdicts, the step shared by scans and the live follower: the matches of `rules` over `facts`
  * that are new since the window's first fresh block `first` (or were left pending by the last window) and
- * certain now, and those still pending (a negation's range open past the window's head).
+ * certain now, and those still pending (a negation's range open past the window's head). Within `limits` (all
+ * rules together), past which the verdicts stop and `exceeded` says which limit was reached.
  */
 export const judge = (
   rules: ReadonlyArray<Rule>,
   facts: Facts.Facts,
   first: number,
-  pendingBefore: ReadonlySet<string>
-): { readonly found: ReadonlyArray<Found>; readonly pending: ReadonlySet<string> } => {
+  pendingBefore: ReadonlySet<string>,
+  limits: Evaluator.Limits = { bindings: Infinity, matches: Infinity }
+): {
+  readonly found: ReadonlyArray<Found>
+  readonly pending: ReadonlySet<string>
+  readonly exceeded?: "bindings" | "matches"
+} => {
   const found: Array<Found> = []
   const pending = new Set<string>()
   for (const rule of rules) {
-    for (const m of Evaluator.evaluate(rule.expr, facts)) {
+    const evaluated = Evaluator.evaluateWithin(rule.expr, facts, {
+      bindings: limits.bindings,
+      matches: limits.matches - found.length - pending.size
+    })
+    if (evaluated.exceeded !== undefined) return { found, pending, exceeded: evaluated.exceeded }
+    for (const m of evaluated.matches) {
       const key = keyOf(rule.index, m.evidence)
       // Judged whole in an earlier window, unless that window left it pending.
       if (lastBlock(m.evidence) < first && !pendingBefore.has(key)) continue

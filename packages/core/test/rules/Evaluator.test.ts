@@ -170,6 +170,39 @@ describe("evaluation, case by case", () => {
   })
 })
 
+describe("an evaluation within bounds", () => {
+  // 60 transactions with a transfer each: a loose pair rule has 60 * 59 / 2 = 1,770 matches.
+  const crowd = facts(
+    Array.from({ length: 60 }, (_, i) => tx(1 + Math.floor(i / 10), i % 10, { events: [["A", "Transfer", BigInt(i)]] }))
+  )
+  const loose = parsed("system.emitted(tx1.A.E.Transfer) && system.emitted(tx2.A.E.Transfer)")
+
+  it("finds the same matches as without bounds when it stays within them", () => {
+    const all = Evaluator.evaluate(loose, crowd)
+    assert.strictEqual(all.length, 1_770)
+    const within = Evaluator.evaluateWithin(loose, crowd, { bindings: 1_000_000, matches: 2_000 })
+    assert.isUndefined(within.exceeded)
+    assert.deepStrictEqual(within.matches, all)
+  })
+
+  it("stops at the bindings or the matches it may try, and says which", () => {
+    const bindings = Evaluator.evaluateWithin(loose, crowd, { bindings: 500, matches: Infinity })
+    assert.strictEqual(bindings.exceeded, "bindings")
+    assert.isBelow(bindings.matches.length, 500)
+    const found = Evaluator.evaluateWithin(loose, crowd, { bindings: Infinity, matches: 100 })
+    assert.strictEqual(found.exceeded, "matches")
+    assert.strictEqual(found.matches.length, 101)
+    // A negation's search counts too: each approval looks for a later transfer over the whole crowd.
+    const negated = parsed("system.emitted(tx1.A.E.Transfer) && !system.uintCompare(tx2.A.E.Transfer.value, >, 1000)")
+    assert.strictEqual(
+      Evaluator.evaluateWithin(negated, crowd, { bindings: 200, matches: Infinity }).exceeded,
+      "bindings"
+    )
+    // Bounds end with the evaluation: the next one is unbounded again.
+    assert.strictEqual(Evaluator.evaluate(loose, crowd).length, 1_770)
+  })
+})
+
 describe("what a match carries, and what cannot be evaluated", () => {
   it("gives the bound transactions, frames and occurrences with decoded arguments, and the terms that held", () => {
     const f = facts([tx(7, 3, { frames: 2, events: [["A", "Transfer", 2000n, 1]], calls: [["B", "swap", 4n, 1]] })])

@@ -219,6 +219,7 @@ const search = (
   const txs = facts.transactions
   /** Binds level `i` to `at` and searches on; true when the search is over. */
   const bind = (i: number, l: Level, at: number): boolean => {
+    if (--bounds.bindings < 0) throw overBounds
     env[l.slot] = at
     if (at !== unbound && l.peers.length > 0 && !admissible(env, facts, l, at)) return false
     const checks = l.checks
@@ -329,26 +330,58 @@ const admissible = (env: Env, facts: Facts.Facts, l: Level, at: number): boolean
   return true
 }
 
+/** What one evaluation may do: bindings tried (the search's work) and matches found. */
+export interface Limits {
+  readonly bindings: number
+  readonly matches: number
+}
+
+/** The evaluation in progress: what it may still do (evaluations are synchronous, one at a time). */
+const bounds = { bindings: Infinity, matches: Infinity }
+const overBounds = new Error("over the evaluation's bounds")
+
 /** The matches of a checked rule over `facts`. */
-export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> => {
+export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> =>
+  evaluateWithin(rule, facts, { bindings: Infinity, matches: Infinity }).matches
+
+/**
+ * The matches of a checked rule over `facts`, within `limits`: past them the search stops and says which limit it
+ * reached (`exceeded`), with what it had found. The work of a search is the bindings it tries, so a bound on them
+ * bounds its time whatever the rule and the blocks.
+ */
+export const evaluateWithin = (
+  rule: Ast.Expr,
+  facts: Facts.Facts,
+  limits: Limits
+): { readonly matches: ReadonlyArray<Match>; readonly exceeded?: "bindings" | "matches" } => {
   const r = program(rule)
   const found = collector(r.plan, facts)
-  if (found.anchor === undefined) return []
+  if (found.anchor === undefined) return { matches: [] }
   const env = new Int32Array(r.plan.vars.length).fill(unbound)
   const top = { unwind: -1 }
-  search(
-    r.txVars,
-    r.globals,
-    env,
-    facts,
-    () => {
-      found.add(env)
-      top.unwind = r.lastTx
-      return false
-    },
-    top
-  )
-  return found.matches()
+  bounds.bindings = limits.bindings
+  bounds.matches = limits.matches
+  try {
+    search(
+      r.txVars,
+      r.globals,
+      env,
+      facts,
+      () => {
+        if (found.add(env) && --bounds.matches < 0) throw overBounds
+        top.unwind = r.lastTx
+        return false
+      },
+      top
+    )
+    return { matches: found.matches() }
+  } catch (e) {
+    if (e !== overBounds) throw e
+    return { matches: found.matches(), exceeded: bounds.matches < 0 ? "matches" : "bindings" }
+  } finally {
+    bounds.bindings = Infinity
+    bounds.matches = Infinity
+  }
 }
 
 // ---------------------------------------------------------------- the reference
