@@ -410,3 +410,45 @@ describe("/v1/notifications", () => {
     30_000
   )
 })
+
+describe("fair delivery", () => {
+  it.live(
+    "a stalled channel holds neither its key's other channel nor another key's: each gets its messages while it hangs",
+    () =>
+      serving(
+        (r) =>
+          Effect.gen(function* () {
+            const channel = (headers: Record<string, string>, name: string) =>
+              Effect.map(
+                call("POST", "/v1/notifications", {
+                  headers,
+                  json: { type: "discord", name, url: r.url(`/${name}`) }
+                }),
+                (a) => a.json.channel.id as string
+              )
+            const a = { "x-api-key": yield* issue({ name: "A" }) }
+            const b = { "x-api-key": yield* issue({ name: "B" }) }
+            const stalled = yield* channel(a, "stalled")
+            const aLive = yield* channel(a, "a-live")
+            const bLive = yield* channel(b, "b-live")
+            // Twenty messages queued for the stalled channel first, then five for each live one.
+            for (let i = 0; i < 20; i++) yield* call("POST", `/v1/notifications/${stalled}/test`, { headers: a })
+            for (let i = 0; i < 5; i++) {
+              yield* call("POST", `/v1/notifications/${aLive}/test`, { headers: a })
+              yield* call("POST", `/v1/notifications/${bLive}/test`, { headers: b })
+            }
+            const got = (path: string) => r.received.filter((m) => m.path === path).length
+            yield* Effect.promise(() => r.until(() => got("/a-live") === 5 && got("/b-live") === 5))
+            // Every live message arrived while the stalled channel's first attempts still hang (2 s timeout):
+            // it holds at most its own share of slots (4), never its key's (8).
+            assert.isAtMost(got("/stalled"), 4)
+            assert.isTrue(
+              r.received.filter((m) => m.path === "/stalled").every((m) => m.status === 0),
+              "none of the stalled channel's requests was answered yet"
+            )
+          }),
+        (_, path) => (path === "/stalled" ? "hang" : 200)
+      ),
+    30_000
+  )
+})

@@ -38,7 +38,7 @@ const make = Effect.sync(() => {
         }
         return stored
       }),
-    claim: (now, limit, perKey, leaseUntil, inFlight = {}) =>
+    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
       Effect.sync(() => {
         const due = [...deliveries.values()]
           .filter(
@@ -49,18 +49,35 @@ const make = Effect.sync(() => {
               webhooks.has(d.webhookId)
           )
           .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
+        // Each destination's oldest due deliveries, destinations in order of their oldest.
         const taken = new Map<string, number>()
-        const out: Array<{ delivery: Delivery; webhook: Webhook }> = []
-        for (const d of due) {
-          if (out.length >= limit) break
-          const n = taken.get(d.keyId) ?? inFlight[d.keyId] ?? 0
-          if (n >= perKey) continue
-          taken.set(d.keyId, n + 1)
-          const leased = { ...d, attempts: d.attempts + 1, nextAttemptAt: leaseUntil }
-          deliveries.set(d.id, leased)
-          out.push({ delivery: leased, webhook: webhooks.get(d.webhookId)! })
-        }
-        return out
+        const candidates = due.filter((d) => {
+          const n = taken.get(d.webhookId) ?? 0
+          taken.set(d.webhookId, n + 1)
+          return n < Math.min(perDestination, Math.max(perKey, 1))
+        })
+        return WebhookStore.fairPick(
+          candidates.map((d) => ({ delivery: d, webhook: webhooks.get(d.webhookId)! })),
+          limit,
+          perKey,
+          perDestination,
+          inFlight
+        ).map((c) => {
+          const leased = { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil }
+          deliveries.set(leased.id, leased)
+          return { delivery: leased, webhook: c.webhook }
+        })
+      }),
+    park: (keyId, ids, reason) =>
+      Effect.sync(() => {
+        const parked = new Set(ids)
+        let n = 0
+        for (const [k, d] of deliveries)
+          if (d.keyId === keyId && parked.has(d.webhookId) && d.status === "pending") {
+            deliveries.set(k, { ...d, status: "dead", lastError: reason })
+            n++
+          }
+        return n
       }),
     redeliver: (keyId, id, now, scope = "webhooks") =>
       Effect.sync(() => {

@@ -293,6 +293,14 @@ export const migrations: ReadonlyArray<Migration> = [
         PRIMARY KEY (chain_id, bot_id)
       );
     `
+  },
+  {
+    version: 15,
+    name: "fair delivery claims",
+    // A claim reads each destination's oldest due deliveries: one index probe per destination.
+    sql: `
+      CREATE INDEX webhook_deliveries_due_by_webhook ON webhook_deliveries (webhook_id, status, next_attempt_at);
+    `
   }
 ]
 

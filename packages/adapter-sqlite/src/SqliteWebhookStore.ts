@@ -89,24 +89,30 @@ const make = Effect.gen(function* () {
        SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
        WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
     ),
-    // The per-key window runs over the oldest due candidates only (not every pending row), so a claim costs
-    // the same with ten deliveries queued or ten thousand.
-    due: db.prepare<[number, string, number, number, string, number, number], DeliveryRow & DueWebhookColumns>(
-      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error,
-         w_url, w_secret, w_created, w_delivery_count, w_last_delivery, w_disabled_at, w_channel FROM (
-         SELECT d.*, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
-           w.delivery_count AS w_delivery_count, w.last_delivery AS w_last_delivery, w.disabled_at AS w_disabled_at,
-           w.channel AS w_channel,
-           row_number() OVER (PARTITION BY d.key_id ORDER BY d.next_attempt_at, d.rowid) AS rn
-         FROM (
-           SELECT rowid, * FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= ?
-             AND coalesce((SELECT value FROM json_each(?) WHERE key = key_id), 0) < ?
-           ORDER BY next_attempt_at LIMIT ?
-         ) d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE w.disabled_at IS NULL
-       ) WHERE rn + coalesce((SELECT value FROM json_each(?) WHERE key = key_id), 0) <= ?
-       ORDER BY next_attempt_at LIMIT ?`
+    // Each destination's oldest due deliveries (an index probe per destination with anything due), destinations
+    // in order of their oldest: the candidates a fair claim picks from. A backlog of one destination costs the
+    // claim its few rows, not a scan of the backlog.
+    due: db.prepare<[number, number, number, number], DeliveryRow & DueWebhookColumns>(
+      `WITH due AS (
+         SELECT webhook_id, min(next_attempt_at) AS first FROM webhook_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= ? GROUP BY webhook_id
+       )
+       SELECT d.id, d.webhook_id, d.key_id, d.correlation_id, d.body, d.attempts, d.next_attempt_at, d.status,
+         d.last_error, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
+         w.delivery_count AS w_delivery_count, w.last_delivery AS w_last_delivery, w.disabled_at AS w_disabled_at,
+         w.channel AS w_channel
+       FROM due JOIN webhooks w ON w.id = due.webhook_id AND w.disabled_at IS NULL
+       JOIN webhook_deliveries d ON d.rowid IN (
+         SELECT rowid FROM webhook_deliveries x
+         WHERE x.webhook_id = due.webhook_id AND x.status = 'pending' AND x.next_attempt_at <= ?
+         ORDER BY x.next_attempt_at, x.rowid LIMIT ?
+       )
+       ORDER BY due.first, due.webhook_id, d.next_attempt_at, d.rowid
+       LIMIT ?`
+    ),
+    park: db.prepare<[string, string, string]>(
+      `UPDATE webhook_deliveries SET status = 'dead', last_error = ?
+       WHERE key_id = ? AND status = 'pending' AND webhook_id IN (SELECT value FROM json_each(?))`
     ),
     lease: db.prepare<[number, string]>(
       "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
@@ -207,36 +213,33 @@ const make = Effect.gen(function* () {
           0
         )
       ),
-    claim: (now, limit, perKey, leaseUntil, inFlight = {}) =>
-      database.transaction("WebhookStore.claim", () =>
-        s.due
-          .all(
-            now,
-            JSON.stringify(inFlight),
-            perKey,
-            Math.max(64, limit * perKey),
-            JSON.stringify(inFlight),
-            perKey,
-            limit
-          )
-          .map((row) => {
-            s.lease.run(leaseUntil, row.id)
-            return {
-              delivery: { ...toDelivery(row), attempts: row.attempts + 1, nextAttemptAt: leaseUntil },
-              webhook: toWebhook({
-                id: row.webhook_id,
-                key_id: row.key_id,
-                url: row.w_url,
-                secret: row.w_secret,
-                created: row.w_created,
-                delivery_count: row.w_delivery_count,
-                last_delivery: row.w_last_delivery,
-                disabled_at: row.w_disabled_at,
-                channel: row.w_channel
-              })
-            }
+    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
+      database.transaction("WebhookStore.claim", () => {
+        const each = Math.max(1, Math.min(perDestination, perKey))
+        const candidates = s.due.all(now, now, each, Math.max(256, limit * each * 4)).map((row) => ({
+          delivery: toDelivery(row),
+          webhook: toWebhook({
+            id: row.webhook_id,
+            key_id: row.key_id,
+            url: row.w_url,
+            secret: row.w_secret,
+            created: row.w_created,
+            delivery_count: row.w_delivery_count,
+            last_delivery: row.w_last_delivery,
+            disabled_at: row.w_disabled_at,
+            channel: row.w_channel
           })
-      ),
+        }))
+        return WebhookStore.fairPick(candidates, limit, perKey, perDestination, inFlight).map((c) => {
+          s.lease.run(leaseUntil, c.delivery.id)
+          return {
+            delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
+            webhook: c.webhook
+          }
+        })
+      }),
+    park: (keyId, ids, reason) =>
+      database.transaction("WebhookStore.park", () => s.park.run(reason, keyId, JSON.stringify(ids)).changes),
     redeliver: (keyId, id, now, scope) =>
       database.transaction("WebhookStore.redeliver", () => {
         const owned = s.owned.get(keyId, id, scoped(scope))

@@ -28,9 +28,10 @@ export interface Settings {
   /** Delay before the first retry; doubles each time, with jitter. */
   readonly backoffMillis: number
   readonly maxBackoffMillis: number
-  /** Deliveries in flight at once, and at most this many of one key. */
+  /** Deliveries in flight at once, at most this many of one key, and of one destination. */
   readonly concurrency: number
   readonly perKey: number
+  readonly perDestination: number
   /** How often the outbox is polled for due deliveries. */
   readonly pollMillis: number
   /** Base URL of the Telegram Bot API (`<base>/bot<token>/sendMessage`). */
@@ -44,6 +45,8 @@ export const defaultSettings: Settings = {
   maxBackoffMillis: 3_600_000,
   concurrency: 32,
   perKey: 8,
+  // Half a key's share: a stalled destination leaves its key's other destinations slots of their own.
+  perDestination: 4,
   pollMillis: 250,
   telegramApiUrl: "https://api.telegram.org"
 }
@@ -139,8 +142,9 @@ export const attempt = Effect.fnUntraced(function* (
 
 /**
  * Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire
- * and they are sent again). It claims again as soon as a slot frees; no key holds more than `perKey` slots,
- * so a slow receiver cannot take the slots other keys need.
+ * and they are sent again). It claims again as soon as a slot frees, fairly (`WebhookStore.fairPick`): no key
+ * holds more than `perKey` slots and no destination more than `perDestination`, so a slow receiver cannot take
+ * the slots other keys, or its key's other destinations, need.
  */
 export const layer = (
   settings: Settings = defaultSettings
@@ -151,26 +155,39 @@ export const layer = (
       const inFlight = yield* FiberSet.make<void, never>()
       const wake = yield* Wake
       const perKey = new Map<string, number>()
+      const perDestination = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
-      const release = (keyId: string) =>
+      const count = (counts: Map<string, number>, id: string, by: number) => {
+        const n = (counts.get(id) ?? 0) + by
+        if (n <= 0) counts.delete(id)
+        else counts.set(id, n)
+      }
+      const release = (delivery: Delivery) =>
         Effect.sync(() => {
-          const n = (perKey.get(keyId) ?? 1) - 1
-          if (n <= 0) perKey.delete(keyId)
-          else perKey.set(keyId, n)
+          count(perKey, delivery.keyId, -1)
+          count(perDestination, delivery.webhookId, -1)
         })
       /** One claim; how many deliveries it started, or -1 when every slot is taken. */
       const cycle = Effect.gen(function* () {
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
         if (free <= 0) return -1
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* store.claim(now, free, settings.perKey, now + lease, Object.fromEntries(perKey))
+        const claimed = yield* store.claim(
+          now,
+          free,
+          settings.perKey,
+          now + lease,
+          { keys: Object.fromEntries(perKey), destinations: Object.fromEntries(perDestination) },
+          settings.perDestination
+        )
         for (const c of claimed) {
-          perKey.set(c.delivery.keyId, (perKey.get(c.delivery.keyId) ?? 0) + 1)
+          count(perKey, c.delivery.keyId, 1)
+          count(perDestination, c.delivery.webhookId, 1)
           yield* FiberSet.run(
             inFlight,
             attempt(settings, c).pipe(
               Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause)),
-              Effect.ensuring(Effect.andThen(release(c.delivery.keyId), Queue.offer(wake, undefined)))
+              Effect.ensuring(Effect.andThen(release(c.delivery), Queue.offer(wake, undefined)))
             )
           )
         }

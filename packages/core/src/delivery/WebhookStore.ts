@@ -87,6 +87,67 @@ export interface WebhookStats {
   readonly lastError?: string
 }
 
+/** A delivery leased by a claim, with its destination. */
+export interface Claimed {
+  readonly delivery: Delivery
+  readonly webhook: Webhook
+}
+
+/** Deliveries in flight, by key id and by destination id. */
+export interface InFlight {
+  readonly keys?: Readonly<Record<string, number>>
+  readonly destinations?: Readonly<Record<string, number>>
+}
+
+/**
+ * The deliveries a claim takes from `candidates` (each destination's oldest due ones, oldest first within it;
+ * destinations in order of their oldest): in rounds, each key in turn (the key with the oldest due delivery
+ * first) takes one delivery of its next destination in turn, while the key has fewer than `perKey` and the
+ * destination fewer than `perDestination` in flight, until `limit`.
+ */
+export const fairPick = <C extends Claimed>(
+  candidates: ReadonlyArray<C>,
+  limit: number,
+  perKey: number,
+  perDestination: number,
+  inFlight: InFlight = {}
+): ReadonlyArray<C> => {
+  const keys = new Map<string, Map<string, Array<C>>>()
+  for (const c of candidates) {
+    const destinations = keys.get(c.delivery.keyId) ?? new Map<string, Array<C>>()
+    keys.set(c.delivery.keyId, destinations)
+    const queue = destinations.get(c.delivery.webhookId) ?? []
+    destinations.set(c.delivery.webhookId, queue)
+    queue.push(c)
+  }
+  const keyCount = new Map<string, number>()
+  const destinationCount = new Map<string, number>()
+  const turn = new Map<string, number>()
+  const out: Array<C> = []
+  for (let progress = true; progress && out.length < limit;) {
+    progress = false
+    for (const [keyId, destinations] of keys) {
+      if (out.length >= limit) break
+      const held = keyCount.get(keyId) ?? inFlight.keys?.[keyId] ?? 0
+      if (held >= perKey) continue
+      const queues = [...destinations.entries()]
+      const start = turn.get(keyId) ?? 0
+      for (let i = 0; i < queues.length; i++) {
+        const [id, queue] = queues[(start + i) % queues.length]!
+        const busy = destinationCount.get(id) ?? inFlight.destinations?.[id] ?? 0
+        if (queue.length === 0 || busy >= perDestination) continue
+        out.push(queue.shift()!)
+        keyCount.set(keyId, held + 1)
+        destinationCount.set(id, busy + 1)
+        turn.set(keyId, (start + i + 1) % queues.length)
+        progress = true
+        break
+      }
+    }
+  }
+  return out
+}
+
 /** Webhooks and their outbox. */
 export class WebhookStore extends Context.Service<
   WebhookStore,
@@ -109,17 +170,31 @@ export class WebhookStore extends Context.Service<
      */
     readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError.StoreError>
     /**
-     * Leases up to `limit` pending deliveries due at `now`, oldest first, until `leaseUntil`, counting the
-     * attempt; a delivery whose lease runs out (a crash) is due again. A key gets at most `perKey` minus what
-     * `inFlight` says it already has in flight.
+     * Leases up to `limit` pending deliveries due at `now` until `leaseUntil`, counting the attempt; a delivery
+     * whose lease runs out (a crash) is due again. Which ones is {@link fairPick}'s rule over each destination's
+     * `perDestination` oldest due deliveries: keys in turn, a key's destinations in turn, a key at most `perKey`
+     * and a destination at most `perDestination` minus what `inFlight` says they already have in flight. So a
+     * key's backlog never keeps another key's newer deliveries out, and a stalled destination never holds its
+     * key's other destinations back.
      */
     readonly claim: (
       now: number,
       limit: number,
       perKey: number,
       leaseUntil: number,
-      inFlight?: Readonly<Record<string, number>>
-    ) => Effect.Effect<ReadonlyArray<{ readonly delivery: Delivery; readonly webhook: Webhook }>, StoreError.StoreError>
+      inFlight?: InFlight,
+      perDestination?: number
+    ) => Effect.Effect<ReadonlyArray<Claimed>, StoreError.StoreError>
+    /**
+     * Dead-letters the pending deliveries of the key's destinations `ids` with `reason` (what a channel no bot
+     * sends to any more does to its backlog: visible, and sent again on redelivery, never retried ahead of live
+     * messages); how many.
+     */
+    readonly park: (
+      keyId: string,
+      ids: ReadonlyArray<string>,
+      reason: string
+    ) => Effect.Effect<number, StoreError.StoreError>
     /**
      * Puts the dead-lettered deliveries of the key's destination of that scope (default: webhooks) back in the
      * queue, due at `now` with their attempts counted afresh; how many, or `undefined` when the key has no such

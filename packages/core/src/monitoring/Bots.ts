@@ -312,6 +312,22 @@ export class Bots extends Context.Service<
           return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
         })
 
+        /**
+         * Parks the backlog of those of `channels` no bot of the key sends to any more: dead-lettered with the
+         * reason (visible, sent again on redelivery), so it is never retried ahead of live messages.
+         */
+        const parkUnused = Effect.fnUntraced(function* (keyId: string, channels: ReadonlyArray<string>) {
+          if (channels.length === 0) return
+          const used = new Set((yield* store.list(keyId)).flatMap((b) => b.notifications))
+          const unused = channels.filter((c) => !used.has(c))
+          if (unused.length === 0) return
+          yield* destinations.park(
+            keyId,
+            unused,
+            "parked: no bot sends to this channel any more (POST /v1/notifications/:channelId/redeliver sends it)"
+          )
+        })
+
         /** `fields` with their rules checked; new rules must join their transactions (stored ones run as they are). */
         const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields, newRules: boolean) {
           const found = yield* problemsOf(keyId, fields, { requireJoin: newRules })
@@ -381,14 +397,16 @@ export class Bots extends Context.Service<
               updated: Instant.iso(now)
             }
             if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
+            yield* parkUnused(keyId, current.notifications)
             return bot
           }),
           list: (keyId, chainId) => store.list(keyId, chainId),
           get,
-          remove: (keyId, id) =>
-            Effect.flatMap(store.remove(keyId, id), (removed) =>
-              removed ? Effect.void : Effect.fail(new BotNotFound({ id }))
-            ),
+          remove: Effect.fn("Bots.remove")(function* (keyId: string, id: string) {
+            const current = yield* get(keyId, id)
+            if (!(yield* store.remove(keyId, id))) return yield* new BotNotFound({ id })
+            yield* parkUnused(keyId, current.notifications)
+          }),
           audit: Effect.fn("Bots.audit")(function* (
             keyId: string,
             options: { readonly chainId?: number; readonly without?: string } = {}

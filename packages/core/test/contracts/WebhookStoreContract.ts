@@ -109,15 +109,67 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         const claimed = yield* store.claim(100, 4, 2, 1_000)
         assert.deepStrictEqual(claimed.map((c) => c.delivery.id).sort(), ["a0", "a1", "b0"])
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 3, 1_000, { "key-a": 3 })).map((c) => c.delivery.id),
+          (yield* store.claim(100, 10, 3, 1_000, { keys: { "key-a": 3 } })).map((c) => c.delivery.id),
           [],
           "a key already holding its share is left out"
         )
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 3, 1_000, { "key-a": 2 })).map((c) => c.delivery.id),
+          (yield* store.claim(100, 10, 3, 1_000, { keys: { "key-a": 2 } })).map((c) => c.delivery.id),
           ["a2"],
           "and a key holding part of it gets only the rest"
         )
+      }))
+
+    test("claims fairly: a key's old backlog never keeps another key's newer deliveries out, nor a stalled destination its key's others", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("stalled", "key-a"), 5)
+        yield* store.register(hook("live", "key-a"), 5)
+        yield* store.register(hook("other", "key-b"), 5)
+        // 500 old deliveries of one destination, then one newer each of the others.
+        yield* store.enqueue([
+          ...Array.from({ length: 500 }, (_, i) => delivery(`s${i}`, "stalled", "key-a", i)),
+          delivery("l0", "live", "key-a", 600),
+          delivery("o0", "other", "key-b", 700)
+        ])
+        const first = (yield* store.claim(1_000, 3, 8, 5_000, {}, 4)).map((c) => c.delivery.id)
+        assert.sameMembers(first, ["s0", "l0", "o0"], "every key and destination has its turn")
+        // The stalled destination already has 4 in flight: its key's other destination and other keys still go.
+        yield* store.enqueue([delivery("l1", "live", "key-a", 800), delivery("o1", "other", "key-b", 900)])
+        const second = (yield* store.claim(
+          1_000,
+          10,
+          8,
+          5_000,
+          {
+            keys: { "key-a": 5, "key-b": 1 },
+            destinations: { stalled: 4, live: 1, other: 1 }
+          },
+          4
+        )).map((c) => c.delivery.id)
+        assert.sameMembers(second, ["l1", "o1"])
+      }))
+
+    test("parks a destination's pending deliveries: dead-lettered with the reason, sent again on redelivery", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.register(hook("w2"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w2")])
+        assert.strictEqual(yield* store.park("key-b", ["w1"], "no bot sends here"), 0, "another key's")
+        assert.strictEqual(yield* store.park("key-a", ["w1"], "no bot sends here"), 2)
+        const parked = yield* store.deliveriesOf(["d1", "d2", "d3"].map((id) => `corr-${id}`))
+        assert.deepStrictEqual(
+          parked.map((d) => [d.id, d.status, d.lastError ?? ""]),
+          [
+            ["d1", "dead", "no bot sends here"],
+            ["d2", "dead", "no bot sends here"],
+            ["d3", "pending", ""]
+          ]
+        )
+        assert.deepStrictEqual(
+          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.id),
+          ["d3"]
+        )
+        assert.strictEqual(yield* store.redeliver("key-a", "w1", 0), 2)
       }))
 
     test("settles: delivered counts on the webhook, retry waits, dead is kept and counted as failed", (store) =>
