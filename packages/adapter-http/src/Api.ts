@@ -143,6 +143,18 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
   }
 ) {}
 
+/**
+ * Monitoring (`/v1`) authentication: `x-api-key` (an `Authorization: Bearer` header is accepted too), and each
+ * request charged to the key's per-second rate (`qps`; no address volume): 429 past it.
+ */
+export class KeyRateAuth extends HttpApiMiddleware.Service<KeyRateAuth, { provides: CurrentClient }>()(
+  "@vigil/adapter-http/KeyRateAuth",
+  {
+    security: { apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }) },
+    error: [S.V2Errors.Unauthorized, S.V2Errors.TooManyRequests, S.V2Errors.ServiceUnavailable]
+  }
+) {}
+
 /** v3 intelligence (spec §4.1, §4.2). */
 export class V3Group extends HttpApiGroup.make("v3")
   .add(
@@ -290,6 +302,7 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
       error: [
         S.V2Errors.ValidationError,
         S.ContractLabelTaken,
+        S.KeyLimitReached,
         S.AbiNotFound,
         S.V2Errors.ServiceUnavailable,
         ...bodyErrors(S.V2Errors)
@@ -336,7 +349,7 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
       })
     )
   )
-  .middleware(ApiKeyAuth)
+  .middleware(KeyRateAuth)
   .annotateMerge(
     OpenApi.annotations({
       title: "monitoring: contracts",
@@ -351,7 +364,13 @@ export class BotsGroup extends HttpApiGroup.make("bots")
     HttpApiEndpoint.post("create", "/v1/bots", {
       payload: S.BotRequest,
       success: S.BotAnswer.pipe(HttpApiSchema.status(201)),
-      error: [S.V2Errors.ValidationError, S.ChainUnavailable, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
+      error: [
+        S.V2Errors.ValidationError,
+        S.KeyLimitReached,
+        S.ChainUnavailable,
+        S.V2Errors.ServiceUnavailable,
+        ...bodyErrors(S.V2Errors)
+      ]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Create a bot",
@@ -482,7 +501,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
       error: [S.BotNotFound, S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
     }).annotateMerge(OpenApi.annotations({ summary: "Delete a bot" }))
   )
-  .middleware(ApiKeyAuth)
+  .middleware(KeyRateAuth)
   .annotateMerge(
     OpenApi.annotations({
       title: "monitoring: bots",
@@ -560,7 +579,7 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       })
     )
   )
-  .middleware(ApiKeyAuth)
+  .middleware(KeyRateAuth)
   .annotateMerge(
     OpenApi.annotations({
       title: "monitoring: notification channels",

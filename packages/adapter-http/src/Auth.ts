@@ -1,8 +1,8 @@
 /** API-key authentication of the intelligence routes: either header is accepted on every route. */
-import { type ApiKeyStore, ApiKeys } from "@vigil/core"
+import { type ApiKeyStore, ApiKeys, Quota } from "@vigil/core"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { ApiKeyAuth, BearerAuth, CurrentClient } from "./Api.ts"
+import { ApiKeyAuth, BearerAuth, CurrentClient, KeyRateAuth } from "./Api.ts"
 import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
@@ -43,7 +43,14 @@ export const authorize = (
   )
 
 const guard =
-  (keys: ApiKeys.ApiKeys["Service"], prefer: "bearer" | "apiKey") =>
+  (
+    keys: ApiKeys.ApiKeys["Service"],
+    prefer: "bearer" | "apiKey",
+    admit: (
+      client: ApiKeyStore.ApiKeyRecord,
+      flavour: Responses.Flavour
+    ) => Effect.Effect<void, HttpErrors.TooManyRequests | HttpErrors.Unavailable> = () => Effect.void
+  ) =>
   <E, R>(
     httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     options: { readonly credential: Redacted.Redacted<string> }
@@ -51,11 +58,9 @@ const guard =
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const credential = Redacted.value(options.credential).trim()
-      return yield* authorize(
-        keys,
-        credential || presentedKey(request.headers, prefer),
-        Responses.flavourOf(request.url)
-      ).pipe(
+      const flavour = Responses.flavourOf(request.url)
+      return yield* authorize(keys, credential || presentedKey(request.headers, prefer), flavour).pipe(
+        Effect.tap((client) => admit(client, flavour)),
         Effect.matchEffect({
           onFailure: HttpErrors.respond,
           onSuccess: (client) => Effect.provideService(httpEffect, CurrentClient, client)
@@ -66,6 +71,22 @@ const guard =
 /** BearerAuth (v3) over the ApiKeys service. */
 export const bearerLayer: Layer.Layer<BearerAuth, never, ApiKeys.ApiKeys> = Layer.effect(BearerAuth)(
   Effect.map(Effect.service(ApiKeys.ApiKeys), (keys) => BearerAuth.of({ bearer: guard(keys, "bearer") }))
+)
+
+/** KeyRateAuth (monitoring's `/v1`) over the ApiKeys and Quota services: each request charged to the key's qps. */
+export const keyRateLayer: Layer.Layer<KeyRateAuth, never, ApiKeys.ApiKeys | Quota.Quota> = Layer.effect(KeyRateAuth)(
+  Effect.gen(function* () {
+    const keys = yield* ApiKeys.ApiKeys
+    const quota = yield* Quota.Quota
+    const admit = (client: ApiKeyStore.ApiKeyRecord, flavour: Responses.Flavour) =>
+      quota.admit(client).pipe(
+        Effect.mapError(HttpErrors.fromStoreError(flavour)),
+        Effect.flatMap((decision) =>
+          decision.granted ? Effect.void : Effect.fail(new HttpErrors.TooManyRequests({ flavour, decision, cost: 1 }))
+        )
+      )
+    return KeyRateAuth.of({ apiKey: guard(keys, "apiKey", admit) })
+  })
 )
 
 /** ApiKeyAuth (v2) over the ApiKeys service. */

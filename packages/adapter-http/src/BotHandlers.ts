@@ -2,7 +2,7 @@
  * Handlers of the monitoring bot routes (spec §2.8, §4.7): answers `{success, bot|bots, timestamp}`. The
  * placeholder values of `options.literalDefs` are taken from the body's own text, so their numbers stay exact.
  */
-import { Alerts, type ApiKeys, Bots, type BotStore, History, Instant, Rules } from "@vigil/core"
+import { Alerts, type ApiKeys, Bots, type BotStore, History, Instant, type Quota, Rules } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -12,7 +12,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the bot handlers need. */
-export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys.ApiKeys
+export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys.ApiKeys | Quota.Quota
 
 const answer = HttpErrors.answer("v2")
 
@@ -181,4 +181,4 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
         }).pipe(answer)
       )
   })
-).pipe(Layer.provide(Auth.apiKeyLayer))
+).pipe(Layer.provide(Auth.keyRateLayer))

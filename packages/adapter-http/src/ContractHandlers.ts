@@ -1,5 +1,5 @@
 /** Handlers of the monitoring contract routes (spec §2.9, §4.7): answers `{success, contract|contracts, timestamp}`. */
-import { type ApiKeys, Bots, Contracts, type ContractStore, Instant } from "@vigil/core"
+import { type ApiKeys, Bots, Contracts, type ContractStore, Instant, type Quota } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -8,7 +8,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the contract handlers need. */
-export type Requirements = Contracts.Contracts | Bots.Bots | ApiKeys.ApiKeys
+export type Requirements = Contracts.Contracts | Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
 
 const answer = HttpErrors.answer("v2")
 
@@ -79,4 +79,4 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
         }).pipe(answer)
       )
   })
-).pipe(Layer.provide(Auth.apiKeyLayer))
+).pipe(Layer.provide(Auth.keyRateLayer))

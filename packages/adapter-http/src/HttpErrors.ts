@@ -132,11 +132,13 @@ export type DomainError =
   | Webhooks.NoWebhooks
   | Contracts.InvalidContract
   | Contracts.ContractLabelTaken
+  | Contracts.ContractLimitReached
   | Contracts.ContractNotFound
   | AbiSource.AbiNotFound
   | Bots.InvalidBot
   | Bots.BotNotFound
   | Bots.BotConflict
+  | Bots.BotLimitReached
   | History.InvalidHistoryRequest
   | History.HistoryNotReady
   | ChainData.ChainDataError
@@ -228,6 +230,8 @@ export const fromDomain =
       case "ChannelNotFound":
         return new Refused({ flavour, status: 404, message: e.message, details: { id: e.id } })
       case "ChannelLimitReached":
+      case "ContractLimitReached":
+      case "BotLimitReached":
         return new Refused({ flavour, status: 409, message: e.message, details: { max: e.max } })
       case "ChannelInUse":
         return new Refused({ flavour, status: 409, message: e.message, details: { bots: e.bots } })

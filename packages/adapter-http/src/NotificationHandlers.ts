@@ -1,5 +1,5 @@
 /** Handlers of the notification channel routes: answers `{success, channel|channels, timestamp}`. */
-import { type ApiKeys, Instant, Notifications } from "@vigil/core"
+import { type ApiKeys, Instant, Notifications, type Quota } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -8,7 +8,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the channel handlers need. */
-export type Requirements = Notifications.Notifications | ApiKeys.ApiKeys
+export type Requirements = Notifications.Notifications | ApiKeys.ApiKeys | Quota.Quota
 
 const answer = HttpErrors.answer("v2")
 
@@ -81,4 +81,4 @@ export const layer: Layer.Layer<
         }).pipe(answer)
       )
   })
-).pipe(Layer.provide(Auth.apiKeyLayer))
+).pipe(Layer.provide(Auth.keyRateLayer))

@@ -368,6 +368,12 @@ export const ContractLabelTaken = v2Body("Conflict", 409, "ContractLabelTaken", 
   details: { label: "USDC", chainId: 1 }
 })
 
+/** 409: the key has as many contracts (or bots) as it may have; `details.max` says how many. */
+export const KeyLimitReached = v2Body("Conflict", 409, "KeyLimitReached", {
+  message: "the key has 200 contracts, the most it may have; delete one first",
+  details: { max: 200 }
+})
+
 /** 422: registered without an ABI, and none was found; `details.tried` says where it looked and what it heard. */
 export const AbiNotFound = v2Body("Unprocessable Entity", 422, "AbiNotFound", {
   message: "no verified ABI for 0x… on chain 1: …",

@@ -367,4 +367,67 @@ describe("/v1/bots", () => {
       ),
     30_000
   )
+
+  it.live("the key's qps applies to /v1 too: past it, 429 with Retry-After; the next second it is served again", () =>
+    TestServer.withSteppedClock(
+      Effect.gen(function* () {
+        const headers = { "x-api-key": yield* issue({ name: "Slow", qps: 2 }) }
+        yield* TestServer.alignToSecond
+        const answers = []
+        for (const path of ["/v1/bots", "/v1/contracts", "/v1/notifications"])
+          answers.push(yield* call("GET", path, { headers }))
+        assert.deepStrictEqual(
+          answers.map((a) => a.status),
+          [200, 200, 429]
+        )
+        const refused = answers[2]!
+        assert.strictEqual(refused.json.details.limit, "qps")
+        assert.strictEqual(refused.headers.get("retry-after"), "1")
+        yield* TestServer.skip(1_000)
+        assert.strictEqual((yield* call("GET", "/v1/notifications", { headers })).status, 200)
+        // Screening volume is not charged by /v1 calls.
+        const status = yield* call("GET", "/api/v2/status", { headers })
+        assert.strictEqual(status.json.usage.dailyUsed, 0)
+      }).pipe(Effect.provide(TestServer.layer()))
+    )
+  )
+
+  it.live(
+    "a key holds at most 200 contracts: the next is a 409 naming the limit, and nothing is stored",
+    () =>
+      withServer(
+        Effect.gen(function* () {
+          const headers = { "x-api-key": yield* issue({ name: "Busy" }) }
+          for (let i = 0; i < 200; i++) {
+            const r = yield* call("POST", "/v1/contracts", {
+              headers,
+              json: {
+                chainId: 1,
+                contractAddress: `0x${(i + 1).toString(16).padStart(40, "0")}`,
+                label: `C${i}`,
+                ABI: [transfer]
+              }
+            })
+            assert.strictEqual(r.status, 201, r.text)
+          }
+          const over = yield* call("POST", "/v1/contracts", {
+            headers,
+            json: { chainId: 1, contractAddress: usdc, label: "Over", ABI: [transfer] }
+          })
+          assert.strictEqual(over.status, 409, over.text)
+          assert.deepStrictEqual(
+            [over.json.message, over.json.details],
+            ["the key has 200 contracts, the most it may have; delete one first", { max: 200 }]
+          )
+          assert.lengthOf((yield* call("GET", "/v1/contracts", { headers })).json.contracts, 200)
+          const longLabel = yield* call("POST", "/v1/contracts", {
+            headers: { "x-api-key": yield* issue({ name: "Other" }) },
+            json: { chainId: 1, contractAddress: usdc, label: "L".repeat(65), ABI: [transfer] }
+          })
+          assert.strictEqual(longLabel.status, 400)
+          assert.strictEqual(longLabel.json.details.field, "label")
+        })
+      ),
+    60_000
+  )
 })

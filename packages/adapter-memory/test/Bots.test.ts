@@ -201,4 +201,23 @@ describe("Bots", () => {
       assert.strictEqual(renamed._tag === "InvalidBot" && renamed.field, "watchRule.expressions")
     }).pipe(Effect.provide(layer))
   )
+
+  it.effect("bounds what one key may hold: 100 bots, 64 placeholders of at most 16,384 characters", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      const bots = yield* Bots.Bots
+      const good = { botName: "b", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
+      const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p${i}`, i]))
+      const tooMany = yield* Effect.flip(bots.create("key-a", body({ ...good, options: { literalDefs: many } })))
+      assert.strictEqual(tooMany._tag === "InvalidBot" && tooMany.message, "must have at most 64 placeholders")
+      const long = { text: "x".repeat(16_400) }
+      const tooLong = yield* Effect.flip(bots.create("key-a", body({ ...good, options: { literalDefs: long } })))
+      assert.strictEqual(tooLong._tag === "InvalidBot" && tooLong.field, "options.literalDefs")
+      for (let i = 0; i < Bots.limits.maxPerKey; i++) yield* bots.create("key-a", body({ ...good, botName: `b${i}` }))
+      const over = yield* Effect.flip(bots.create("key-a", body(good)))
+      assert.strictEqual(over._tag, "BotLimitReached")
+      assert.strictEqual(over.message, "the key has 100 bots, the most it may have; delete one first")
+      assert.lengthOf(yield* bots.list("key-a"), 100, "nothing more was stored")
+    }).pipe(Effect.provide(layer))
+  )
 })

@@ -82,6 +82,11 @@ export class Quota extends Context.Service<
   {
     /** Charges one request of `cost` addresses to the key; all windows or none. */
     readonly charge: (key: ApiKeyRecord, cost: number) => Effect.Effect<Decision, StoreError.StoreError>
+    /**
+     * Charges one request to the key's per-second rate only (no address volume): what a route that screens no
+     * address (monitoring's `/v1`) costs.
+     */
+    readonly admit: (key: ApiKeyRecord) => Effect.Effect<Decision, StoreError.StoreError>
     /** The key's usage now, without charging. */
     readonly usage: (key: ApiKeyRecord) => Effect.Effect<Usage, StoreError.StoreError>
   }
@@ -89,26 +94,31 @@ export class Quota extends Context.Service<
   static readonly layer: Layer.Layer<Quota, never, QuotaStore> = Layer.effect(Quota)(
     Effect.gen(function* () {
       const store = yield* QuotaStore
+      /** Charges `ws` (the windows of `cost` at `now`) in one step, and decides. */
+      const decide = (ws: ReadonlyArray<QuotaWindow>, cost: number, now: number) =>
+        Effect.map(store.charge(cost, ws), (outcome): Decision => {
+          const described = outcome.windows.map((u, i) => describe(scopes[i]!, u, now))
+          if (outcome.granted) {
+            const [, daily, monthly] = described
+            return { granted: true, window: daily!.remaining <= monthly!.remaining ? daily! : monthly! }
+          }
+          const index = ws.findIndex((w, i) => outcome.windows[i]!.used + (w.cost ?? cost) > w.limit)
+          const refusing = described[index] ?? described[0]!
+          return {
+            granted: false,
+            window: refusing,
+            retryAfterSeconds: refusing.resetSeconds,
+            ...((ws[index]?.cost ?? cost) > refusing.limit ? { exceedsLimit: true } : {})
+          }
+        })
       return Quota.of({
         // A pipeline rather than a generator: it runs on every request.
         charge: (key: ApiKeyRecord, cost: number) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => decide(windows(key, now, cost), cost, now)),
+        admit: (key: ApiKeyRecord) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const ws = windows(key, now, cost)
-            return Effect.map(store.charge(cost, ws), (outcome): Decision => {
-              const described = outcome.windows.map((u, i) => describe(scopes[i]!, u, now))
-              if (outcome.granted) {
-                const [, daily, monthly] = described
-                return { granted: true, window: daily!.remaining <= monthly!.remaining ? daily! : monthly! }
-              }
-              const index = ws.findIndex((w, i) => outcome.windows[i]!.used + (w.cost ?? cost) > w.limit)
-              const refusing = described[index] ?? described[0]!
-              return {
-                granted: false,
-                window: refusing,
-                retryAfterSeconds: refusing.resetSeconds,
-                ...((ws[index]?.cost ?? cost) > refusing.limit ? { exceedsLimit: true } : {})
-              }
-            })
+            const [second, daily, monthly] = windows(key, now, 0)
+            return decide([{ ...second!, cost: 1 }, daily!, monthly!], 0, now)
           }),
         usage: Effect.fnUntraced(function* (key: ApiKeyRecord) {
           const now = yield* Clock.currentTimeMillis

@@ -80,7 +80,24 @@ const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
 /** Limits of one bot. */
-export const limits = { maxExpressions: 20, maxBlockRange: 10_000, maxNameLength: 200, maxDescriptionLength: 2_000 }
+export const limits = {
+  maxExpressions: 20,
+  maxBlockRange: 10_000,
+  maxNameLength: 200,
+  maxDescriptionLength: 2_000,
+  /** Bots one key may have. */
+  maxPerKey: 100,
+  /** `options.literalDefs`: placeholders, and characters of its JSON text. */
+  maxLiteralDefs: 64,
+  maxLiteralDefsLength: 16_384
+}
+
+/** The key has as many bots as it may have. */
+export class BotLimitReached extends Schema.TaggedError<BotLimitReached>()("BotLimitReached", { max: Schema.Int }) {
+  override get message(): string {
+    return `the key has ${this.max} bots, the most it may have; delete one first`
+  }
+}
 
 const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
@@ -175,6 +192,13 @@ const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fie
       // The text as received when the host has it (exact numbers); else the object as JSON.
       const literalDefs =
         o.literalDefs === undefined ? options.literalDefs : (request.literalDefs ?? encodeJson(o.literalDefs))
+      if (o.literalDefs !== undefined && Object.keys(o.literalDefs as object).length > limits.maxLiteralDefs)
+        return yield* invalid("options.literalDefs", `must have at most ${limits.maxLiteralDefs} placeholders`)
+      if (literalDefs !== undefined && literalDefs.length > limits.maxLiteralDefsLength)
+        return yield* invalid(
+          "options.literalDefs",
+          `must be at most ${limits.maxLiteralDefsLength} characters of JSON`
+        )
       const interval = o.notifyMinIntervalSeconds
       if (
         interval !== undefined &&
@@ -237,7 +261,7 @@ export class Bots extends Context.Service<
     readonly create: (
       keyId: string,
       request: BotRequest
-    ) => Effect.Effect<Bot, InvalidBot | ChainDataError | StoreError.StoreError>
+    ) => Effect.Effect<Bot, InvalidBot | BotLimitReached | ChainDataError | StoreError.StoreError>
     readonly update: (
       keyId: string,
       id: string,
@@ -351,6 +375,8 @@ export class Bots extends Context.Service<
         return {
           create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
             const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request), true))
+            if ((yield* store.list(keyId)).length >= limits.maxPerKey)
+              return yield* new BotLimitReached({ max: limits.maxPerKey })
             const from = fields.active ? yield* watchingFrom(fields.chainId) : {}
             const now = yield* Clock.currentTimeMillis
             const bot: Bot = {

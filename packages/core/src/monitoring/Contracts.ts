@@ -17,6 +17,18 @@ export class InvalidContract extends Schema.TaggedError<InvalidContract>()("Inva
   message: Schema.String
 }) {}
 
+/** Limits of one key's contracts. */
+export const limits = { maxPerKey: 200, maxLabelLength: 64 }
+
+/** The key has as many contracts as it may have. */
+export class ContractLimitReached extends Schema.TaggedError<ContractLimitReached>()("ContractLimitReached", {
+  max: Schema.Int
+}) {
+  override get message(): string {
+    return `the key has ${this.max} contracts, the most it may have; delete one first`
+  }
+}
+
 /** The key already has a contract of that label on that chain. */
 export class ContractLabelTaken extends Schema.TaggedError<ContractLabelTaken>()("ContractLabelTaken", {
   label: Schema.String,
@@ -72,7 +84,10 @@ export class Contracts extends Context.Service<
     readonly register: (
       keyId: string,
       registration: Registration
-    ) => Effect.Effect<Contract, InvalidContract | ContractLabelTaken | AbiSource.AbiNotFound | StoreError.StoreError>
+    ) => Effect.Effect<
+      Contract,
+      InvalidContract | ContractLabelTaken | ContractLimitReached | AbiSource.AbiNotFound | StoreError.StoreError
+    >
     /** The key's contracts (on one chain, when given), oldest first. */
     readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Contract>, StoreError.StoreError>
     readonly get: (keyId: string, id: string) => Effect.Effect<Contract, ContractNotFound | StoreError.StoreError>
@@ -98,13 +113,14 @@ export class Contracts extends Context.Service<
             message: "must be an EVM address (0x and 40 hex digits)"
           })
         const label = r.label
-        if (typeof label !== "string" || !isLabel(label))
+        if (typeof label !== "string" || label.length > limits.maxLabelLength || !isLabel(label))
           return yield* new InvalidContract({
             field: "label",
-            message:
-              "must be an identifier (letters, digits, _; not starting with a digit) that is not a reserved word of the rule language"
+            message: `must be an identifier of at most ${limits.maxLabelLength} characters (letters, digits, _; not starting with a digit) that is not a reserved word of the rule language`
           })
-        if ((yield* store.list(keyId, chainId)).some((c) => c.label === label))
+        const owned = yield* store.list(keyId)
+        if (owned.length >= limits.maxPerKey) return yield* new ContractLimitReached({ max: limits.maxPerKey })
+        if (owned.some((c) => c.chainId === chainId && c.label === label))
           return yield* new ContractLabelTaken({ label, chainId })
         const lower = `0x${address.slice(2).toLowerCase()}`
         const found =
