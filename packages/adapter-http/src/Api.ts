@@ -38,7 +38,7 @@ export const Health = Schema.Struct({
     Schema.Array(
       Schema.Struct({
         chainId: Schema.Int,
-        state: Schema.Literals(["starting", "following", "catching up", "backing off"]),
+        state: Schema.Literals(["starting", "following", "catching up", "backing off", "halted"]),
         heads: Schema.Literals(["polling", "subscribed"]).annotate({
           description:
             "subscribed: the node announces new heads over its websocket (VIGIL_RPC_WS_URL_<chainId>) and each starts a step at once; polling goes on beside it"
@@ -50,7 +50,15 @@ export const Health = Schema.Struct({
         head: Schema.optionalKey(Schema.Int),
         cursor: Schema.optionalKey(Schema.Int.annotate({ description: "The last block processed" })),
         lag: Schema.optionalKey(Schema.Int.annotate({ description: "Blocks between the head and the cursor" })),
-        lastError: Schema.optionalKey(Schema.String.annotate({ description: "Why the follower is backing off" })),
+        lastError: Schema.optionalKey(
+          Schema.String.annotate({
+            description:
+              "Why the follower is not moving: its last step failed (backing off), or the node lacks what it needs (a block it announced, a head below the blocks processed)"
+          })
+        ),
+        stalledSince: Schema.optionalKey(
+          Schema.String.annotate({ description: "Since when the follower has not moved for that reason (ISO 8601)" })
+        ),
         skipped: Schema.optionalKey(
           Schema.Array(Schema.String).annotate({ description: "Active bots not run, and why" })
         ),
@@ -58,7 +66,7 @@ export const Health = Schema.Struct({
       })
     ).annotate({
       description:
-        "Each chain followed for its active bots. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves."
+        "Each chain followed for its active bots. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves. A halted chain (reorganised deeper than the hashes kept) makes /health 503 until it is re-anchored (vigil follow reset)."
     })
   )
 }).annotate({ identifier: "Health" })
@@ -67,7 +75,7 @@ export const Health = Schema.Struct({
 export const HealthUnavailable = Schema.Struct({
   status: Schema.Literals(["unavailable", "degraded"]).annotate({
     description:
-      "unavailable: storage cannot be read or written. degraded: it answers, but verification found damage or a request met a storage failure in the last 30 s."
+      "unavailable: storage cannot be read or written. degraded: it answers, but verification found damage, a request met a storage failure in the last 30 s, or a chain's follower is halted (reason FollowHalted)."
   }),
   version: Schema.String,
   reason: Schema.String,

@@ -4,7 +4,7 @@
  * it backs off or is subscribed to the node's new heads.
  */
 import { Follower, ResultCache, Version } from "@vigil/core"
-import { Context, Effect, Layer, Metric } from "effect"
+import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 
 const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const
@@ -70,7 +70,7 @@ export class HttpMetrics extends Context.Service<
         ["reorganisations", "vigil_follow_reorganisations_total", "Reorganisations the chain's follower walked back."]
       ] as const
       const chainSeen = new Map<number, Record<(typeof chainCounters)[number][0], number>>()
-      const chains = Effect.map(follower.status, (states) => {
+      const chains = Effect.map(Effect.zip(follower.status, Clock.currentTimeMillis), ([states, now]) => {
         for (const c of states) {
           const chain = String(c.chainId)
           const before = chainSeen.get(c.chainId) ?? { blocks: 0, alerts: 0, retractions: 0, reorganisations: 0 }
@@ -85,10 +85,24 @@ export class HttpMetrics extends Context.Service<
             retractions: c.retractions,
             reorganisations: c.reorganisations
           })
-          Metric.gauge("vigil_follow_head_lag_blocks", {
-            description: "Blocks between the chain's head and the last block processed.",
+          // A chain not followed yet (no cursor) has no lag to report, rather than 0.
+          if (c.lag !== undefined)
+            Metric.gauge("vigil_follow_head_lag_blocks", {
+              description: "Blocks between the chain's head and the last block processed.",
+              attributes: { chain }
+            }).updateUnsafe(c.lag, context)
+          Metric.gauge("vigil_follow_stalled_seconds", {
+            description:
+              "Seconds the chain's follower has not moved for a failure or a node lacking what it needs (0 while it moves).",
             attributes: { chain }
-          }).updateUnsafe(c.lag ?? 0, context)
+          }).updateUnsafe(
+            c.stalledSince === undefined ? 0 : Math.max(0, (now - Date.parse(c.stalledSince)) / 1000),
+            context
+          )
+          Metric.gauge("vigil_follow_halted", {
+            description: "1 while the chain's follower is halted by a reorganisation deeper than the hashes kept.",
+            attributes: { chain }
+          }).updateUnsafe(c.state === "halted" ? 1 : 0, context)
           Metric.gauge("vigil_follow_backing_off", {
             description: "1 while the chain's follower backs off after a failure of the node.",
             attributes: { chain }

@@ -58,7 +58,17 @@ export const layer: Layer.Layer<
             })
           }
           const now = yield* Clock.currentTimeMillis
-          const follow = (yield* follower.status).map((c) => ({
+          const states = yield* follower.status
+          const halted = states.find((c) => c.state === "halted")
+          if (halted !== undefined) {
+            return yield* Effect.fail({
+              status: "degraded" as const,
+              version: Version.version,
+              reason: "FollowHalted",
+              message: `chain ${halted.chainId}: ${halted.lastError ?? "halted"}`
+            })
+          }
+          const follow = states.map((c) => ({
             chainId: c.chainId,
             state: c.state,
             bots: c.bots,
@@ -68,6 +78,7 @@ export const layer: Layer.Layer<
             ...(c.cursor === undefined ? {} : { cursor: c.cursor }),
             ...(c.lag === undefined ? {} : { lag: c.lag }),
             ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
+            ...(c.stalledSince === undefined ? {} : { stalledSince: c.stalledSince }),
             ...(c.skipped === undefined ? {} : { skipped: c.skipped }),
             ...(c.lastProgress === undefined ? {} : { lastProgress: c.lastProgress })
           }))

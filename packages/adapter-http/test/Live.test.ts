@@ -28,6 +28,8 @@ afterAll(() => certs.dispose())
 interface Proxy {
   failing: boolean
   lacks: ((number: number, read: "block" | "header") => boolean) | undefined
+  /** The head the relay answers to eth_blockNumber, when set (a node that went backwards). */
+  head: number | undefined
 }
 
 /**
@@ -58,7 +60,7 @@ const live = <A, E>(
       const node = await Anvil.start()
       const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
       const receiver = await Receiver.start(certs, options.receiver)
-      const proxy: Proxy = { failing: false, lacks: undefined }
+      const proxy: Proxy = { failing: false, lacks: undefined, head: undefined }
       const relay = createServer((req, res) => {
         let body = ""
         req.on("data", (c: Buffer) => (body += c))
@@ -68,6 +70,18 @@ const live = <A, E>(
           void fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body })
             .then(async (r) => {
               let text = await r.text()
+              if (proxy.head !== undefined && r.status === 200) {
+                const head = `0x${proxy.head.toString(16)}`
+                const asked = JSON.parse(body) as { method?: string } | Array<{ id: number; method: string }>
+                const answers = JSON.parse(text) as
+                  { id: number; result: unknown } | Array<{ id: number; result: unknown }>
+                if (!Array.isArray(asked) && !Array.isArray(answers) && asked.method === "eth_blockNumber")
+                  text = JSON.stringify({ ...answers, result: head })
+                else if (Array.isArray(asked) && Array.isArray(answers)) {
+                  const ids = new Set(asked.filter((c) => c.method === "eth_blockNumber").map((c) => c.id))
+                  text = JSON.stringify(answers.map((a) => (ids.has(a.id) ? { ...a, result: head } : a)))
+                }
+              }
               const lacks = proxy.lacks
               if (lacks !== undefined && r.status === 200) {
                 const calls = JSON.parse(body) as Array<{ id: number; method: string; params: Array<unknown> }>
@@ -939,6 +953,54 @@ describe("live monitoring on a real node", () => {
             assert.notProperty(healed.json.follow[0], "skipped")
           }),
         { limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 5 } }
+      ),
+    60_000
+  )
+
+  it.live(
+    "a node that lacks a block it announced, or whose head goes backwards, is reported with its reason and since when; the follower goes on once it is whole",
+    () =>
+      live(({ node, token, receiver, proxy }) =>
+        Effect.gen(function* () {
+          const { headers, bot } = yield* setUp(token, receiver)
+          const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+          yield* processed(yield* Effect.promise(() => node.head()))
+          // The node announces the block (its head) but answers null for it: a replica behind, a pruned node.
+          const lacking = yield* Effect.promise(() => node.send(token, "transfer", [node.accounts[1]!, 4_000n]))
+          proxy.lacks = (n, read) => n === lacking.block && read === "block"
+          const stalled = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince !== undefined)
+          assert.strictEqual(stalled.status, 200, "the API still serves")
+          assert.match(
+            stalled.json.follow[0].lastError,
+            new RegExp(`^block ${lacking.block}, at or below the node's head`)
+          )
+          const metrics = yield* until(
+            call("GET", "/metrics"),
+            (m) =>
+              /vigil_follow_stalled_seconds\{chain="31337"\} [1-9]/.test(m.text) ||
+              /vigil_follow_stalled_seconds\{chain="31337"\} 0\.\d*[1-9]/.test(m.text)
+          )
+          assert.match(metrics.text, /vigil_follow_head_lag_blocks\{chain="31337"\} 1/)
+          proxy.lacks = undefined
+          yield* processed(lacking.block)
+          const healed = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
+          assert.notProperty(healed.json.follow[0], "lastError")
+          assert.deepStrictEqual(
+            (yield* call("GET", `/v1/bots/${whales}/alerts`, { headers })).json.alerts.map(
+              (a: { transactions: { tx1: string } }) => a.transactions.tx1
+            ),
+            [lacking.hash]
+          )
+          // The node's head goes back below what was processed: waited for, and said.
+          proxy.head = lacking.block - 1
+          const behind = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince !== undefined)
+          assert.match(
+            behind.json.follow[0].lastError,
+            new RegExp(`^the node's head ${lacking.block - 1} is below block ${lacking.block}`)
+          )
+          proxy.head = undefined
+          yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
+        })
       ),
     60_000
   )

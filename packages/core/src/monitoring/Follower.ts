@@ -22,7 +22,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
 import { Instant } from "../kernel/index.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
@@ -74,7 +74,12 @@ export const defaultSettings: Settings = {
 /** What a chain's follower is doing. */
 export interface ChainState {
   readonly chainId: number
-  readonly state: "starting" | "following" | "catching up" | "backing off"
+  /**
+   * `halted`: the chain reorganised deeper than the hashes kept, so the follower cannot tell which of its
+   * alerts still stand; it goes no further until an operator re-anchors it (`vigil follow reset`), and the
+   * process is not ready (`/health` 503) meanwhile.
+   */
+  readonly state: "starting" | "following" | "catching up" | "backing off" | "halted"
   /**
    * How new heads are learnt: `subscribed` while the node announces them over its websocket (each announcement
    * starts a step at once; polling goes on), else `polling`.
@@ -94,13 +99,21 @@ export interface ChainState {
   readonly alerts: number
   readonly retractions: number
   readonly reorganisations: number
-  /** Why the last step failed, while the follower backs off. */
+  /** Why the follower is not moving: the last step failed, or the node lacks what it needs (a stall). */
   readonly lastError?: string
+  /** ISO instant since which the follower has not moved for the reason in `lastError`. */
+  readonly stalledSince?: string
   /** Active bots not run, and why (rules that no longer check, traces the node lacks). */
   readonly skipped?: ReadonlyArray<string>
   /** ISO instant of the last step that moved the cursor. */
   readonly lastProgress?: string
 }
+
+/** The chain reorganised deeper than the hashes kept: the follower cannot go on by itself. */
+export class DeepReorganisation extends Schema.TaggedError<DeepReorganisation>()("DeepReorganisation", {
+  chainId: Schema.Int,
+  message: Schema.String
+}) {}
 
 /** The live followers. */
 export class Follower extends Context.Service<
@@ -314,7 +327,10 @@ export const layer = (
         }
         if (ancestor === undefined)
           return yield* Effect.fail(
-            `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's`
+            new DeepReorganisation({
+              chainId,
+              message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
+            })
           )
         const orphans = yield* store.orphaned(chainId, ancestor.number)
         const now = yield* Clock.currentTimeMillis
@@ -534,6 +550,19 @@ export const layer = (
         return done.outcome
       })
 
+      /**
+       * The node lacks what the step needs (a block it announced, a head below the blocks processed): the step
+       * waits, and the state says why and since when, from the first step that met it.
+       */
+      const stall = (chainId: number, reason: string) =>
+        Effect.gen(function* () {
+          const was = states.get(chainId)!
+          const now = yield* Clock.currentTimeMillis
+          if (was.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
+          set(chainId, { lastError: reason, stalledSince: was.stalledSince ?? Instant.iso(now) })
+          return "stalled" as const
+        })
+
       /** One step of a chain: `idle` when there was nothing to do. */
       const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
         const { ready, problems, active } = yield* prepare(chainId)
@@ -557,6 +586,11 @@ export const layer = (
         const target = head - confirmationsOf(chainId)
         const cursor = yield* store.cursor(chainId)
         set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
+        if (cursor !== undefined && head < cursor.number)
+          return yield* stall(
+            chainId,
+            `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
+          )
         // Bots that lack blocks below the cursor are run over them a batch at a time; the others go on meanwhile.
         const coverage = cursor === undefined ? new Map() : yield* store.coverage(chainId)
         const nextOf = (p: Prepared) => {
@@ -604,8 +638,12 @@ export const layer = (
         const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
         const fresh: Array<Block> = []
         let previous = cursor.hash
+        let missing: string | undefined
         for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-          if (r._tag === "Missing") break
+          if (r._tag === "Missing") {
+            missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
+            break
+          }
           const block: Block = { ...r.data, number: r.number }
           if (previous !== undefined && block.block.parentHash !== previous) {
             if (fresh.length > 0) break
@@ -617,7 +655,7 @@ export const layer = (
           fresh.push(block)
           previous = block.block.hash
         }
-        if (fresh.length === 0) return idle
+        if (fresh.length === 0) return missing === undefined ? idle : yield* stall(chainId, missing)
         const range = Math.max(0, ...joined.map((p) => p.reach))
         let window = memory.window
         // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
@@ -726,25 +764,36 @@ export const layer = (
             const outcome = yield* step(chainId, memory).pipe(
               Effect.map((o) => {
                 failures = 0
+                if (o === "stalled") return "idle" as const
                 // A step that went through ends the trouble: its error is no longer the state.
-                const { lastError: _, ...was } = states.get(chainId)!
+                const { lastError: _, stalledSince: __, ...was } = states.get(chainId)!
                 states.set(chainId, {
                   ...was,
-                  state: was.state === "backing off" || was.state === "starting" ? "following" : was.state
+                  state:
+                    was.state === "backing off" || was.state === "starting" || was.state === "halted"
+                      ? "following"
+                      : was.state
                 })
                 return o
               }),
               Effect.catchCause((cause) => {
                 failures++
                 memory.window = undefined
-                const message = Cause.hasFails(cause)
-                  ? String((Cause.squash(cause) as { message?: string }).message ?? Cause.squash(cause))
-                  : Cause.pretty(cause)
-                set(chainId, { state: "backing off", lastError: message })
-                return Effect.as(
-                  failures === 1 ? Effect.logWarning(`following chain ${chainId}: ${message}`) : Effect.void,
-                  "failed" as const
-                )
+                const squashed = Cause.hasFails(cause) ? Cause.squash(cause) : undefined
+                const message =
+                  squashed === undefined
+                    ? Cause.pretty(cause)
+                    : String((squashed as { message?: string }).message ?? squashed)
+                return Effect.gen(function* () {
+                  const now = yield* Clock.currentTimeMillis
+                  set(chainId, {
+                    state: squashed instanceof DeepReorganisation ? "halted" : "backing off",
+                    lastError: message,
+                    stalledSince: states.get(chainId)!.stalledSince ?? Instant.iso(now)
+                  })
+                  if (failures === 1) yield* Effect.logWarning(`following chain ${chainId}: ${message}`)
+                  return "failed" as const
+                })
               })
             )
             if (outcome === "moved") continue
