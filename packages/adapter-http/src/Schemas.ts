@@ -701,7 +701,7 @@ export const AlertQuery = Schema.Struct({
     Schema.NumberFromString.check(Schema.isInt()).annotate({ description: "1 to 200 alerts per page; default 50" })
   ),
   before: Schema.optionalKey(Schema.String.annotate({ description: "The `next` of the previous page" })),
-  state: Schema.optionalKey(Schema.Literals(["active", "retracted"]))
+  state: Schema.optionalKey(Schema.Literals(["active", "retracted", "unverified"]))
 })
 
 /** An alert of live monitoring. */
@@ -720,8 +720,14 @@ export const Alert = Schema.Struct({
   transactions: Schema.Record(Schema.String, Schema.String),
   evidence: Schema.Record(Schema.String, Schema.Unknown),
   created: Instant.Timestamp,
-  state: Schema.Literals(["active", "retracted"]),
+  state: Schema.Literals(["active", "retracted", "unverified"]),
   retractedAt: Schema.optionalKey(Instant.Timestamp.annotate({ description: "When its block left the chain" })),
+  unverifiedAt: Schema.optionalKey(
+    Instant.Timestamp.annotate({
+      description:
+        "When the chain's follower was re-anchored after a reorganisation deeper than it could trace and the node no longer had the alert's block (neither confirmed nor retracted)"
+    })
+  ),
   suppressed: Schema.optionalKey(
     Schema.Literals(["threshold", "interval"]).annotate({
       description:
@@ -731,7 +737,7 @@ export const Alert = Schema.Struct({
   notifications: Schema.Array(
     Schema.Struct({
       channelId: Schema.String,
-      kind: Schema.Literals(["alert", "retraction"]),
+      kind: Schema.Literals(["alert", "retraction", "unverified"]),
       deliveryId: Schema.String,
       status: Schema.Literals(["pending", "delivered", "dead"]),
       attempts: Schema.Int,

@@ -6,7 +6,8 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Follower } from "@vigil/core"
+import { EvmRpc } from "@vigil/adapter-http"
+import { ChainData, Follower, Reanchor } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Schedule } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
@@ -53,6 +54,8 @@ const live = <A, E>(
     readonly reads?: { readonly blocksPerBatch: number; readonly inFlight: number }
     /** The work a bot may do in a step (default the follower's). */
     readonly limits?: Follower.Settings["limits"]
+    /** Recent block hashes kept: the deepest reorganisation followed (default the follower's). */
+    readonly keep?: number
   } = {}
 ) =>
   Effect.acquireUseRelease(
@@ -117,7 +120,8 @@ const live = <A, E>(
             follow: {
               pollMillis: options.pollMillis ?? 50,
               ...(options.confirmations === undefined ? {} : { confirmations: { 31337: options.confirmations } }),
-              ...(options.limits === undefined ? {} : { limits: options.limits })
+              ...(options.limits === undefined ? {} : { limits: options.limits }),
+              ...(options.keep === undefined ? {} : { keep: options.keep })
             },
             outbound: {
               allowHosts: ["127.0.0.1"],
@@ -1001,6 +1005,72 @@ describe("live monitoring on a real node", () => {
           proxy.head = undefined
           yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
         })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a reorganisation deeper than the hashes kept halts the chain (/health 503); re-anchoring retracts what left the chain and the follower goes on",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const { headers, bot } = yield* setUp(token, receiver)
+            const bob = node.accounts[1]!
+            const whales = yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            const start = yield* Effect.promise(() => node.head())
+            yield* processed(start)
+            const snapshot = yield* Effect.promise(() => node.rpc<string>("evm_snapshot"))
+            const orphan = yield* Effect.promise(() => node.send(token, "transfer", [bob, 5000n]))
+            yield* Effect.promise(() => node.mine(5))
+            yield* processed(start + 6)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 1))
+            // Six blocks replaced, three hashes kept: the follower cannot find where its branch left the node's.
+            assert.isTrue(yield* Effect.promise(() => node.rpc<boolean>("evm_revert", [snapshot])))
+            yield* Effect.promise(() => node.mine(8))
+            const halted = yield* until(call("GET", "/health"), (h) => h.status === 503)
+            assert.deepStrictEqual([halted.json.status, halted.json.reason], ["degraded", "FollowHalted"])
+            assert.match(halted.json.message, /^chain 31337: the chain reorganised deeper than the 3 blocks kept/)
+            assert.include(halted.json.message, "vigil follow reset --chain 31337")
+            const state = (yield* followers).find((x) => x.chainId === 31337)!
+            assert.strictEqual(state.state, "halted")
+            assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_halted{chain="31337"} 1')
+            assert.deepStrictEqual(
+              (yield* call("GET", `/v1/bots/${whales}/alerts?state=active`, { headers })).json.alerts.length,
+              1,
+              "the orphaned alert still stands while halted"
+            )
+
+            // What `vigil follow reset --chain 31337` does, on the server's own store.
+            const done = yield* Reanchor.reset(31337).pipe(
+              Effect.provideService(ChainData.ChainData, EvmRpc.make({ urls: new Map([[31337, node.url]]) }))
+            )
+            const head = yield* Effect.promise(() => node.head())
+            assert.deepStrictEqual([done.cursor.number, done.retracted, done.unverified, done.kept], [head, 1, 0, 0])
+            yield* until(call("GET", "/health"), (h) => h.status === 200 && h.json.follow?.[0]?.state === "following")
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 2))
+            assert.deepStrictEqual(
+              messages(receiver).map(([kind, , tx]) => [kind, tx]),
+              [
+                ["alert", orphan.hash],
+                ["retraction", orphan.hash]
+              ]
+            )
+            const listed = yield* call("GET", `/v1/bots/${whales}/alerts`, { headers })
+            assert.deepStrictEqual(
+              listed.json.alerts.map((a: { state: string }) => a.state),
+              ["retracted"]
+            )
+            // And it follows the new branch from there.
+            const after = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
+            yield* processed(after.block)
+            yield* Effect.promise(() => receiver.until((got) => got.length >= 3))
+            assert.deepStrictEqual(messages(receiver)[2]!.slice(0, 1).concat(messages(receiver)[2]![2]), [
+              "alert",
+              after.hash
+            ])
+          }),
+        { keep: 3 }
       ),
     60_000
   )

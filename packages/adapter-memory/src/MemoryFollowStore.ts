@@ -80,6 +80,28 @@ const make = Effect.gen(function* () {
         cursors.set(chainId, step.ancestor)
         return "advanced" as const
       }),
+    reset: (chainId, to, step) =>
+      Effect.gen(function* () {
+        const own = marksOf(chainId)
+        own.clear()
+        own.set(to.number, to)
+        cursors.set(chainId, to)
+        const changed = new Set<string>()
+        for (const [ids, field] of [
+          [step.retract, "retractedAt"],
+          [step.unverify, "unverifiedAt"]
+        ] as const)
+          for (const id of ids) {
+            const a = alerts.get(id)
+            if (a === undefined || a.chainId !== chainId || a.retractedAt !== undefined) continue
+            if (field === "unverifiedAt" && a.unverifiedAt !== undefined) continue
+            alerts.set(id, { ...a, [field]: step.at })
+            changed.add(id)
+          }
+        yield* outbox.enqueue(
+          step.deliveries.filter((d) => changed.has(d.correlationId.replace(/:(retraction|unverified)$/, "")))
+        )
+      }),
     alert: (keyId, botId, id) =>
       Effect.sync(() => {
         const a = alerts.get(id)
@@ -94,8 +116,10 @@ const make = Effect.gen(function* () {
             query.state === undefined
               ? true
               : query.state === "active"
-                ? a.retractedAt === undefined
-                : a.retractedAt !== undefined
+                ? a.retractedAt === undefined && a.unverifiedAt === undefined
+                : query.state === "retracted"
+                  ? a.retractedAt !== undefined
+                  : a.retractedAt === undefined && a.unverifiedAt !== undefined
           )
           .slice(0, query.limit)
       })

@@ -26,6 +26,7 @@ interface AlertRow {
   readonly evidence: string
   readonly created: string
   readonly retracted_at: string | null
+  readonly unverified_at: string | null
   readonly suppressed: "threshold" | "interval" | null
 }
 
@@ -45,6 +46,7 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   evidence: JSON.parse(r.evidence) as Record<string, unknown>,
   created: r.created,
   ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at }),
+  ...(r.unverified_at === null ? {} : { unverifiedAt: r.unverified_at }),
   ...(r.suppressed === null ? {} : { suppressed: r.suppressed })
 })
 
@@ -89,6 +91,13 @@ const make = Effect.gen(function* () {
       `SELECT * FROM monitor_alerts WHERE chain_id = ? AND block_number > ? AND retracted_at IS NULL
        ORDER BY block_number, rowid`
     ),
+    forgetAll: db.prepare<[number]>("DELETE FROM follow_marks WHERE chain_id = ?"),
+    unverify: db.prepare<[string, string, number]>(
+      "UPDATE monitor_alerts SET unverified_at = ? WHERE id = ? AND chain_id = ? AND retracted_at IS NULL AND unverified_at IS NULL"
+    ),
+    retractOf: db.prepare<[string, string, number]>(
+      "UPDATE monitor_alerts SET retracted_at = ? WHERE id = ? AND chain_id = ? AND retracted_at IS NULL"
+    ),
     retract: db.prepare<[string, string]>(
       "UPDATE monitor_alerts SET retracted_at = ? WHERE id = ? AND retracted_at IS NULL"
     ),
@@ -98,7 +107,9 @@ const make = Effect.gen(function* () {
     alerts: db.prepare<[string, string, string | null, string | null, string | null, number], AlertRow>(
       `SELECT * FROM monitor_alerts WHERE key_id = ? AND bot_id = ?
          AND (? IS NULL OR rowid < (SELECT rowid FROM monitor_alerts WHERE id = ?))
-         AND (CASE ? WHEN 'active' THEN retracted_at IS NULL WHEN 'retracted' THEN retracted_at IS NOT NULL ELSE 1 END)
+         AND (CASE ? WHEN 'active' THEN retracted_at IS NULL AND unverified_at IS NULL
+           WHEN 'retracted' THEN retracted_at IS NOT NULL
+           WHEN 'unverified' THEN retracted_at IS NULL AND unverified_at IS NOT NULL ELSE 1 END)
        ORDER BY rowid DESC LIMIT ?`
     )
   }))
@@ -173,6 +184,19 @@ const make = Effect.gen(function* () {
         }
         s.setCursor.run(chainId, step.ancestor.number, step.ancestor.hash, step.ancestor.parentHash)
         return "advanced" as const
+      }),
+    reset: (chainId, to, step) =>
+      database.transaction("FollowStore.reset", () => {
+        s.forgetAll.run(chainId)
+        s.mark.run(chainId, to.number, to.hash, to.parentHash)
+        s.setCursor.run(chainId, to.number, to.hash, to.parentHash)
+        const changed = new Set<string>()
+        for (const id of step.retract) if (s.retractOf.run(step.at, id, chainId).changes > 0) changed.add(id)
+        for (const id of step.unverify) if (s.unverify.run(step.at, id, chainId).changes > 0) changed.add(id)
+        for (const d of step.deliveries) {
+          if (!changed.has(d.correlationId.replace(/:(retraction|unverified)$/, ""))) continue
+          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+        }
       }),
     alert: (keyId, botId, id) =>
       database.use("FollowStore.alert", () => {

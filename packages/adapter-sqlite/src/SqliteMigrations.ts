@@ -301,6 +301,14 @@ export const migrations: ReadonlyArray<Migration> = [
     sql: `
       CREATE INDEX webhook_deliveries_due_by_webhook ON webhook_deliveries (webhook_id, status, next_attempt_at);
     `
+  },
+  {
+    version: 16,
+    name: "unverified alerts",
+    // When a re-anchored follower could no longer find an alert's block on the node.
+    sql: `
+      ALTER TABLE monitor_alerts ADD COLUMN unverified_at TEXT;
+    `
   }
 ]
 

@@ -4,6 +4,7 @@ import { Cause, Console, Effect, Exit, Runtime } from "effect"
 import { Command } from "effect/cli"
 import * as CheckCommand from "./CheckCommand.ts"
 import * as DetectCommand from "./DetectCommand.ts"
+import * as FollowCommand from "./FollowCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
 import * as KeysCommand from "./KeysCommand.ts"
 import * as ListsCommand from "./ListsCommand.ts"
@@ -24,7 +25,8 @@ export const vigil = Command.make("vigil").pipe(
     KeysCommand.command,
     CheckCommand.command,
     RulesCommand.command,
-    MonitorCommand.command
+    MonitorCommand.command,
+    FollowCommand.command
   ])
 )
 

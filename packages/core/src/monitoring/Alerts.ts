@@ -27,7 +27,7 @@ export class AlertNotFound extends Schema.TaggedError<AlertNotFound>()("AlertNot
 /** An alert's message to one channel, and where its delivery stands. */
 export interface Notice {
   readonly channelId: string
-  readonly kind: "alert" | "retraction"
+  readonly kind: "alert" | "retraction" | "unverified"
   readonly deliveryId: string
   readonly status: WebhookStore.Delivery["status"]
   readonly attempts: number
@@ -36,7 +36,7 @@ export interface Notice {
 
 /** An alert with its state and notices. */
 export interface Listed extends Alert {
-  readonly state: "active" | "retracted"
+  readonly state: "active" | "retracted" | "unverified"
   readonly notifications: ReadonlyArray<Notice>
 }
 
@@ -80,7 +80,11 @@ export class Alerts extends Context.Service<
           const alert = yield* store.alert(keyId, bot.id, alertId)
           if (alert === undefined) return yield* new AlertNotFound({ botId: bot.id, id: alertId })
           const now = yield* Clock.currentTimeMillis
-          const requeued = yield* outbox.redeliverEvents(keyId, [alert.id, `${alert.id}:retraction`], now)
+          const requeued = yield* outbox.redeliverEvents(
+            keyId,
+            [alert.id, `${alert.id}:retraction`, `${alert.id}:unverified`],
+            now
+          )
           if (requeued > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
           return requeued
         }),
@@ -90,24 +94,38 @@ export class Alerts extends Context.Service<
           if (!Number.isSafeInteger(limit) || limit < 1 || limit > maxLimit)
             return yield* new InvalidAlertQuery({ field: "limit", message: `must be 1 to ${maxLimit}` })
           const state = query.state
-          if (state !== undefined && state !== "active" && state !== "retracted")
-            return yield* new InvalidAlertQuery({ field: "state", message: "must be active or retracted" })
+          if (state !== undefined && state !== "active" && state !== "retracted" && state !== "unverified")
+            return yield* new InvalidAlertQuery({
+              field: "state",
+              message: "must be active, retracted or unverified"
+            })
           const page = yield* store.alerts(keyId, bot.id, {
             limit: limit + 1,
             ...(query.before === undefined ? {} : { before: query.before }),
             ...(state === undefined ? {} : { state })
           })
           const shown = page.slice(0, limit)
-          const deliveries = yield* outbox.deliveriesOf(shown.flatMap((a) => [a.id, `${a.id}:retraction`]))
+          const notices = (id: string) => [id, `${id}:retraction`, `${id}:unverified`]
+          const deliveries = yield* outbox.deliveriesOf(shown.flatMap((a) => notices(a.id)))
           return {
             alerts: shown.map((a) => ({
               ...a,
-              state: a.retractedAt === undefined ? ("active" as const) : ("retracted" as const),
+              state:
+                a.retractedAt !== undefined
+                  ? ("retracted" as const)
+                  : a.unverifiedAt !== undefined
+                    ? ("unverified" as const)
+                    : ("active" as const),
               notifications: deliveries
-                .filter((d) => d.correlationId === a.id || d.correlationId === `${a.id}:retraction`)
+                .filter((d) => notices(a.id).includes(d.correlationId))
                 .map((d) => ({
                   channelId: d.webhookId,
-                  kind: d.correlationId === a.id ? ("alert" as const) : ("retraction" as const),
+                  kind:
+                    d.correlationId === a.id
+                      ? ("alert" as const)
+                      : d.correlationId.endsWith(":retraction")
+                        ? ("retraction" as const)
+                        : ("unverified" as const),
                   deliveryId: d.id,
                   status: d.status,
                   attempts: d.attempts,

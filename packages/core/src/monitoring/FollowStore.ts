@@ -41,6 +41,11 @@ export interface Alert {
   readonly created: string
   /** When its block left the chain; the alert is then retracted. */
   readonly retractedAt?: string
+  /**
+   * When the follower was re-anchored after a reorganisation deeper than it could trace and the node no longer
+   * had the alert's block: neither confirmed nor retracted.
+   */
+  readonly unverifiedAt?: string
   /** Why it was not notified: the bot's alert threshold not reached, or its minimum interval not passed. */
   readonly suppressed?: "threshold" | "interval"
 }
@@ -106,6 +111,22 @@ export class FollowStore extends Context.Service<
         readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
       }
     ) => Effect.Effect<Advance, StoreError.StoreError>
+    /**
+     * Re-anchors the chain's follower (an operator's way out of a reorganisation deeper than the hashes kept), all
+     * or nothing: forgets every mark of the chain, sets the cursor to `to`, retracts `retract` and marks
+     * `unverify` unverified at `at` (those not retracted yet), and stores `deliveries` (their notices;
+     * `correlationId` = `<alert id>:retraction` or `<alert id>:unverified`).
+     */
+    readonly reset: (
+      chainId: number,
+      to: Mark,
+      step: {
+        readonly retract: ReadonlyArray<string>
+        readonly unverify: ReadonlyArray<string>
+        readonly at: string
+        readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
+      }
+    ) => Effect.Effect<void, StoreError.StoreError>
     /** One of the bot's alerts, by id; undefined when the key's bot has no such alert. */
     readonly alert: (
       keyId: string,
@@ -114,12 +135,16 @@ export class FollowStore extends Context.Service<
     ) => Effect.Effect<Alert | undefined, StoreError.StoreError>
     /**
      * The bot's alerts, newest first: at most `limit`, older than the alert `before` when given, only active
-     * (not retracted) or only retracted ones when asked.
+     * (neither retracted nor unverified), only retracted or only unverified ones when asked.
      */
     readonly alerts: (
       keyId: string,
       botId: string,
-      query: { readonly limit: number; readonly before?: string; readonly state?: "active" | "retracted" }
+      query: {
+        readonly limit: number
+        readonly before?: string
+        readonly state?: "active" | "retracted" | "unverified"
+      }
     ) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
   }
 >()("@vigil/core/FollowStore") {}

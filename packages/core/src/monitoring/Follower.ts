@@ -179,7 +179,7 @@ export const alertId = (identity: {
   ).slice(0, 32)}`
 
 /** The message of an alert (or of its retraction). */
-const messageOf = (alert: Alert, bot: Bot, kind: "alert" | "retraction"): Messages.Alert => ({
+export const messageOf = (alert: Alert, bot: Bot, kind: "alert" | "retraction" | "unverified"): Messages.Alert => ({
   id: alert.id,
   kind,
   bot: {

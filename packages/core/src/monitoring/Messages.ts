@@ -11,7 +11,7 @@ import type { Evidence, Json } from "./rules/Evaluator.ts"
 export interface Alert {
   /** Identity of the alert; a retraction carries the id of the alert it takes back. */
   readonly id: string
-  readonly kind: "alert" | "retraction" | "test"
+  readonly kind: "alert" | "retraction" | "unverified" | "test"
   readonly bot: { readonly id: string; readonly name: string; readonly severity: string; readonly version?: string }
   readonly chainId: number
   readonly blockNumber: number
@@ -73,6 +73,8 @@ const titleOf = (alert: Alert): string => {
       return `[${alert.bot.severity}] ${alert.bot.name} matched on chain ${alert.chainId}`
     case "retraction":
       return `[${alert.bot.severity}] ${alert.bot.name}: alert ${alert.id} retracted, its block left chain ${alert.chainId}`
+    case "unverified":
+      return `[${alert.bot.severity}] ${alert.bot.name}: alert ${alert.id} unverified, chain ${alert.chainId} reorganised deeper than could be traced and its block is no longer found`
     case "test":
       return `Test message from Vigil: this channel works`
   }

@@ -131,7 +131,8 @@ export const compose = (
       id: `msg_${now.toString(36)}${randomSuffix(16)}`,
       webhookId: w.id,
       keyId,
-      correlationId: alert.kind === "retraction" ? `${alert.id}:retraction` : alert.id,
+      correlationId:
+        alert.kind === "retraction" || alert.kind === "unverified" ? `${alert.id}:${alert.kind}` : alert.id,
       body: Messages.render(w, alert, Instant.iso(now)),
       attempts: 0,
       nextAttemptAt: now,

@@ -121,6 +121,49 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         assert.deepStrictEqual([...(yield* store.coverage(2))], [], "per chain")
       }))
 
+    test("re-anchors: every mark forgotten, the cursor set, alerts retracted or unverified once, with their notices", (store, outbox) =>
+      Effect.gen(function* () {
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10), mark(11), mark(12)],
+          alerts: [alert("al_1", 11), alert("al_2", 12), alert("al_3", 12, { transactions: { tx1: "0xt3" } })],
+          deliveries: [],
+          keep: 5
+        })
+        yield* store.reset(1, mark(40, "b"), {
+          retract: ["al_1"],
+          unverify: ["al_2", "al_missing"],
+          at: "2026-11-25T00:00:00.000Z",
+          deliveries: [delivery("d_r", "al_1:retraction"), delivery("d_u", "al_2:unverified")]
+        })
+        assert.deepStrictEqual(yield* store.cursor(1), mark(40, "b"))
+        assert.deepStrictEqual(yield* store.marks(1, 0), [mark(40, "b")])
+        const [a1, a2, a3] = yield* Effect.forEach(["al_1", "al_2", "al_3"], (id) => store.alert("key-a", "bot-1", id))
+        assert.deepStrictEqual(
+          [a1?.retractedAt, a2?.unverifiedAt, a2?.retractedAt, a3?.retractedAt, a3?.unverifiedAt],
+          ["2026-11-25T00:00:00.000Z", "2026-11-25T00:00:00.000Z", undefined, undefined, undefined]
+        )
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 10, state: "unverified" })).map((a) => a.id),
+          ["al_2"]
+        )
+        assert.deepStrictEqual(
+          (yield* store.alerts("key-a", "bot-1", { limit: 10, state: "active" })).map((a) => a.id),
+          ["al_3"]
+        )
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(["al_1:retraction", "al_2:unverified"])).map((d) => d.id),
+          ["d_r", "d_u"]
+        )
+        // Again: nothing changes twice, so no notice is queued twice.
+        yield* store.reset(1, mark(40, "b"), {
+          retract: ["al_1"],
+          unverify: ["al_2"],
+          at: "2026-11-26T00:00:00.000Z",
+          deliveries: [delivery("d_r2", "al_1:retraction"), delivery("d_u2", "al_2:unverified")]
+        })
+        assert.lengthOf(yield* outbox.deliveriesOf(["al_1:retraction", "al_2:unverified"]), 2)
+      }))
+
     test("advances from where it is, keeps recent marks, and refuses a step from a cursor that moved", (store) =>
       Effect.gen(function* () {
         assert.isUndefined(yield* store.cursor(1))
