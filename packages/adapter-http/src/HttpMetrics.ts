@@ -3,7 +3,7 @@
  * use, and per followed chain its head lag, blocks processed, alerts, retractions and reorganisations, and whether
  * it backs off or is subscribed to the node's new heads.
  */
-import { Follower, ResultCache, Version } from "@vigil/core"
+import { Follower, ResultCache, Version, WebhookDispatcher } from "@vigil/core"
 import { Clock, Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 
@@ -25,12 +25,15 @@ export class HttpMetrics extends Context.Service<
     readonly render: Effect.Effect<string>
   }
 >()("@vigil/adapter-http/HttpMetrics") {
-  static readonly layer: Layer.Layer<HttpMetrics, never, ResultCache.ResultCache | Follower.Follower> = Layer.effect(
-    HttpMetrics
-  )(
+  static readonly layer: Layer.Layer<
+    HttpMetrics,
+    never,
+    ResultCache.ResultCache | Follower.Follower | WebhookDispatcher.DeliveryCounts
+  > = Layer.effect(HttpMetrics)(
     Effect.gen(function* () {
       const cache = yield* ResultCache.ResultCache
       const follower = yield* Follower.Follower
+      const deliveryCounts = yield* WebhookDispatcher.DeliveryCounts
       const context = Context.make(Metric.MetricRegistry, new Map())
       const counters = new Map<string, Metric.Counter<number>>()
       const histograms = new Map<string, Metric.Histogram<number>>()
@@ -114,6 +117,38 @@ export class HttpMetrics extends Context.Service<
         }
       })
 
+      // Deliveries: attempts by kind of destination and outcome (the difference since the last scrape), how long
+      // each took, and the outbox's backlog. Kinds are bounded (intelligence and the five channel types).
+      const attemptsSeen = new Map<string, number>()
+      const deliveries = Effect.gen(function* () {
+        const taken = yield* deliveryCounts.take
+        for (const [key, n] of taken.attempts) {
+          const [type, outcome] = key.split(" ") as [string, string]
+          Metric.counter("vigil_delivery_attempts_total", {
+            description: "Delivery attempts by kind of destination and outcome (delivered, retried, dead, gone).",
+            attributes: { type, outcome },
+            incremental: true
+          }).updateUnsafe(n - (attemptsSeen.get(key) ?? 0), context)
+          attemptsSeen.set(key, n)
+        }
+        for (const d of taken.durations)
+          Metric.histogram("vigil_delivery_attempt_seconds", {
+            description: "How long one delivery attempt took, by kind of destination.",
+            attributes: { type: d.type },
+            boundaries: Metric.exponentialBoundaries({ start: 0.005, factor: 2, count: 14 })
+          }).updateUnsafe(d.seconds, context)
+        for (const b of taken.backlog) {
+          Metric.gauge("vigil_deliveries_pending", {
+            description: "Deliveries waiting to be sent (or retried), by kind of destination.",
+            attributes: { type: b.type }
+          }).updateUnsafe(b.pending, context)
+          Metric.gauge("vigil_deliveries_dead", {
+            description: "Dead-lettered deliveries (failed every retry, refused, or parked), by kind of destination.",
+            attributes: { type: b.type }
+          }).updateUnsafe(b.dead, context)
+        }
+      })
+
       return HttpMetrics.of({
         request: (method, route, status, seconds) => {
           const series = `${method} ${route}`
@@ -140,7 +175,7 @@ export class HttpMetrics extends Context.Service<
           duration.updateUnsafe(seconds, context)
         },
         quotaRejected: (scope) => rejections.get(scope as "qps")?.updateUnsafe(1, context),
-        render: Effect.map(Effect.andThen(chains, cache.stats), (stats) => {
+        render: Effect.map(Effect.andThen(Effect.andThen(chains, deliveries), cache.stats), (stats) => {
           // The cache counts on its own; its counters take the difference since the last scrape.
           cacheHits.updateUnsafe(stats.hits - seen.hits, context)
           cacheMisses.updateUnsafe(stats.misses - seen.misses, context)

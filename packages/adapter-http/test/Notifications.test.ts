@@ -289,6 +289,13 @@ describe("/v1/notifications", () => {
             assert.strictEqual(r.received.length, 2, "the first attempt and one retry")
             assert.deepStrictEqual([channel.deliveries.delivered, channel.deliveries.pending], [0, 0])
             assert.match(channel.deliveries.lastError, /^HTTP 503 \(after 2 attempts\)$/)
+            // /metrics: the attempts by kind and outcome, how long they took, and the dead letter waiting.
+            const metrics = (yield* call("GET", "/metrics")).text
+            assert.include(metrics, 'vigil_delivery_attempts_total{type="discord",outcome="retried"} 1')
+            assert.include(metrics, 'vigil_delivery_attempts_total{type="discord",outcome="dead"} 1')
+            assert.include(metrics, 'vigil_deliveries_dead{type="discord"} 1')
+            assert.include(metrics, 'vigil_deliveries_pending{type="discord"} 0')
+            assert.match(metrics, /vigil_delivery_attempt_seconds_count\{type="discord"\} 2/)
             assert.strictEqual((yield* call("POST", "/v1/notifications/nc_0_missing/test", { headers })).status, 404)
 
             // The receiver is back (it answers 503 to its first two requests only): the dead letter is sent again.

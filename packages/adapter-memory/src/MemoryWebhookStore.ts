@@ -68,6 +68,19 @@ const make = Effect.sync(() => {
           return { delivery: leased, webhook: c.webhook }
         })
       }),
+    backlog: () =>
+      Effect.sync(() => {
+        const byType = new Map<string, { type: string; pending: number; dead: number }>()
+        for (const d of deliveries.values()) {
+          if (d.status === "delivered") continue
+          const type = webhooks.get(d.webhookId)?.channel?.type ?? "intelligence"
+          const row = byType.get(type) ?? { type, pending: 0, dead: 0 }
+          byType.set(type, row)
+          if (d.status === "pending") row.pending++
+          else row.dead++
+        }
+        return [...byType.values()].sort((a, b) => (a.type < b.type ? -1 : 1))
+      }),
     park: (keyId, ids, reason) =>
       Effect.sync(() => {
         const parked = new Set(ids)

@@ -110,6 +110,12 @@ const make = Effect.gen(function* () {
        ORDER BY due.first, due.webhook_id, d.next_attempt_at, d.rowid
        LIMIT ?`
     ),
+    backlog: db.prepare<[], { type: string; pending: number; dead: number }>(
+      `SELECT coalesce(json_extract(w.channel, '$.type'), 'intelligence') AS type,
+         sum(d.status = 'pending') AS pending, sum(d.status = 'dead') AS dead
+       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE d.status IN ('pending', 'dead') GROUP BY 1 ORDER BY 1`
+    ),
     park: db.prepare<[string, string, string]>(
       `UPDATE webhook_deliveries SET status = 'dead', last_error = ?
        WHERE key_id = ? AND status = 'pending' AND webhook_id IN (SELECT value FROM json_each(?))`
@@ -238,6 +244,7 @@ const make = Effect.gen(function* () {
           }
         })
       }),
+    backlog: () => database.use("WebhookStore.backlog", () => s.backlog.all()),
     park: (keyId, ids, reason) =>
       database.transaction("WebhookStore.park", () => s.park.run(reason, keyId, JSON.stringify(ids)).changes),
     redeliver: (keyId, id, now, scope) =>

@@ -52,6 +52,7 @@ export type Services =
   | Notifications.Notifications
   | Alerts.Alerts
   | Follower.Follower
+  | WebhookDispatcher.DeliveryCounts
 
 /** The storage ports the services read and write. */
 export type Storage =
@@ -105,4 +106,4 @@ export const layer = (
       ...Notifications.defaultSettings,
       allowHosts: settings.webhooks?.allowHosts ?? []
     })
-  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer))
+  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer), Layer.provideMerge(WebhookDispatcher.DeliveryCounts.layer))

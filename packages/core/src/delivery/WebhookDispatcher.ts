@@ -7,7 +7,7 @@
 import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { Mailer } from "./Mailer.ts"
 import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
-import { type Outcome, WebhookTransport } from "./WebhookTransport.ts"
+import { type Outcome as SendOutcome, WebhookTransport } from "./WebhookTransport.ts"
 import { Instant, Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
@@ -17,6 +17,54 @@ import * as WebhookSigning from "./WebhookSigning.ts"
  */
 export class Wake extends Context.Service<Wake, Queue.Queue<void>>()("@vigil/core/WebhookDispatcher/Wake") {
   static readonly layer: Layer.Layer<Wake> = Layer.effect(Wake)(Queue.dropping<void>(1))
+}
+
+/** How an attempt ended, as counted. */
+export type Outcome = "delivered" | "retried" | "dead" | "gone"
+
+/**
+ * What the delivery loop did in this process: attempts by kind of destination and outcome, and how long each
+ * took (handed over once to whoever reports them, e.g. `/metrics`). Kinds are bounded: `intelligence` for
+ * webhooks, else the channel's type.
+ */
+export class DeliveryCounts extends Context.Service<
+  DeliveryCounts,
+  {
+    readonly record: (type: string, outcome: Outcome, seconds: number) => Effect.Effect<void>
+    /**
+     * Attempts so far by `type outcome`, the durations recorded since the last call, and the outbox's backlog
+     * (pending and dead-lettered deliveries by kind, from the store: every process's).
+     */
+    readonly take: Effect.Effect<{
+      readonly attempts: ReadonlyMap<string, number>
+      readonly durations: ReadonlyArray<{ readonly type: string; readonly seconds: number }>
+      readonly backlog: ReadonlyArray<{ readonly type: string; readonly pending: number; readonly dead: number }>
+    }>
+  }
+>()("@vigil/core/WebhookDispatcher/DeliveryCounts") {
+  static readonly layer: Layer.Layer<DeliveryCounts, never, WebhookStore> = Layer.effect(DeliveryCounts)(
+    Effect.gen(function* () {
+      const store = yield* WebhookStore
+      const attempts = new Map<string, number>()
+      let durations: Array<{ type: string; seconds: number }> = []
+      return DeliveryCounts.of({
+        record: (type, outcome, seconds) =>
+          Effect.sync(() => {
+            const key = `${type} ${outcome}`
+            attempts.set(key, (attempts.get(key) ?? 0) + 1)
+            // Bounded: a reporter that never takes them keeps the newest 10,000.
+            if (durations.length >= 10_000) durations = durations.slice(-5_000)
+            durations.push({ type, seconds })
+          }),
+        take: Effect.gen(function* () {
+          const backlog = yield* Effect.orElseSucceed(store.backlog(), () => [])
+          const taken = durations
+          durations = []
+          return { attempts: new Map(attempts), durations: taken, backlog }
+        })
+      })
+    })
+  )
 }
 
 /** Knobs of delivery. */
@@ -59,7 +107,7 @@ export const backoff = (settings: Settings, attempt: number, random01: number): 
 export const settlement = (
   settings: Settings,
   delivery: Delivery,
-  outcome: Outcome,
+  outcome: SendOutcome,
   now: number,
   random01: number
 ): Settlement => {
@@ -130,11 +178,24 @@ export const attempt = Effect.fnUntraced(function* (
   claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
 ) {
   const store = yield* WebhookStore
+  const counts = yield* DeliveryCounts
   const { delivery, webhook } = claimed
-  const outcome: Outcome = yield* send(settings, delivery, webhook)
+  const started = yield* Clock.currentTimeMillis
+  const outcome: SendOutcome = yield* send(settings, delivery, webhook)
   const now = yield* Clock.currentTimeMillis
   const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
   yield* store.settle(delivery.id, settled)
+  yield* counts.record(
+    webhook.channel?.type ?? "intelligence",
+    settled._tag === "Delivered"
+      ? "delivered"
+      : settled._tag === "Retry"
+        ? "retried"
+        : settled._tag === "Gone"
+          ? "gone"
+          : "dead",
+    (now - started) / 1000
+  )
   if (settled._tag !== "Delivered") {
     yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
   }
@@ -148,7 +209,7 @@ export const attempt = Effect.fnUntraced(function* (
  */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake> =>
+): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake | DeliveryCounts> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore

@@ -221,6 +221,14 @@ export class WebhookStore extends Context.Service<
     readonly deliveriesOf: (
       correlationIds: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<Delivery>, StoreError.StoreError>
+    /**
+     * Deliveries waiting (pending) and dead-lettered, by kind of destination: `intelligence` for webhooks, else the
+     * channel's type. What an operator alerts on.
+     */
+    readonly backlog: () => Effect.Effect<
+      ReadonlyArray<{ readonly type: string; readonly pending: number; readonly dead: number }>,
+      StoreError.StoreError
+    >
     /** Delivery counts of the key's destinations of one scope (default: webhooks). */
     readonly stats: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
   }
