@@ -9,7 +9,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { EvmRpc } from "@vigil/adapter-http"
 import { ChainData, Follower, Reanchor } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
-import { Effect, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import * as TestServer from "./TestServer.ts"
 
@@ -1073,6 +1073,109 @@ describe("live monitoring on a real node", () => {
         { keep: 3 }
       ),
     60_000
+  )
+
+  it.live(
+    "soak: 10 bots over 2 keys, 4 transfers a block, one heavy bot and one stalled channel: the other key gets every alert exactly once",
+    () =>
+      live(
+        ({ node, token, receiver }) =>
+          Effect.gen(function* () {
+            const setUpOn = (path: string) =>
+              Effect.gen(function* () {
+                const headers = { "x-api-key": yield* issue({ name: path }) }
+                const contract = yield* call("POST", "/v1/contracts", {
+                  headers,
+                  json: { chainId: 31337, contractAddress: token.address, label: "Token", ABI: token.abi }
+                })
+                assert.strictEqual(contract.status, 201, contract.text)
+                const channel = yield* call("POST", "/v1/notifications", {
+                  headers,
+                  json: { type: "webhook", name: path, url: receiver.url(path) }
+                })
+                const bot = (name: string, expressions: ReadonlyArray<string>) =>
+                  Effect.map(
+                    call("POST", "/v1/bots", {
+                      headers,
+                      json: {
+                        botName: name,
+                        chainId: 31337,
+                        watchRule: { expressions },
+                        notifications: [channel.json.channel.id]
+                      }
+                    }),
+                    (a) => {
+                      assert.strictEqual(a.status, 201, a.text)
+                      return a.json.bot.id as string
+                    }
+                  )
+                return { headers, bot }
+              })
+            const noisy = yield* setUpOn("/stalled")
+            const quiet = yield* setUpOn("/quiet")
+            // Key A: one heavy bot (every pair of transfers to the same receiver within 100 blocks) and four more,
+            // all sending to a channel that never answers. Key B: five bots at thresholds 0, 1000, … 4000.
+            const heavy = yield* noisy.bot("pairs", [
+              "system.emitted(tx1.Token.E.Transfer) && system.emitted(tx2.Token.E.Transfer)",
+              "system.addressCompare(tx2.Token.E.Transfer.to, ==, tx1.Token.E.Transfer.to)"
+            ])
+            for (let i = 0; i < 4; i++)
+              yield* noisy.bot(`a${i}`, [`system.uintCompare(tx1.Token.E.Transfer.value, >, ${i * 1000})`])
+            const thresholds = [0, 1000, 2000, 3000, 4000]
+            const quietBots: Array<string> = []
+            for (const t of thresholds)
+              quietBots.push(yield* quiet.bot(`b${t}`, [`system.uintCompare(tx1.Token.E.Transfer.value, >, ${t})`]))
+            // /health/live is read back to back all along; its slowest answer is reported (bench measures it).
+            let slowest = 0
+            let reading = true
+            const prober = yield* Effect.forkChild(
+              Effect.gen(function* () {
+                while (reading) {
+                  const started = performance.now()
+                  const r = yield* call("GET", "/health/live")
+                  assert.strictEqual(r.status, 200)
+                  slowest = Math.max(slowest, performance.now() - started)
+                }
+              })
+            )
+            const bob = node.accounts[1]!
+            const values = [500n, 1500n, 2500n, 3500n, 4500n]
+            const sent: Array<bigint> = []
+            for (let block = 0; block < 30; block++) {
+              for (let i = 0; i < 4; i++) {
+                const value = values[(block * 4 + i) % values.length]!
+                yield* Effect.promise(() => node.submit(token, "transfer", [bob, value], { gas: 100_000 }))
+                sent.push(value)
+              }
+              yield* Effect.promise(() => node.mine(1))
+            }
+            const last = yield* Effect.promise(() => node.head())
+            yield* processed(last)
+            const expected = thresholds.reduce((n, t) => n + sent.filter((v) => v > BigInt(t)).length, 0)
+            yield* Effect.promise(() =>
+              receiver.until((got) => got.filter((m) => m.path === "/quiet").length >= expected, 30_000)
+            )
+            reading = false
+            yield* Fiber.join(prober)
+            const quietIds = receiver.received
+              .filter((m) => m.path === "/quiet")
+              .map((m) => JSON.parse(m.body).data.id as string)
+            assert.strictEqual(quietIds.length, expected, "every alert of the quiet key")
+            assert.strictEqual(new Set(quietIds).size, expected, "none twice")
+            for (const [i, t] of thresholds.entries()) {
+              const listed = yield* call("GET", `/v1/bots/${quietBots[i]}/alerts?limit=200`, { headers: quiet.headers })
+              assert.strictEqual(listed.json.alerts.length, sent.filter((v) => v > BigInt(t)).length)
+            }
+            const heavyBot = (yield* call("GET", `/v1/bots/${heavy}`, { headers: noisy.headers })).json.bot
+            assert.strictEqual(heavyBot.active, false, "the heavy bot went over its bounds and was paused")
+            assert.match(heavyBot.paused.reason, /matched more than 100 times a block|bindings/)
+            console.log(
+              `soak: ${sent.length} transfers in 30 blocks, ${expected} alerts of the quiet key; slowest /health/live ${slowest.toFixed(0)} ms`
+            )
+          }),
+        { receiver: (_, path) => (path === "/stalled" ? "hang" : 200), pollMillis: 100 }
+      ),
+    120_000
   )
 
   it.live(
