@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
-import { Abi, Bots, ChainData, ContractStore, Rules } from "@vigil/core"
+import { Abi, Bots, ChainData, ContractStore, Rules, WebhookStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 
 const abi = Schema.decodeUnknownSync(Abi.Abi)([
@@ -218,6 +218,50 @@ describe("Bots", () => {
       assert.strictEqual(over._tag, "BotLimitReached")
       assert.strictEqual(over.message, "the key has 100 bots, the most it may have; delete one first")
       assert.lengthOf(yield* bots.list("key-a"), 100, "nothing more was stored")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("a channel no bot sends to any more has its pending messages parked: dead-lettered with the reason", () =>
+    Effect.gen(function* () {
+      yield* registerUsdc()
+      const outbox = yield* WebhookStore.WebhookStore
+      const channel = (id: string): WebhookStore.Webhook => ({
+        id,
+        keyId: "key-a",
+        url: `https://chat.example.com/${id}`,
+        secret: "",
+        created: "2026-11-25T00:00:00.000Z",
+        deliveryCount: 0,
+        channel: { type: "slack", name: id }
+      })
+      yield* outbox.register(channel("nc_kept"), 20)
+      yield* outbox.register(channel("nc_dropped"), 20)
+      const pending = (id: string, webhookId: string): WebhookStore.Delivery => ({
+        id,
+        webhookId,
+        keyId: "key-a",
+        correlationId: `al_${id}`,
+        body: "{}",
+        attempts: 1,
+        nextAttemptAt: 0,
+        status: "pending"
+      })
+      yield* outbox.enqueue([pending("m1", "nc_dropped"), pending("m2", "nc_kept")])
+      const bots = yield* Bots.Bots
+      const rules = { watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
+      const one = yield* bots.create(
+        "key-a",
+        body({ botName: "one", chainId: 1, ...rules, notifications: ["nc_kept", "nc_dropped"] })
+      )
+      yield* bots.create("key-a", body({ botName: "two", chainId: 1, ...rules, notifications: ["nc_kept"] }))
+      yield* bots.update("key-a", one.id, body({ notifications: ["nc_kept"] }))
+      const [m1, m2] = yield* outbox.deliveriesOf(["al_m1", "al_m2"])
+      assert.deepStrictEqual(
+        [m1?.status, m1?.lastError?.startsWith("parked: no bot sends to this channel any more"), m2?.status],
+        ["dead", true, "pending"],
+        "the dropped channel's message is parked; the one still used is not"
+      )
+      assert.strictEqual(yield* outbox.redeliver("key-a", "nc_dropped", 0, "channels"), 1, "and can be sent again")
     }).pipe(Effect.provide(layer))
   )
 })
