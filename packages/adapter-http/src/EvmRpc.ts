@@ -12,7 +12,7 @@ import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { NodeSocket } from "@effect/platform-node"
 import { ChainData, type ChainFacts } from "@vigil/core"
-import { Effect, Layer, Schedule, Schema, Stream } from "effect"
+import { Clock, Effect, Layer, Schedule, Schema, Stream } from "effect"
 import { Socket } from "effect/socket"
 
 type ChainDataError = ChainData.ChainDataError
@@ -111,6 +111,8 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
     while: (e: ChainDataError) => e.isRetryable
   }
   const traces = new Map<number, boolean>()
+  /** Since when each chain's requests fail, and the last failure (cleared by one that goes through). */
+  const troubles = new Map<number, { since: number; message: string }>()
   let nextId = 1
 
   const urlOf = (chainId: number, operation: string) => {
@@ -175,7 +177,18 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         if (isObject(a.error)) return { ok: false, code: Number(a.error.code), message: String(a.error.message) }
         return { ok: true, result: a.result }
       })
-    }).pipe(Effect.retry(retry))
+    }).pipe(
+      // Every attempt counts: trouble shows from the first failure, not once the retries give up.
+      Effect.tapError((e) =>
+        e.reason === "NotConfigured"
+          ? Effect.void
+          : Effect.map(Clock.currentTimeMillis, (now) =>
+              troubles.set(chainId, { since: troubles.get(chainId)?.since ?? now, message: e.message })
+            )
+      ),
+      Effect.tap(() => Effect.sync(() => troubles.delete(chainId))),
+      Effect.retry(retry)
+    )
 
   /** A batch whose every call must succeed: their results, or the first failure, classified. */
   const all = (chainId: number, operation: string, calls: ReadonlyArray<RpcCall>) =>
@@ -459,7 +472,9 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
       )
     }).pipe(Effect.provide(NodeSocket.layerWebSocketConstructorWS))
 
-  return { head, newHeads, hashes, storageAt, tracesAvailable, blocks }
+  const trouble = (chainId: number) => Effect.sync(() => troubles.get(chainId))
+
+  return { head, newHeads, hashes, storageAt, tracesAvailable, blocks, trouble }
 }
 
 const causeOf = (e: unknown): string => {

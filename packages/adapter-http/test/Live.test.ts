@@ -51,7 +51,12 @@ const live = <A, E>(
     readonly heads?: "node" | "relay"
     readonly receiver?: Receiver.Behaviour
     /** Blocks per request and requests in flight of the server's chain reader (default 10 and 4). */
-    readonly reads?: { readonly blocksPerBatch: number; readonly inFlight: number }
+    readonly reads?: {
+      readonly blocksPerBatch?: number
+      readonly inFlight?: number
+      readonly retries?: number
+      readonly retryBaseMillis?: number
+    }
     /** The work a bot may do in a step (default the follower's). */
     readonly limits?: Follower.Settings["limits"]
     /** Recent block hashes kept: the deepest reorganisation followed (default the follower's). */
@@ -1176,6 +1181,28 @@ describe("live monitoring on a real node", () => {
         { receiver: (_, path) => (path === "/stalled" ? "hang" : 200), pollMillis: 100 }
       ),
     120_000
+  )
+
+  it.live(
+    "a node's trouble shows from its first failed attempt, while the reader still retries",
+    () =>
+      live(
+        ({ node, token, receiver, proxy }) =>
+          Effect.gen(function* () {
+            const { bot } = yield* setUp(token, receiver)
+            yield* bot("whales", ["system.uintCompare(tx1.Token.E.Transfer.value, >, 1000)"])
+            yield* processed(yield* Effect.promise(() => node.head()))
+            proxy.failing = true
+            const failing = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince !== undefined)
+            assert.match(failing.json.follow[0].lastError, /^the node is failing, retrying: .*429/)
+            assert.notStrictEqual(failing.json.follow[0].state, "backing off", "the retries have not given up")
+            proxy.failing = false
+            yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
+          }),
+        // Many retries, the first after a second: a step stays in the reader's retries for the whole test.
+        { reads: { retries: 20, retryBaseMillis: 1_000 } }
+      ),
+    60_000
   )
 
   it.live(

@@ -24,6 +24,7 @@ const abi = Schema.decodeUnknownSync(Abi.Abi)([
 const noNodes = Layer.succeed(ChainData.ChainData)(
   ChainData.ChainData.of({
     storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
+    trouble: () => Effect.succeed(undefined),
     head: (chainId) => Effect.fail(unconfigured(chainId)),
     newHeads: (chainId) => Effect.fail(unconfigured(chainId)),
     hashes: (chainId) => Effect.fail(unconfigured(chainId)),

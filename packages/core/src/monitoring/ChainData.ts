@@ -54,6 +54,14 @@ export class ChainData extends Context.Service<
   {
     /** A storage word of a contract at the newest block (`eth_getStorageAt`), as 0x hex. */
     readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
+    /**
+     * The node's trouble as the reader sees it while it retries: since when (epoch ms) its requests fail, and the
+     * last failure; undefined once a request goes through. What a follower reports from the first failed
+     * attempt, before the retries give up.
+     */
+    readonly trouble: (
+      chainId: number
+    ) => Effect.Effect<{ readonly since: number; readonly message: string } | undefined>
     /** The newest block number the chain's node has. */
     readonly head: (chainId: number) => Effect.Effect<number, ChainDataError>
     /**

@@ -833,7 +833,24 @@ export const layer = (
       )
 
       return Follower.of({
-        status: Effect.sync(() => [...states.values()].sort((a, b) => a.chainId - b.chainId))
+        // A step held in the reader's retries has not failed yet: the reader's trouble says so from its first
+        // failed attempt.
+        status: Effect.gen(function* () {
+          const out: Array<ChainState> = []
+          for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
+            const trouble = state.stalledSince === undefined ? yield* chain.trouble(state.chainId) : undefined
+            out.push(
+              trouble === undefined
+                ? state
+                : {
+                    ...state,
+                    lastError: `the node is failing, retrying: ${trouble.message}`,
+                    stalledSince: Instant.iso(trouble.since)
+                  }
+            )
+          }
+          return out
+        })
       })
     })
   )
