@@ -173,7 +173,11 @@ const messages = (r: Receiver.Receiver) =>
   })
 
 /** A key with the token registered and a webhook channel to the receiver. */
-const setUp = (token: { readonly abi: ReadonlyArray<unknown>; readonly address: string }, r: Receiver.Receiver) =>
+const setUp = (
+  token: { readonly abi: ReadonlyArray<unknown>; readonly address: string },
+  r: Receiver.Receiver,
+  path = "/alerts"
+) =>
   Effect.gen(function* () {
     const key = yield* issue({ name: "Acme" })
     const headers = { "x-api-key": key }
@@ -184,7 +188,7 @@ const setUp = (token: { readonly abi: ReadonlyArray<unknown>; readonly address: 
     assert.strictEqual(contract.status, 201, contract.text)
     const channel = yield* call("POST", "/v1/notifications", {
       headers,
-      json: { type: "webhook", name: "receiver", url: r.url("/alerts") }
+      json: { type: "webhook", name: "receiver", url: r.url(path) }
     })
     assert.strictEqual(channel.status, 201, channel.text)
     const bot = (name: string, expressions: ReadonlyArray<string>, options: object = {}) =>
@@ -1086,38 +1090,8 @@ describe("live monitoring on a real node", () => {
       live(
         ({ node, token, receiver }) =>
           Effect.gen(function* () {
-            const setUpOn = (path: string) =>
-              Effect.gen(function* () {
-                const headers = { "x-api-key": yield* issue({ name: path }) }
-                const contract = yield* call("POST", "/v1/contracts", {
-                  headers,
-                  json: { chainId: 31337, contractAddress: token.address, label: "Token", ABI: token.abi }
-                })
-                assert.strictEqual(contract.status, 201, contract.text)
-                const channel = yield* call("POST", "/v1/notifications", {
-                  headers,
-                  json: { type: "webhook", name: path, url: receiver.url(path) }
-                })
-                const bot = (name: string, expressions: ReadonlyArray<string>) =>
-                  Effect.map(
-                    call("POST", "/v1/bots", {
-                      headers,
-                      json: {
-                        botName: name,
-                        chainId: 31337,
-                        watchRule: { expressions },
-                        notifications: [channel.json.channel.id]
-                      }
-                    }),
-                    (a) => {
-                      assert.strictEqual(a.status, 201, a.text)
-                      return a.json.bot.id as string
-                    }
-                  )
-                return { headers, bot }
-              })
-            const noisy = yield* setUpOn("/stalled")
-            const quiet = yield* setUpOn("/quiet")
+            const noisy = yield* setUp(token, receiver, "/stalled")
+            const quiet = yield* setUp(token, receiver, "/quiet")
             // Key A: one heavy bot (every pair of transfers to the same receiver within 100 blocks) and four more,
             // all sending to a channel that never answers. Key B: five bots at thresholds 0, 1000, … 4000.
             const heavy = yield* noisy.bot("pairs", [
