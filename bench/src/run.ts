@@ -9,6 +9,7 @@ import * as Intel from "./scenarios/Intel.ts"
 import * as Live from "./scenarios/Live.ts"
 import * as RulesScenario from "./scenarios/Rules.ts"
 import * as Screen from "./scenarios/Screen.ts"
+import * as Soak from "./scenarios/Soak.ts"
 import * as Webhooks from "./scenarios/Webhooks.ts"
 
 const scenarios: ReadonlyArray<Scenario> = [
@@ -19,7 +20,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   Ingest.scenario,
   RulesScenario.scenario,
   Historical.scenario,
-  Live.scenario
+  Live.scenario,
+  Soak.scenario
 ]
 
 const { values, positionals } = parseArgs({

@@ -326,12 +326,10 @@ export const layer = (
           if (ancestor !== undefined || candidates.length === marks.length) break
         }
         if (ancestor === undefined)
-          return yield* Effect.fail(
-            new DeepReorganisation({
-              chainId,
-              message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
-            })
-          )
+          return yield* new DeepReorganisation({
+            chainId,
+            message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
+          })
         const orphans = yield* store.orphaned(chainId, ancestor.number)
         const now = yield* Clock.currentTimeMillis
         const deliveries: Array<WebhookStore.Delivery> = []

@@ -1,0 +1,185 @@
+/**
+ * Monitoring as a shared service under load: `vigil serve` following a local anvil node for two keys. One key's
+ * alert latency (a matching transfer mined → its alert at an HTTPS receiver) is measured alone, then while the
+ * other key runs a heavy bot and four more whose channel never answers, with four transfers a block; and how long
+ * `/health/live` takes meanwhile.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:https"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Anvil, Solidity } from "@vigil/testkit"
+import { median, ratiosTo, type Scenario } from "../Harness.ts"
+import { startServer } from "../Load.ts"
+import { certificates } from "./Webhooks.ts"
+
+const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
+const POLL_MS = 250
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
+
+/** The scenario. */
+export const scenario: Scenario = {
+  name: "soak",
+  description: `\`vigil serve\` on SQLite following a local anvil node (polling every ${POLL_MS} ms) for two keys. Key B has five bots (thresholds 0 to 4,000) sending to an HTTPS receiver; a matching transfer is mined every second and timed until key B's alert for it arrives. Alone first, then while key A runs a heavy bot (every pair of transfers to one receiver within 100 blocks: it goes over its bounds and is paused) and four bots whose channel never answers, with three more transfers in every block; \`/health/live\` is read back to back meanwhile. Target: key B's latency within 2× its figure alone, \`/health/live\` under 100 ms.`,
+  run: async ({ rounds }) => {
+    const dir = mkdtempSync(join(tmpdir(), "vigil-bench-soak-"))
+    const certs = certificates(dir)
+    const arrived = new Map<string, number>()
+    const receiver = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+      let body = ""
+      req.on("data", (c: Buffer) => (body += c))
+      req.on("end", () => {
+        // The stalled channel never answers; its sends time out.
+        if (req.url === "/stalled") return
+        const message = JSON.parse(body) as { type: string; data: { txHash: string } }
+        if (message.type === "alert" && !arrived.has(message.data.txHash))
+          arrived.set(message.data.txHash, performance.now())
+        res.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", () => done()))
+    const port = (receiver.address() as { port: number }).port
+    const node = await Anvil.start()
+    try {
+      const fixtures = Solidity.fixtures()
+      const token = { abi: fixtures.Token.abi, address: (await node.deploy(fixtures.Token, [10n ** 30n])).address }
+      const bob = node.accounts[1]!
+      const db = join(dir, "soak.db")
+      const newKey = (name: string) =>
+        JSON.parse(
+          execFileSync(process.execPath, [vigilBin, "keys", "create", "--db", db, "--name", name, "--qps", "1000"], {
+            encoding: "utf8",
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+        ).key as string
+      const keys = { a: newKey("A"), b: newKey("B") }
+      const server = await startServer([vigilBin, "serve"], {
+        VIGIL_DB: db,
+        VIGIL_HOST: "127.0.0.1",
+        VIGIL_PORT: "0",
+        VIGIL_RPC_URL_31337: node.url,
+        VIGIL_FOLLOW_POLL_MS: String(POLL_MS),
+        VIGIL_SOURCIFY_URL: "",
+        VIGIL_ETHERSCAN_URL: "",
+        VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+        VIGIL_WEBHOOK_CA_FILE: certs.caFile
+      })
+      try {
+        const call = async (key: string, method: string, path: string, body?: unknown) =>
+          (await (
+            await fetch(`${server.url}${path}`, {
+              method,
+              headers: { "x-api-key": key, "content-type": "application/json" },
+              ...(body === undefined ? {} : { body: JSON.stringify(body) })
+            })
+          ).json()) as { follow?: Array<{ cursor?: number }>; channel: { id: string } }
+        const setUp = async (key: string, path: string, bots: ReadonlyArray<ReadonlyArray<string>>) => {
+          await call(key, "POST", "/v1/contracts", {
+            chainId: 31337,
+            contractAddress: token.address,
+            label: "Token",
+            ABI: token.abi
+          })
+          const channel = await call(key, "POST", "/v1/notifications", {
+            type: "webhook",
+            name: path,
+            url: `https://127.0.0.1:${port}${path}`
+          })
+          for (const [i, expressions] of bots.entries())
+            await call(key, "POST", "/v1/bots", {
+              botName: `bot ${i}`,
+              chainId: 31337,
+              watchRule: { expressions },
+              notifications: [channel.channel.id]
+            })
+        }
+        await setUp(
+          keys.b,
+          "/quiet",
+          [0, 1000, 2000, 3000, 4000].map((t) => [`system.uintCompare(tx1.Token.E.Transfer.value, >, ${t})`])
+        )
+        const cursor = async () => (await call(keys.b, "GET", "/health")).follow?.[0]?.cursor ?? -1
+        while ((await cursor()) < (await node.head())) await sleep(10)
+
+        let sent = 0
+        /** One matching transfer a second, with `filler` more in its block: key B's latencies, sorted. */
+        const latency = async (filler: number) => {
+          const latencies: Array<number> = []
+          for (let i = 0; i < 10 * rounds; i++) {
+            for (let f = 0; f < filler; f++) await node.submit(token, "transfer", [bob, 500n], { gas: 100_000 })
+            const hash = await node.submit(token, "transfer", [bob, 5_000n + BigInt(sent++)], { gas: 100_000 })
+            const mined = performance.now()
+            await node.rpc("evm_mine")
+            while (!arrived.has(hash) && performance.now() - mined < 15_000) await sleep(1)
+            const at = arrived.get(hash)
+            if (at === undefined) throw new Error(`no alert for ${hash}`)
+            latencies.push(at - mined)
+            await sleep(Math.max(0, 1_000 - (performance.now() - mined)))
+          }
+          return latencies.sort((a, b) => a - b)
+        }
+        const alone = await latency(0)
+
+        await setUp(keys.a, "/stalled", [
+          [
+            "system.emitted(tx1.Token.E.Transfer) && system.emitted(tx2.Token.E.Transfer)",
+            "system.addressCompare(tx2.Token.E.Transfer.to, ==, tx1.Token.E.Transfer.to)"
+          ],
+          ...[0, 1, 2, 3].map((t) => [`system.uintCompare(tx1.Token.E.Transfer.value, >, ${t})`])
+        ])
+        let probing = true
+        const live: Array<number> = []
+        const prober = (async () => {
+          while (probing) {
+            const t = performance.now()
+            await fetch(`${server.url}/health/live`).then((r) => r.arrayBuffer())
+            live.push(performance.now() - t)
+          }
+        })()
+        const loaded = await latency(3)
+        probing = false
+        await prober
+        live.sort((a, b) => a - b)
+
+        const figures = (latencies: ReadonlyArray<number>) => ({
+          "median ms": Math.round(median(latencies)),
+          "p95 ms": Math.round(percentile(latencies, 0.95)),
+          "max ms": Math.round(latencies.at(-1) ?? 0)
+        })
+        const measurements = [
+          { subject: "key B alone", figures: figures(alone) },
+          { subject: "key B beside key A's heavy bot and stalled channel", figures: figures(loaded) },
+          {
+            subject: "/health/live meanwhile",
+            figures: {
+              "median ms": Math.round(median(live) * 10) / 10,
+              "p95 ms": Math.round(percentile(live, 0.95) * 10) / 10,
+              "max ms": Math.round(live.at(-1) ?? 0)
+            }
+          }
+        ]
+        return {
+          settings: { pollMillis: POLL_MS, samples: alone.length, transfersPerBlockLoaded: 4, bots: 10 },
+          measurements,
+          baseline: "key B alone",
+          ratios: ratiosTo("key B alone", measurements),
+          notes: [
+            "Targets: key B's loaded latency within 2× its latency alone; /health/live under 100 ms throughout.",
+            `/health/live was read ${live.length} times while loaded.`
+          ]
+        }
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      await node.stop()
+      receiver.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
