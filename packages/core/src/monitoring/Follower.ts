@@ -53,7 +53,7 @@ export interface Settings {
   /** Longest wait between attempts while the node fails. */
   readonly maxBackoffMillis: number
   /**
-   * The work one bot may do in one step: bindings its rules try, and matches per block the step reads. A bot
+   * The work one bot may do in one step: bindings its rules try, and new matches per new block of the step. A bot
    * over them is switched off with the reason (`paused`), so one rule can neither hold the process nor flood
    * its channels; the others go on.
    */
@@ -526,7 +526,7 @@ export const layer = (
           blocks.push({ ...r.data, number: r.number })
         }
         const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
-        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(blocks.length))
+        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(to - next + 1))
         if (judged.exceeded !== undefined) {
           yield* pause(chainId, p, judged.exceeded, to)
           return "advanced" as const
@@ -676,7 +676,7 @@ export const layer = (
           })
           // A bot that joined since the window was built: its matches pending at the cursor are found now.
           const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
-          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before, limitsOver(reached.length))
+          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before, limitsOver(fresh.length))
           if (judged.exceeded !== undefined) {
             over.add(p)
             yield* pause(chainId, p, judged.exceeded, last.number)

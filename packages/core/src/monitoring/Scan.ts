@@ -65,7 +65,8 @@ export const keyOf = (rule: number, e: Evaluator.Evidence): string =>
  * One window's verdicts, the step shared by scans and the live follower: the matches of `rules` over `facts`
  * that are new since the window's first fresh block `first` (or were left pending by the last window) and
  * certain now, and those still pending (a negation's range open past the window's head). Within `limits` (all
- * rules together), past which the verdicts stop and `exceeded` says which limit was reached.
+ * rules together; matches completing before `first` do not count), past which the verdicts stop and `exceeded`
+ * says which limit was reached.
  */
 export const judge = (
   rules: ReadonlyArray<Rule>,
@@ -83,7 +84,8 @@ export const judge = (
   for (const rule of rules) {
     const evaluated = Evaluator.evaluateWithin(rule.expr, facts, {
       bindings: limits.bindings,
-      matches: limits.matches - found.length - pending.size
+      matches: limits.matches - found.length - pending.size,
+      fromBlock: first
     })
     if (evaluated.exceeded !== undefined) return { found, pending, exceeded: evaluated.exceeded }
     for (const m of evaluated.matches) {

@@ -198,6 +198,15 @@ describe("an evaluation within bounds", () => {
       Evaluator.evaluateWithin(negated, crowd, { bindings: 200, matches: Infinity }).exceeded,
       "bindings"
     )
+    // Only matches completing at `fromBlock` or later count: the crowd's last block (6) completes 10 * 50 + 45 of
+    // them, the earlier ones were judged in earlier steps.
+    const fresh = Evaluator.evaluateWithin(loose, crowd, { bindings: Infinity, matches: 545, fromBlock: 6 })
+    assert.isUndefined(fresh.exceeded)
+    assert.strictEqual(fresh.matches.length, 1_770)
+    assert.strictEqual(
+      Evaluator.evaluateWithin(loose, crowd, { bindings: Infinity, matches: 544, fromBlock: 6 }).exceeded,
+      "matches"
+    )
     // Bounds end with the evaluation: the next one is unbounded again.
     assert.strictEqual(Evaluator.evaluate(loose, crowd).length, 1_770)
   })

@@ -59,6 +59,15 @@ const collector = (p: Plan, facts: Facts.Facts) => {
       matches.set(key, { transactions, evidence: evidence(p, env, facts), pending: pending(transactions) })
       return true
     },
+    /** The block of the last transaction `env` binds. */
+    lastBlock: (env: Env): number => {
+      let last = -1
+      for (const v of txVars) {
+        const at = env[v.slot]!
+        if (at !== unbound) last = Math.max(last, facts.transactions[at]!.blockNumber)
+      }
+      return last
+    },
     matches: (): ReadonlyArray<Match> =>
       [...matches.values()]
         .map((m) => [tupleKey(m), m] as const)
@@ -334,6 +343,8 @@ const admissible = (env: Env, facts: Facts.Facts, l: Level, at: number): boolean
 export interface Limits {
   readonly bindings: number
   readonly matches: number
+  /** Only matches completing at this block or later count toward `matches` (those before were judged already). */
+  readonly fromBlock?: number
 }
 
 /** The evaluation in progress: what it may still do (evaluations are synchronous, one at a time). */
@@ -361,6 +372,7 @@ export const evaluateWithin = (
   const top = { unwind: -1 }
   bounds.bindings = limits.bindings
   bounds.matches = limits.matches
+  const from = limits.fromBlock
   try {
     search(
       r.txVars,
@@ -368,7 +380,8 @@ export const evaluateWithin = (
       env,
       facts,
       () => {
-        if (found.add(env) && --bounds.matches < 0) throw overBounds
+        if (found.add(env) && (from === undefined || found.lastBlock(env) >= from) && --bounds.matches < 0)
+          throw overBounds
         top.unwind = r.lastTx
         return false
       },
