@@ -404,7 +404,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
       OpenApi.annotations({
         summary: "Update a bot",
         description:
-          "Any subset of the fields; chainId may be repeated but not changed. The rules are checked again against the contracts as they are now, and the revision rises by one. Switching a bot on or changing its rules (watchRule or options) sets watchingFrom to the block after the node's head, as on create; other changes keep it."
+          "Any subset of the fields; chainId may be repeated but not changed. The rules are checked again against the contracts as they are now, and the revision rises by one. Switching a bot on or changing what decides its matches (watchRule, literalDefs, ruleScope, topLevelTxBlockRange) sets watchingFrom to the block after the node's head, as on create; other changes (names, severity, notifications, notification limits) keep it."
       })
     )
   )

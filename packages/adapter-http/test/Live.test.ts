@@ -891,6 +891,15 @@ describe("live monitoring on a real node", () => {
             assert.notProperty(off.json.bot, "watchingFrom")
             const renamed = yield* call("PUT", `/v1/bots/${large}`, { headers, json: { botName: "whales" } })
             assert.deepStrictEqual(renamed.json.bot.watchingFrom, created.json.bot.watchingFrom)
+            const limited = yield* call("PUT", `/v1/bots/${large}`, {
+              headers,
+              json: { options: { notifyMinIntervalSeconds: 0 } }
+            })
+            assert.deepStrictEqual(
+              limited.json.bot.watchingFrom,
+              created.json.bot.watchingFrom,
+              "a notification limit is not a new rule"
+            )
             const unwatched = yield* Effect.promise(() => node.send(token, "transfer", [bob, 3_500n]))
             const on = yield* call("PUT", `/v1/bots/${watcherId}`, { headers, json: { active: true } })
             assert.deepStrictEqual(on.json.bot.watchingFrom, { chainId: 31337, blockNumber: unwatched.block + 1 })

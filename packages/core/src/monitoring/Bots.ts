@@ -396,6 +396,14 @@ export class Bots extends Context.Service<
             const merged = yield* merge(current, request)
             // A bot a removed contract broke can still be switched off without mending its rules first.
             const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
+            /** What decides a bot's matches: a change of it starts the bot afresh (notification limits do not). */
+            const ruleOf = (b: Fields) =>
+              JSON.stringify([
+                b.watchRule,
+                b.options.literalDefs ?? null,
+                b.options.ruleScope ?? null,
+                b.options.topLevelTxBlockRange
+              ])
             const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, touchesRules) : merged
             const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
             // Paused by the follower and still off: the reason stays until it is switched on.
@@ -406,7 +414,7 @@ export class Bots extends Context.Service<
             // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
             const from = !fields.active
               ? {}
-              : !current.active || touchesRules
+              : !current.active || ruleOf(current) !== ruleOf(fields)
                 ? yield* watchingFrom(fields.chainId)
                 : current.watchingFrom === undefined
                   ? {}
