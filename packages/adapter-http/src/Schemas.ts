@@ -402,7 +402,12 @@ const botFields = {
     Schema.Struct({
       topLevelTxBlockRange: Schema.optionalKey(Schema.Int),
       literalDefs: Schema.optionalKey(
-        Schema.Record(Schema.String, Schema.Unknown).annotate({
+        Schema.Record(
+          Schema.String,
+          Schema.Union([Schema.Finite, Schema.String, Schema.Boolean]).annotate({
+            description: "A number (finite), a string (a decimal number, an address, bytes or text) or a boolean"
+          })
+        ).annotate({
           description: "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
         })
       ),
