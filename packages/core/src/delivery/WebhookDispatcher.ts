@@ -22,6 +22,14 @@ export class Wake extends Context.Service<Wake, Queue.Queue<void>>()("@vigil/cor
 /** How an attempt ended, as counted. */
 export type Outcome = "delivered" | "retried" | "dead" | "gone"
 
+/** The count each settlement goes to. */
+const counted: Record<Settlement["_tag"], Outcome> = {
+  Delivered: "delivered",
+  Retry: "retried",
+  Dead: "dead",
+  Gone: "gone"
+}
+
 /**
  * What the delivery loop did in this process: attempts by kind of destination and outcome, and how long each
  * took (handed over once to whoever reports them, e.g. `/metrics`). Kinds are bounded: `intelligence` for
@@ -185,17 +193,7 @@ export const attempt = Effect.fnUntraced(function* (
   const now = yield* Clock.currentTimeMillis
   const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
   yield* store.settle(delivery.id, settled)
-  yield* counts.record(
-    webhook.channel?.type ?? "intelligence",
-    settled._tag === "Delivered"
-      ? "delivered"
-      : settled._tag === "Retry"
-        ? "retried"
-        : settled._tag === "Gone"
-          ? "gone"
-          : "dead",
-    (now - started) / 1000
-  )
+  yield* counts.record(webhook.channel?.type ?? "intelligence", counted[settled._tag], (now - started) / 1000)
   if (settled._tag !== "Delivered") {
     yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
   }

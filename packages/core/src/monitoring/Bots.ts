@@ -16,9 +16,9 @@
  * - A bot watches from the moment it is created: create, and an update that switches it on or changes its rules,
  *   set `watchingFrom` to the block after the chain node's head as it answers, and the follower runs the bot on
  *   every block from there (one it processed before the bot was stored too, and the blocks a bot missed while it
- *   was skipped, once it can run again). A node that does not answer fails the request (nothing is stored); with no node configured for the
- *   chain the bot is stored without `watchingFrom` (it is not followed until a node is configured, and then runs
- *   from the block the follower processes next).
+ *   was skipped, once it can run again). A node that does not answer fails the request (nothing is stored); with
+ *   no node configured for the chain the bot is stored without `watchingFrom` (it is not followed until a node is
+ *   configured, and then runs from the block the follower processes next).
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
@@ -104,6 +104,18 @@ const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 type Fields = Omit<Bot, "id" | "keyId" | "revision" | "created" | "updated">
+
+/**
+ * What decides a bot's matches, as text to compare: a change of it is a new rule (the bot watches afresh, and its
+ * transactions must be joined); names, severity, channels and notification limits are not.
+ */
+const ruleOf = (b: Fields): string =>
+  JSON.stringify([
+    b.watchRule,
+    b.options.literalDefs ?? null,
+    b.options.ruleScope ?? null,
+    b.options.topLevelTxBlockRange
+  ])
 
 /** The bot `fields` describe over `base` (create: none), each field checked; the rules are checked apart. */
 const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fields, InvalidBot> =>
@@ -396,15 +408,8 @@ export class Bots extends Context.Service<
             const merged = yield* merge(current, request)
             // A bot a removed contract broke can still be switched off without mending its rules first.
             const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
-            /** What decides a bot's matches: a change of it starts the bot afresh (notification limits do not). */
-            const ruleOf = (b: Fields) =>
-              JSON.stringify([
-                b.watchRule,
-                b.options.literalDefs ?? null,
-                b.options.ruleScope ?? null,
-                b.options.topLevelTxBlockRange
-              ])
-            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, touchesRules) : merged
+            const newRules = ruleOf(current) !== ruleOf(merged)
+            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, newRules) : merged
             const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
             // Paused by the follower and still off: the reason stays until it is switched on.
             const paused =
@@ -414,7 +419,7 @@ export class Bots extends Context.Service<
             // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
             const from = !fields.active
               ? {}
-              : !current.active || ruleOf(current) !== ruleOf(fields)
+              : !current.active || newRules
                 ? yield* watchingFrom(fields.chainId)
                 : current.watchingFrom === undefined
                   ? {}

@@ -263,6 +263,17 @@ export const layer = (
         return { ready, problems, active: active.length }
       })
 
+      /** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
+      const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
+        if (p.reach === 0 || blocks.length === 0) return new Set()
+        const facts = fromBlocks(
+          blocks.filter((b) => b.number > head - p.reach && b.number <= head),
+          p.contracts,
+          { blockRange: p.bot.options.topLevelTxBlockRange, head }
+        )
+        return Scan.judge(p.rules, facts, 0, new Set()).pending
+      }
+
       /** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
       const rebuild = Effect.fnUntraced(function* (
         chainId: number,
@@ -288,19 +299,7 @@ export const layer = (
           return yield* Effect.fail(
             `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
           )
-        const pending = new Map<string, ReadonlySet<string>>()
-        for (const p of ready) {
-          if (p.reach === 0) continue
-          const facts = fromBlocks(
-            blocks.filter((b) => b.number > cursor.number - p.reach),
-            p.contracts,
-            {
-              blockRange: p.bot.options.topLevelTxBlockRange,
-              head: cursor.number
-            }
-          )
-          pending.set(p.key, Scan.judge(p.rules, facts, 0, new Set()).pending)
-        }
+        const pending = new Map(ready.map((p) => [p.key, pendingOf(p, blocks, cursor.number)] as const))
         return { at: cursor, traces, range, blocks, pending } satisfies Window
       })
 
@@ -483,17 +482,6 @@ export const layer = (
         }
         return { alerts, deliveries }
       })
-
-      /** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
-      const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
-        if (p.reach === 0 || blocks.length === 0) return new Set()
-        const facts = fromBlocks(
-          blocks.filter((b) => b.number > head - p.reach && b.number <= head),
-          p.contracts,
-          { blockRange: p.bot.options.topLevelTxBlockRange, head }
-        )
-        return Scan.judge(p.rules, facts, 0, new Set()).pending
-      }
 
       /**
        * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts

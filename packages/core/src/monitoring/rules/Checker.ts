@@ -10,6 +10,7 @@ import { comparators, frameFields, isOccurrence, type txFields } from "./Ast.ts"
 import * as Literals from "./Literals.ts"
 import { parse } from "./Parser.ts"
 import { print, value as printValue } from "./Printer.ts"
+import { plan } from "./Semantics.ts"
 
 /** A contract registered on the bot's chain, by the label rules use. */
 export interface Contract {
@@ -266,52 +267,13 @@ const joins = (e: Ast.Expr): ReadonlySet<string> => {
   }
 }
 
-/** The transactions referenced outside every negation. */
-const boundOutsideNegation = (e: Ast.Expr, into = new Set<number>()): Set<number> => {
-  const add = (v: Ast.Operand) => {
-    const tx = txOfValue(v)
-    if (tx !== undefined) into.add(tx)
-  }
-  switch (e._tag) {
-    case "And":
-    case "Or":
-      boundOutsideNegation(e.left, into)
-      boundOutsideNegation(e.right, into)
-      break
-    case "Emitted":
-    case "Invoked":
-    case "Reentrant":
-    case "Count":
-      into.add(e.ref.frame.tx)
-      if (e._tag === "Count") add(e.right)
-      break
-    case "Reverted":
-      into.add(isOccurrence(e.target) ? e.target.frame.tx : e.target.tx)
-      break
-    case "Created":
-    case "NativeTransfer":
-      into.add(e.frame.tx)
-      break
-    case "InGroup":
-      add(e.value)
-      break
-    case "Compare":
-      add(e.left)
-      add(e.right)
-      break
-    case "Sum":
-      add(e.value)
-      add(e.right)
-      break
-    default:
-      break
-  }
-  return into
-}
-
 /** The positively bound transactions `expr` leaves unjoined to the first of them (`txs[0]`), if any. */
 const unjoined = (expr: Ast.Expr): { readonly first: number; readonly loose: ReadonlyArray<number> } => {
-  const txs = [...boundOutsideNegation(expr)].sort((a, b) => a - b)
+  // The rule's variables outside every negation, as the evaluator binds them.
+  const txs = plan(expr)
+    .globals.filter((v) => v.kind === "tx")
+    .map((v) => v.tx)
+    .sort((a, b) => a - b)
   if (txs.length < 2) return { first: txs[0] ?? 1, loose: [] }
   const pairs = [...joins(expr)].map((j) => j.split("-").map(Number) as [number, number])
   const reached = new Set([txs[0]!])
