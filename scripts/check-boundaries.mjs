@@ -1,7 +1,8 @@
 // Enforces the dependency rule: core imports only `effect` and a short list of small pure libraries;
 // adapters import core, never each other; no relative import leaves its own package. Inside core, the bounded
 // contexts depend one way (kernel <- access, screening, delivery <- monitoring), a context reaches another only
-// through its index.ts, and no module imports itself through a cycle.
+// through its index.ts, and no module imports itself through a cycle. Inside monitoring, the sub-contexts follow the
+// flow block -> facts -> rules -> alerts -> outbox -> channels and depend one way too (listed below).
 // Imports are read with TypeScript's own scanner (static, re-export and dynamic imports alike).
 // Usage: node scripts/check-boundaries.mjs [ROOT]   (ROOT defaults to the repository; tests pass a fixture tree)
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
@@ -24,6 +25,21 @@ const contexts = {
   monitoring: ["kernel", "access", "screening", "delivery"]
 }
 const coreSrc = join(root, "packages/core/src")
+
+/**
+ * The sub-contexts of monitoring and those each may import. `rules` is the language (with ABIs), `chain` the
+ * node port and the facts decoded from it, `alerts` an alert's record and message, `follow` the loop over all.
+ */
+const monitoringContexts = {
+  rules: [],
+  chain: ["rules"],
+  contracts: ["rules", "chain"],
+  alerts: ["rules", "chain"],
+  bots: ["rules", "chain", "contracts", "alerts"],
+  notifications: ["rules", "alerts", "bots"],
+  follow: ["rules", "chain", "contracts", "alerts", "bots", "notifications"]
+}
+const monitoringSrc = join(coreSrc, "monitoring")
 
 /** Pure, audited libraries core may use besides `effect` (no I/O, no Node APIs). */
 const corePureLibraries = [
@@ -94,6 +110,25 @@ const contextOf = (file) => {
   return rel.includes(sep) ? first : "" // "" = a file at the top of core/src
 }
 
+/** The monitoring sub-context of a file ("" for a file at the top of monitoring), or undefined outside it. */
+const subContextOf = (file) => {
+  const rel = relative(monitoringSrc, file)
+  if (rel.startsWith("..")) return undefined
+  return rel.includes(sep) ? rel.split(sep)[0] : ""
+}
+
+/** A complaint about an import between monitoring's sub-contexts, or undefined. */
+const checkMonitoringImport = (file, target) => {
+  const from = subContextOf(file)
+  const to = subContextOf(target)
+  if (from === undefined || to === undefined || from === to || from === "") return undefined
+  if (to === "") return `a monitoring sub-context must not import the top of monitoring (${relative(coreSrc, target)})`
+  if (!(from in monitoringContexts)) return `unknown monitoring sub-context ${from}`
+  if (!(to in monitoringContexts)) return `unknown monitoring sub-context ${to}`
+  if (!monitoringContexts[from].includes(to)) return `monitoring/${from} must not depend on monitoring/${to}`
+  return undefined
+}
+
 const resolveTs = (target) => (target.endsWith(".ts") ? target : `${target}.ts`)
 
 /** A complaint about a relative import inside core, or undefined. */
@@ -122,7 +157,7 @@ for (const packageRoot of packageRoots) {
         const target = resolve(dirname(file), specifier)
         if (ownPackage(target) !== packageRoot) problems.push(`${where}: "${specifier}" reaches into another package`)
         if (file.startsWith(coreSrc + sep) && !file.endsWith(".d.ts")) {
-          const complaint = checkCoreImport(file, resolveTs(target))
+          const complaint = checkCoreImport(file, resolveTs(target)) ?? checkMonitoringImport(file, resolveTs(target))
           if (complaint) problems.push(`${where}: "${specifier}": ${complaint}`)
           coreGraph.set(file, [...(coreGraph.get(file) ?? []), resolveTs(target)])
         }
@@ -162,5 +197,5 @@ if (problems.length > 0) {
   process.exit(1)
 }
 console.log(
-  "Dependency rule holds: core is pure, its contexts depend one way without cycles, adapters import only core."
+  "Dependency rule holds: core is pure, its contexts (and monitoring's) depend one way without cycles, adapters import only core."
 )

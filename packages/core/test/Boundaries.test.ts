@@ -65,4 +65,19 @@ describe("check-boundaries", () => {
     assert.strictEqual(status, 1)
     assert.include(output, "import cycle screening/Scoring.ts -> screening/Screening.ts -> screening/Scoring.ts")
   })
+
+  it("keeps monitoring's sub-contexts one way: bots may read rules, rules may not read bots", () => {
+    const monitoring = {
+      ...clean,
+      "monitoring/rules/Checker.ts": "export const check = (s: string) => s\n",
+      "monitoring/bots/Bots.ts": 'import { check } from "../rules/Checker.ts"\nexport const create = check\n'
+    }
+    assert.strictEqual(check(monitoring).status, 0, check(monitoring).output)
+    const { status, output } = check({
+      ...monitoring,
+      "monitoring/rules/Checker.ts": 'import { create } from "../bots/Bots.ts"\nexport const check = create\n'
+    })
+    assert.strictEqual(status, 1)
+    assert.include(output, "monitoring/rules must not depend on monitoring/bots")
+  })
 })

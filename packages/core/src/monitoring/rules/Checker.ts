@@ -4,7 +4,7 @@
  * and what a `simple` rule may use, and reports every problem with its character offset, a message and "did you
  * mean" candidates. A rule that passes is one the evaluator can run without a runtime type error.
  */
-import * as AbiModule from "../Abi.ts"
+import * as AbiModule from "./Abi.ts"
 import type * as Ast from "./Ast.ts"
 import { comparators, frameFields, isOccurrence, type txFields } from "./Ast.ts"
 import * as Literals from "./Literals.ts"

@@ -9,13 +9,13 @@
  * The follower then goes on from the new cursor; what lies between the old branch and it is not looked at again.
  */
 import { Clock, Effect, Schema } from "effect"
-import { WebhookStore } from "../delivery/index.ts"
-import { Instant } from "../kernel/index.ts"
-import { BotStore } from "./BotStore.ts"
-import { ChainData } from "./ChainData.ts"
+import { WebhookStore } from "../../delivery/index.ts"
+import { Instant } from "../../kernel/index.ts"
+import { BotStore } from "../bots/BotStore.ts"
+import { ChainData } from "../chain/ChainData.ts"
 import { FollowStore } from "./FollowStore.ts"
 import { messageOf } from "./Follower.ts"
-import { compose } from "./Notifications.ts"
+import { compose } from "../notifications/Notifications.ts"
 
 /** The block asked for is not one the node has. */
 export class ReanchorRefused extends Schema.TaggedError<ReanchorRefused>()("ReanchorRefused", {

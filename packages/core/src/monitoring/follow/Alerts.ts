@@ -3,9 +3,9 @@
  * alert's dead-lettered notifications sent again.
  */
 import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
-import { WebhookDispatcher, WebhookStore } from "../delivery/index.ts"
-import type { StoreError } from "../kernel/index.ts"
-import { type BotNotFound, Bots } from "./Bots.ts"
+import { WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
+import type { StoreError } from "../../kernel/index.ts"
+import { type BotNotFound, Bots } from "../bots/Bots.ts"
 import { type Alert, FollowStore } from "./FollowStore.ts"
 
 /** A query of alerts is wrong; `field` names what. */

@@ -4,8 +4,8 @@
  * is plain (Slack's three control characters escaped, Discord mentions switched off, Telegram without markup), cut
  * to what each service accepts.
  */
-import type { WebhookStore } from "../delivery/index.ts"
-import type { Evidence, Json } from "./rules/Evaluator.ts"
+import type { WebhookStore } from "../../delivery/index.ts"
+import type { Evidence, Json } from "../rules/Evaluator.ts"
 
 /** What a bot's match tells its channels. */
 export interface Alert {

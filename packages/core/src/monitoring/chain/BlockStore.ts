@@ -4,7 +4,7 @@
  * public; it is decoded with a key's ABIs only when a query runs). Putting a block again is harmless.
  */
 import { Context, type Effect } from "effect"
-import type { StoreError } from "../kernel/index.ts"
+import type { StoreError } from "../../kernel/index.ts"
 import type { BlockData } from "./ChainFacts.ts"
 
 /** A stored block. */

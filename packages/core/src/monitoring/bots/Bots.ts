@@ -22,14 +22,14 @@
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { WebhookStore } from "../delivery/index.ts"
-import { Instant, type StoreError } from "../kernel/index.ts"
+import { WebhookStore } from "../../delivery/index.ts"
+import { Instant, type StoreError } from "../../kernel/index.ts"
 import { type Bot, BotStore, Severity } from "./BotStore.ts"
-import { ChainData, type ChainDataError } from "./ChainData.ts"
-import { ContractStore } from "./ContractStore.ts"
-import * as Messages from "./Messages.ts"
-import * as Checker from "./rules/Checker.ts"
-import * as Literals from "./rules/Literals.ts"
+import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
+import { ContractStore } from "../contracts/ContractStore.ts"
+import * as Messages from "../alerts/Messages.ts"
+import * as Checker from "../rules/Checker.ts"
+import * as Literals from "../rules/Literals.ts"
 
 /** A field of a bot request is wrong; with rule problems, each expression's, positioned. */
 export class InvalidBot extends Schema.TaggedError<InvalidBot>()("InvalidBot", {

@@ -6,8 +6,8 @@
  * only when the cursor is still where the step began, so two instances never both take one step.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { WebhookStore } from "../delivery/index.ts"
-import type { StoreError } from "../kernel/index.ts"
+import type { WebhookStore } from "../../delivery/index.ts"
+import type { StoreError } from "../../kernel/index.ts"
 
 /** A processed block: its number, hash and parent's hash. */
 export interface Mark {

@@ -4,8 +4,8 @@
  * through the chain's node). What was tried is kept, so "no ABI anywhere" can say where it looked.
  */
 import { Context, Effect, Schema } from "effect"
-import * as Abi from "./Abi.ts"
-import { ChainData } from "./ChainData.ts"
+import * as Abi from "../rules/Abi.ts"
+import { ChainData } from "../chain/ChainData.ts"
 
 /**
  * Why a verified-source service could not answer (not the same as "not verified there").

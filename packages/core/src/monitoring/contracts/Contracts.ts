@@ -4,12 +4,12 @@
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Instant, type StoreError } from "../kernel/index.ts"
-import * as Abi from "./Abi.ts"
+import { Instant, type StoreError } from "../../kernel/index.ts"
+import * as Abi from "../rules/Abi.ts"
 import * as AbiSource from "./AbiSource.ts"
-import { ChainData } from "./ChainData.ts"
+import { ChainData } from "../chain/ChainData.ts"
 import { type Contract, ContractStore } from "./ContractStore.ts"
-import { isLabel } from "./rules/Ast.ts"
+import { isLabel } from "../rules/Ast.ts"
 
 /** A field of a registration is wrong; `field` is its name in the request. */
 export class InvalidContract extends Schema.TaggedError<InvalidContract>()("InvalidContract", {

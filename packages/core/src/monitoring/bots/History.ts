@@ -4,15 +4,15 @@
  * key's ABIs as they are when the query runs.
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Instant, type StoreError } from "../kernel/index.ts"
-import { type StoredBlock, BlockStore } from "./BlockStore.ts"
+import { Instant, type StoreError } from "../../kernel/index.ts"
+import { type StoredBlock, BlockStore } from "../chain/BlockStore.ts"
 import { type BotNotFound, Bots } from "./Bots.ts"
-import { ChainData, type ChainDataError } from "./ChainData.ts"
-import { fromBlocks } from "./ChainFacts.ts"
-import { ContractStore } from "./ContractStore.ts"
-import * as Checker from "./rules/Checker.ts"
-import * as Evaluator from "./rules/Evaluator.ts"
-import * as Literals from "./rules/Literals.ts"
+import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
+import { fromBlocks } from "../chain/ChainFacts.ts"
+import { ContractStore } from "../contracts/ContractStore.ts"
+import * as Checker from "../rules/Checker.ts"
+import * as Evaluator from "../rules/Evaluator.ts"
+import * as Literals from "../rules/Literals.ts"
 
 /** Blocks one submission may name. */
 export const maxBlocksPerRequest = 1_000

@@ -3,8 +3,8 @@
  * against. A label names one contract per key and chain (rules say `tx1.<label>.E.Transfer`).
  */
 import { Context, type Effect } from "effect"
-import type { StoreError } from "../kernel/index.ts"
-import type * as Abi from "./Abi.ts"
+import type { StoreError } from "../../kernel/index.ts"
+import type * as Abi from "../rules/Abi.ts"
 
 /** A registered contract. */
 export interface Contract {

@@ -9,8 +9,8 @@
  * receipt logs by their order among the logs that stood, not by index.
  */
 import { AbiEvent, AbiFunction, AbiParameters } from "ox"
-import * as Abi from "./Abi.ts"
-import type * as Facts from "./rules/Facts.ts"
+import * as Abi from "../rules/Abi.ts"
+import type * as Facts from "../rules/Facts.ts"
 
 /** A transaction as `eth_getBlockByNumber(…, true)` returns it (the fields used). */
 export interface RpcTransaction {

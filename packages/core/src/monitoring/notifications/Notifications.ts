@@ -7,11 +7,18 @@
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
-import { Mailer, NetworkGuard, WebhookDispatcher, Webhooks, WebhookSigning, WebhookStore } from "../delivery/index.ts"
-import type { HostResolver } from "../delivery/index.ts"
-import { Instant, type StoreError } from "../kernel/index.ts"
-import { BotStore } from "./BotStore.ts"
-import * as Messages from "./Messages.ts"
+import {
+  Mailer,
+  NetworkGuard,
+  WebhookDispatcher,
+  Webhooks,
+  WebhookSigning,
+  WebhookStore
+} from "../../delivery/index.ts"
+import type { HostResolver } from "../../delivery/index.ts"
+import { Instant, type StoreError } from "../../kernel/index.ts"
+import { BotStore } from "../bots/BotStore.ts"
+import * as Messages from "../alerts/Messages.ts"
 
 /** A field of a channel request is wrong; `field` names it. */
 export class InvalidChannel extends Schema.TaggedError<InvalidChannel>()("InvalidChannel", {

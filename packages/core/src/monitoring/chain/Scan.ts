@@ -7,9 +7,9 @@
  * no negation's range is still open past the window (it is pending until the next window, or the end, closes it).
  */
 import { Effect } from "effect"
-import type * as Ast from "./rules/Ast.ts"
-import * as Evaluator from "./rules/Evaluator.ts"
-import type * as Facts from "./rules/Facts.ts"
+import type * as Ast from "../rules/Ast.ts"
+import * as Evaluator from "../rules/Evaluator.ts"
+import type * as Facts from "../rules/Facts.ts"
 import { ChainData, type ChainDataError } from "./ChainData.ts"
 import { type BlockData, type Contract, fromBlocks } from "./ChainFacts.ts"
 

@@ -4,7 +4,7 @@
  * so a number such as `1e+27` is never read through a double.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { StoreError } from "../kernel/index.ts"
+import type { StoreError } from "../../kernel/index.ts"
 
 /** How severe a bot's matches are. */
 export const Severity = Schema.Literals(["Critical", "High", "Medium", "Low"])
