@@ -2,7 +2,7 @@
  * The request schemas of the routes and the error bodies, which only HTTP has. Every answer's shape is core's
  * (declared once there); here it is only named, given examples and a status for the OpenAPI document.
  */
-import { Chain, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
+import { Bots, Chain, Evidence, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
@@ -115,7 +115,43 @@ export const V2Result = V2.IntelResponse.annotate({ identifier: "V2IntelResult" 
 /** The v2 status result (spec §2.6). Always 200: an invalid or expired key is reported in `status`. */
 export const StatusResult = Status.StatusReport.annotate({ identifier: "V2StatusResult" })
 
-const Details = Schema.Record(Schema.String, Schema.Unknown).annotate({
+const text = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
+const int = (description: string) => Schema.optionalKey(Schema.Int.annotate({ description }))
+
+/** What was wrong, for programs; each failure sets the properties that concern it. */
+const Details = Schema.Struct({
+  field: text("The offending field of the request (400)"),
+  location: text("Where the field was: body, query, path or headers (400)"),
+  reason: text("Why: the rule broken (400), the storage state (503) or the chain node's failure (502)"),
+  problems: Schema.optionalKey(
+    Schema.Array(Bots.ExpressionProblem).annotate({ description: "Each problem of the bot's rule (400)" })
+  ),
+  id: text("The resource named (404, 409)"),
+  botId: text("The bot of the alert (404)"),
+  label: text("The contract label already taken (409)"),
+  chainId: int("The chain concerned (409, 502)"),
+  max: int("How many the key may have (409)"),
+  bots: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        botName: Schema.String,
+        problems: Schema.optionalKey(Schema.Array(Bots.ExpressionProblem))
+      })
+    ).annotate({ description: "The bots that use the resource, with what deleting it would break (409)" })
+  ),
+  tried: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({ description: "Where an ABI was looked for and what was heard (422)" })
+  ),
+  limit: text("The refusing quota window: qps, daily or monthly (429)"),
+  limit_value: int("That window's limit (429)"),
+  retry_after_seconds: int("When to retry (429)"),
+  limit_bytes: int("The largest body accepted (413)"),
+  content_type: text("The content type sent (415)"),
+  method: text("The method of a request no route answers (404)"),
+  path: text("The path of a request no route answers (404)")
+}).annotate({
+  identifier: "ErrorDetails",
   description: "What was wrong, for programs: the field, the limit, the reason."
 })
 
@@ -438,7 +474,7 @@ export const Bot = Schema.Struct({
   options: Schema.Struct({
     topLevelTxBlockRange: Schema.Int,
     literalDefs: Schema.optionalKey(
-      Schema.Record(Schema.String, Schema.Unknown).annotate({
+      Schema.Record(Schema.String, Schema.Union([Schema.Finite, Schema.String, Schema.Boolean])).annotate({
         description: "As stored: a number a double cannot carry exactly is shown as its exact decimal text"
       })
     ),
@@ -570,9 +606,7 @@ export const HistoricalQueryAnswer = Schema.Struct({
       rule: Schema.Int.annotate({ description: "Index of the expression in watchRule.expressions" }),
       expression: Schema.String,
       blockNumber: Schema.Int,
-      evidence: Schema.Record(Schema.String, Schema.Unknown).annotate({
-        description: "transactions (hash, blockNumber, txIndex), frames, occurrences with decoded arguments, held"
-      })
+      evidence: Evidence.Evidence
     })
   ),
   patterns: Schema.Array(
@@ -723,7 +757,7 @@ export const Alert = Schema.Struct({
   rule: Schema.Int,
   expression: Schema.String,
   transactions: Schema.Record(Schema.String, Schema.String),
-  evidence: Schema.Record(Schema.String, Schema.Unknown),
+  evidence: Evidence.Evidence,
   created: Instant.Timestamp,
   state: Schema.Literals(["active", "retracted", "unverified"]),
   retractedAt: Schema.optionalKey(Instant.Timestamp.annotate({ description: "When its block left the chain" })),

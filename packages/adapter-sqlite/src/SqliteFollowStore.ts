@@ -3,7 +3,7 @@
  * alerts, their deliveries and the cursor move in one immediate transaction.
  */
 import { FollowStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 
 interface MarkRow {
@@ -32,6 +32,9 @@ interface AlertRow {
 
 const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
 
+/** Stored evidence read back through its Schema (a row that does not decode is a store fault, not a cast). */
+const decodeEvidence = Schema.decodeUnknownSync(FollowStore.Evidence)
+
 const toAlert = (r: AlertRow): FollowStore.Alert => ({
   id: r.id,
   keyId: r.key_id,
@@ -43,7 +46,7 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   rule: r.rule,
   expression: r.expression,
   transactions: JSON.parse(r.transactions) as Record<string, string>,
-  evidence: JSON.parse(r.evidence) as Record<string, unknown>,
+  evidence: decodeEvidence(JSON.parse(r.evidence)),
   created: r.created,
   ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at }),
   ...(r.unverified_at === null ? {} : { unverifiedAt: r.unverified_at }),

@@ -86,7 +86,12 @@ export const AcceptedResponse = Schema.Struct({
 export const FailureResponse = Schema.Struct({
   success: Schema.Literal(false),
   error: Schema.String,
-  details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  details: Schema.optionalKey(
+    Schema.Struct({
+      reason: Schema.optionalKey(Schema.String.annotate({ description: "Which rule the URL breaks (400)" })),
+      max: Schema.optionalKey(Schema.Int.annotate({ description: "How many webhooks the key may have (409)" }))
+    }).annotate({ identifier: "WebhookFailureDetails", description: "What was wrong, for programs" })
+  ),
   timestamp: Timestamp
 })
 

@@ -23,7 +23,7 @@ const alert = (id: string, blockNumber: number, overrides: Partial<FollowStore.A
   rule: 0,
   expression: "system.emitted(tx1.Token.E.Transfer)",
   transactions: { tx1: `0xt${id}` },
-  evidence: { held: ["x"] },
+  evidence: { transactions: {}, frames: {}, occurrences: {}, held: ["x"] },
   created: "2026-11-24T00:00:00.000Z",
   ...overrides
 })

@@ -5,7 +5,7 @@
  * to what each service accepts.
  */
 import type { WebhookStore } from "../../delivery/index.ts"
-import type { Evidence, Json } from "../rules/Evaluator.ts"
+import type { Evidence } from "../rules/Evaluator.ts"
 
 /** What a bot's match tells its channels. */
 export interface Alert {
@@ -51,7 +51,7 @@ export const unknownPlaceholders = (template: string): ReadonlyArray<string> =>
     .map((m) => m[1]!)
     .filter((name) => !(placeholders as ReadonlyArray<string>).includes(name))
 
-const jsonText = (v: Json): string => (typeof v === "string" ? v : JSON.stringify(v))
+const jsonText = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v))
 
 /** Each matched event or call with its decoded arguments, one per line. */
 const argumentsOf = (evidence: Evidence): string =>

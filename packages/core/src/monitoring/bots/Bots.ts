@@ -31,20 +31,19 @@ import * as Messages from "../alerts/Messages.ts"
 import * as Checker from "../rules/Checker.ts"
 import * as Literals from "../rules/Literals.ts"
 
+/** A problem of one expression of a bot's rule: which expression, where in it, what, and the names that would fit. */
+export const ExpressionProblem = Schema.Struct({
+  expression: Schema.Int.annotate({ description: "Index of the expression in watchRule.expressions" }),
+  offset: Schema.Int.annotate({ description: "Character offset of the problem in the expression" }),
+  message: Schema.String,
+  candidates: Schema.Array(Schema.String).annotate({ description: "Names that would fit there" })
+}).annotate({ identifier: "ExpressionProblem" })
+
 /** A field of a bot request is wrong; with rule problems, each expression's, positioned. */
 export class InvalidBot extends Schema.TaggedError<InvalidBot>()("InvalidBot", {
   field: Schema.String,
   message: Schema.String,
-  problems: Schema.optionalKey(
-    Schema.Array(
-      Schema.Struct({
-        expression: Schema.Int,
-        offset: Schema.Int,
-        message: Schema.String,
-        candidates: Schema.Array(Schema.String)
-      })
-    )
-  )
+  problems: Schema.optionalKey(Schema.Array(ExpressionProblem))
 }) {}
 
 /** The key has no bot of that id. */

@@ -5,9 +5,10 @@
  * notification deliveries in the same transaction, so a crash leaves either all of a step or none of it; and
  * only when the cursor is still where the step began, so two instances never both take one step.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
+import * as Evaluator from "../rules/Evaluator.ts"
 
 /** A processed block: its number, hash and parent's hash. */
 export interface Mark {
@@ -17,7 +18,7 @@ export interface Mark {
 }
 
 /** The evidence of an alert (the evaluator's), kept as JSON. */
-export const Evidence = Schema.Record(Schema.String, Schema.Unknown)
+export const Evidence = Evaluator.Evidence
 
 /** An alert: one match of one rule of one bot, on one branch of the chain. */
 export interface Alert {
@@ -37,7 +38,7 @@ export interface Alert {
   readonly expression: string
   /** The bound transactions' hashes, by the rule's names (`tx1`, …). */
   readonly transactions: Readonly<Record<string, string>>
-  readonly evidence: Readonly<Record<string, unknown>>
+  readonly evidence: Evaluator.Evidence
   readonly created: string
   /** When its block left the chain; the alert is then retracted. */
   readonly retractedAt?: string

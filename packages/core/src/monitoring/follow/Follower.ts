@@ -193,7 +193,7 @@ export const messageOf = (alert: Alert, bot: Bot, kind: "alert" | "retraction" |
   txHash: alert.transactions.tx1 ?? Object.values(alert.transactions)[0] ?? "",
   rule: alert.rule,
   expression: alert.expression,
-  evidence: alert.evidence as never
+  evidence: alert.evidence
 })
 
 /** The followers, for as long as the layer lives. */
@@ -472,7 +472,7 @@ export const layer = (
             rule: match.rule,
             expression: p.normals[match.rule]!,
             transactions,
-            evidence: match.evidence as never,
+            evidence: match.evidence,
             created: Instant.iso(now),
             ...(suppressed === undefined ? {} : { suppressed })
           }

@@ -32,7 +32,8 @@ import {
   type Var
 } from "./Semantics.ts"
 
-export { type Evidence, type Json, type Match, toJson } from "./Semantics.ts"
+export { Evidence, Json, toJson } from "./Evidence.ts"
+export type { Match } from "./Semantics.ts"
 
 /** The matches found so far, by the positions of their transactions. */
 const collector = (p: Plan, facts: Facts.Facts) => {

@@ -11,6 +11,7 @@
  */
 import type * as Ast from "./Ast.ts"
 import { isOccurrence } from "./Ast.ts"
+import { type Evidence, type Json, toJson } from "./Evidence.ts"
 import type * as Facts from "./Facts.ts"
 import { occurrence as printOccurrence, print as printRule } from "./Printer.ts"
 
@@ -33,47 +34,6 @@ export interface Match {
    */
   readonly pending: boolean
 }
-
-/** A decoded value as JSON: integers as decimal strings. */
-export type Json = string | boolean | ReadonlyArray<Json> | { readonly [name: string]: Json }
-
-/** The evidence of a match, ready to be stored and shown. */
-export interface Evidence {
-  readonly transactions: Readonly<
-    Record<string, { readonly hash: string; readonly blockNumber: number; readonly txIndex: number }>
-  >
-  readonly frames: Readonly<
-    Record<string, { readonly index: number; readonly from?: Json; readonly to?: Json; readonly type?: Json }>
-  >
-  readonly occurrences: Readonly<
-    Record<
-      string,
-      {
-        readonly contract: string
-        readonly name: string
-        readonly signature: string
-        readonly args: Json
-        readonly logIndex?: number
-        readonly frame?: number
-        readonly reverted?: boolean
-      }
-    >
-  >
-  /** The terms (calls of the rule, in its normal form) that were true under this binding. */
-  readonly held: ReadonlyArray<string>
-}
-
-/** A decoded value as JSON. */
-export const toJson = (v: Facts.AbiValue): Json =>
-  typeof v === "bigint"
-    ? v.toString()
-    : typeof v === "boolean" || typeof v === "string"
-      ? v
-      : Array.isArray(v)
-        ? v.map(toJson)
-        : Object.fromEntries(
-            (v as Facts.Tuple).values.map((x, i) => [(v as Facts.Tuple).names[i] || `$${i}`, toJson(x)])
-          )
 
 // ---------------------------------------------------------------- variables
 
