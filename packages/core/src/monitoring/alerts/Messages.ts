@@ -22,6 +22,36 @@ export interface Alert {
   readonly evidence: Evidence
 }
 
+/** The message of a stored alert of `bot` (or of its retraction, or of its being left unverified). */
+export const messageOf = (
+  alert: {
+    readonly id: string
+    readonly chainId: number
+    readonly blockNumber: number
+    readonly rule: number
+    readonly expression: string
+    readonly transactions: Readonly<Record<string, string>>
+    readonly evidence: Evidence
+  },
+  bot: { readonly id: string; readonly botName: string; readonly severity: string; readonly botVersion?: string },
+  kind: "alert" | "retraction" | "unverified"
+): Alert => ({
+  id: alert.id,
+  kind,
+  bot: {
+    id: bot.id,
+    name: bot.botName,
+    severity: bot.severity,
+    ...(bot.botVersion === undefined ? {} : { version: bot.botVersion })
+  },
+  chainId: alert.chainId,
+  blockNumber: alert.blockNumber,
+  txHash: alert.transactions.tx1 ?? Object.values(alert.transactions)[0] ?? "",
+  rule: alert.rule,
+  expression: alert.expression,
+  evidence: alert.evidence
+})
+
 /** The placeholders a template may use. */
 export const placeholders = [
   "title",

@@ -20,100 +20,21 @@
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
-import { sha256 } from "@noble/hashes/sha2.js"
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effect"
 import { WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
-import { type Bot, BotStore } from "../bots/BotStore.ts"
+import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
-import { type BlockData, type Contract, fromBlocks } from "../chain/ChainFacts.ts"
-import { ContractStore } from "../contracts/ContractStore.ts"
-import { type Alert, FollowStore, type Mark } from "./FollowStore.ts"
-import type * as Messages from "../alerts/Messages.ts"
-import { compose } from "../notifications/Notifications.ts"
-import * as Checker from "../rules/Checker.ts"
-import * as Literals from "../rules/Literals.ts"
+import { fromBlocks } from "../chain/ChainFacts.ts"
 import * as Scan from "../chain/Scan.ts"
+import { ContractStore } from "../contracts/ContractStore.ts"
+import * as Continuity from "./Continuity.ts"
+import { type Alert, FollowStore } from "./FollowStore.ts"
+import { type Block, markOf, pendingOf, type Prepared, preparer, type Window } from "./Ready.ts"
+import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
+import * as Steps from "./Steps.ts"
 
-/** Knobs of following. */
-export interface Settings {
-  /** How often each chain's head is polled. */
-  readonly pollMillis: number
-  /** Confirmations to wait per chain (blocks behind the head); chains not named wait `defaultConfirmations`. */
-  readonly confirmations: Readonly<Record<number, number>>
-  readonly defaultConfirmations: number
-  /**
-   * Blocks read per step while catching up. Best a multiple of what the chain reader has in flight at once (the
-   * JSON-RPC reader's default: 4 requests of 10 blocks), so no request slot idles in a step's last round.
-   */
-  readonly batch: number
-  /** Recent block hashes kept per chain: the deepest reorganisation followed. */
-  readonly keep: number
-  /** Longest wait between attempts while the node fails. */
-  readonly maxBackoffMillis: number
-  /**
-   * The work one bot may do in one step: bindings its rules try, and new matches per new block of the step. A bot
-   * over them is switched off with the reason (`paused`), so one rule can neither hold the process nor flood
-   * its channels; the others go on.
-   */
-  readonly limits: { readonly bindingsPerStep: number; readonly matchesPerBlock: number }
-}
-
-export const defaultSettings: Settings = {
-  pollMillis: 2_000,
-  confirmations: {},
-  defaultConfirmations: 0,
-  batch: 80,
-  keep: 256,
-  maxBackoffMillis: 60_000,
-  // 1,000,000 bindings take 30 to 500 ms (more when each is a match: evidence is built for it).
-  limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 100 }
-}
-
-/** What a chain's follower is doing. */
-export interface ChainState {
-  readonly chainId: number
-  /**
-   * `halted`: the chain reorganised deeper than the hashes kept, so the follower cannot tell which of its
-   * alerts still stand; it goes no further until an operator re-anchors it (`vigil follow reset`), and the
-   * process is not ready (`/health` 503) meanwhile.
-   */
-  readonly state: "starting" | "following" | "catching up" | "backing off" | "halted"
-  /**
-   * How new heads are learnt: `subscribed` while the node announces them over its websocket (each announcement
-   * starts a step at once; polling goes on), else `polling`.
-   */
-  readonly heads: "polling" | "subscribed"
-  /** Why a configured subscription to new heads is not working, while it is retried. */
-  readonly headsError?: string
-  /** Active bots of the chain. */
-  readonly bots: number
-  readonly head?: number
-  /** The last block processed. */
-  readonly cursor?: number
-  /** Blocks between the head and the cursor. */
-  readonly lag?: number
-  /** Counted since the process started. */
-  readonly blocks: number
-  readonly alerts: number
-  readonly retractions: number
-  readonly reorganisations: number
-  /** Why the follower is not moving: the last step failed, or the node lacks what it needs (a stall). */
-  readonly lastError?: string
-  /** ISO instant since which the follower has not moved for the reason in `lastError`. */
-  readonly stalledSince?: string
-  /** Active bots not run, and why (rules that no longer check, traces the node lacks). */
-  readonly skipped?: ReadonlyArray<string>
-  /** ISO instant of the last step that moved the cursor. */
-  readonly lastProgress?: string
-}
-
-/** The chain reorganised deeper than the hashes kept: the follower cannot go on by itself. */
-export class DeepReorganisation extends Schema.TaggedError<DeepReorganisation>()("DeepReorganisation", {
-  chainId: Schema.Int,
-  message: Schema.String
-}) {}
+export { type ChainState, DeepReorganisation, defaultSettings, type Settings, Unsettled } from "./Settings.ts"
 
 /** The live followers. */
 export class Follower extends Context.Service<
@@ -123,78 +44,6 @@ export class Follower extends Context.Service<
     readonly status: Effect.Effect<ReadonlyArray<ChainState>>
   }
 >()("@vigil/core/Follower") {}
-
-/** A bot ready to run: its checked rules, its key's contracts and its notification channels. */
-interface Prepared {
-  readonly bot: Bot
-  /** Blocks before a new one that its matches may reach: its block range if a rule binds several transactions. */
-  readonly reach: number
-  readonly rules: ReadonlyArray<Scan.Rule>
-  /** The normal form of each rule, by index. */
-  readonly normals: ReadonlyArray<string>
-  /** What its pending matches are kept under: its id and revision (a changed rule starts afresh). */
-  readonly key: string
-  /** The first block it is run on (`watchingFrom`); undefined: from the block the follower processes next. */
-  readonly from?: number
-  readonly contracts: ReadonlyArray<Contract>
-  readonly channels: ReadonlyArray<WebhookStore.Webhook>
-}
-
-type Block = BlockData & { readonly number: number }
-
-/** The blocks before the cursor that a rule may still reach, and each bot's matches left pending. */
-interface Window {
-  readonly at: Mark
-  readonly traces: boolean
-  /** How many blocks before the cursor it holds: the longest reach of the bots it was built for. */
-  readonly range: number
-  readonly blocks: ReadonlyArray<Block>
-  readonly pending: ReadonlyMap<string, ReadonlySet<string>>
-}
-
-const markOf = (b: Block): Mark => ({ number: b.number, hash: b.block.hash, parentHash: b.block.parentHash ?? "" })
-
-/** `al_` and 32 hex digits of the SHA-256 of the alert's identity. */
-export const alertId = (identity: {
-  readonly botId: string
-  readonly botVersion: string
-  readonly chainId: number
-  readonly blockHash: string
-  readonly rule: number
-  readonly transactions: Readonly<Record<string, string>>
-}): string =>
-  `al_${bytesToHex(
-    sha256(
-      utf8ToBytes(
-        JSON.stringify([
-          identity.botId,
-          identity.botVersion,
-          identity.chainId,
-          identity.blockHash.toLowerCase(),
-          identity.rule,
-          Object.entries(identity.transactions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        ])
-      )
-    )
-  ).slice(0, 32)}`
-
-/** The message of an alert (or of its retraction). */
-export const messageOf = (alert: Alert, bot: Bot, kind: "alert" | "retraction" | "unverified"): Messages.Alert => ({
-  id: alert.id,
-  kind,
-  bot: {
-    id: bot.id,
-    name: bot.botName,
-    severity: bot.severity,
-    ...(bot.botVersion === undefined ? {} : { version: bot.botVersion })
-  },
-  chainId: alert.chainId,
-  blockNumber: alert.blockNumber,
-  txHash: alert.transactions.tx1 ?? Object.values(alert.transactions)[0] ?? "",
-  rule: alert.rule,
-  expression: alert.expression,
-  evidence: alert.evidence
-})
 
 /** The followers, for as long as the layer lives. */
 export const layer = (
@@ -212,342 +61,18 @@ export const layer = (
       const set = (chainId: number, change: Partial<ChainState>) =>
         states.set(chainId, { ...states.get(chainId)!, ...change })
       const confirmationsOf = (chainId: number) => settings.confirmations[chainId] ?? settings.defaultConfirmations
+      const prepare = preparer(bots, contracts, outbox)
 
-      /** The chain's active bots with their checked rules; a bot whose rules no longer check is skipped, and said. */
-      const prepare = Effect.fnUntraced(function* (chainId: number) {
-        const active = (yield* bots.active()).filter((b) => b.chainId === chainId)
-        const byKey = new Map<
-          string,
-          { contracts: ReadonlyArray<Contract>; channels: ReadonlyArray<WebhookStore.Webhook> }
-        >()
-        const ready: Array<Prepared> = []
-        const problems: Array<string> = []
-        for (const bot of active) {
-          let of = byKey.get(bot.keyId)
-          if (of === undefined) {
-            of = {
-              contracts: yield* contracts.list(bot.keyId, chainId),
-              channels: yield* outbox.list(bot.keyId, "channels")
-            }
-            byKey.set(bot.keyId, of)
-          }
-          const literalDefs =
-            bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
-          if (typeof literalDefs === "string") {
-            problems.push(`bot ${bot.id}: ${literalDefs}`)
-            continue
-          }
-          // The bot's expressions are one rule (AND-ed): index 0.
-          const checked = Checker.checkRule(bot.watchRule.expressions, {
-            contracts: of.contracts,
-            literalDefs,
-            watchRuleType: bot.watchRule.watchRuleType,
-            ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
-          })
-          if (!checked.ok) {
-            const first = checked.problems[0]!
-            problems.push(`bot ${bot.id}, expression ${first.expression + 1}: ${first.message}`)
-            continue
-          }
-          ready.push({
-            bot,
-            reach: checked.rule.transactions > 1 ? bot.options.topLevelTxBlockRange : 0,
-            rules: [{ index: 0, expr: checked.rule.expr, needsTraces: checked.rule.needsTraces }],
-            normals: [checked.rule.normal],
-            key: `${bot.id}@${bot.revision}`,
-            ...(bot.watchingFrom === undefined ? {} : { from: bot.watchingFrom.blockNumber }),
-            contracts: of.contracts,
-            channels: of.channels.filter((c) => bot.notifications.includes(c.id))
-          })
-        }
-        return { ready, problems, active: active.length }
+      const { rebuild, rewind, pause, paused, limitsOver, breathe, alertsOf, backfill, stall } = Steps.make({
+        settings,
+        bots,
+        store,
+        outbox,
+        chain,
+        wake,
+        states,
+        set
       })
-
-      /** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
-      const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
-        if (p.reach === 0 || blocks.length === 0) return new Set()
-        const facts = fromBlocks(
-          blocks.filter((b) => b.number > head - p.reach && b.number <= head),
-          p.contracts,
-          { blockRange: p.bot.options.topLevelTxBlockRange, head }
-        )
-        return Scan.judge(p.rules, facts, 0, new Set()).pending
-      }
-
-      /** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
-      const rebuild = Effect.fnUntraced(function* (
-        chainId: number,
-        cursor: Mark,
-        ready: ReadonlyArray<Prepared>,
-        traces: boolean
-      ) {
-        const range = Math.max(0, ...ready.map((p) => p.reach))
-        if (range === 0) return { at: cursor, traces, range, blocks: [], pending: new Map() } satisfies Window
-        const from = Math.max(0, cursor.number - range + 1)
-        const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
-        const blocks: Array<Block> = []
-        for (const r of yield* chain.blocks(chainId, numbers, { traces }))
-          // Every block of the window was processed, so the node has it: one it lacks now (a replica behind) would
-          // leave a hole where a multi-transaction rule's match could hide. The step fails and is tried again.
-          if (r._tag === "Missing")
-            return yield* Effect.fail(`block ${r.number}, in the window kept before the cursor: ${r.error.message}`)
-          else blocks.push({ ...r.data, number: r.number })
-        if (
-          blocks.at(-1)?.block.hash !== cursor.hash ||
-          blocks.some((b, i) => i > 0 && b.block.parentHash !== blocks[i - 1]!.block.hash)
-        )
-          return yield* Effect.fail(
-            `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
-          )
-        const pending = new Map(ready.map((p) => [p.key, pendingOf(p, blocks, cursor.number)] as const))
-        return { at: cursor, traces, range, blocks, pending } satisfies Window
-      })
-
-      /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
-      const rewind = Effect.fnUntraced(function* (chainId: number, cursor: Mark) {
-        const marks = yield* store.marks(chainId, cursor.number - settings.keep)
-        // The last few first: most reorganisations are shallow.
-        let ancestor: Mark | undefined
-        for (const span of [16, settings.keep]) {
-          const candidates = marks.filter((m) => m.number > cursor.number - span)
-          const onNode = yield* chain.hashes(
-            chainId,
-            candidates.map((m) => m.number)
-          )
-          // The node showed a block above these a moment ago: one it now lacks is a replica behind the others
-          // (a load-balanced provider), not an orphan. Retracting on its word could retract a standing alert.
-          const lacking = candidates.findIndex((_, i) => onNode[i] === undefined)
-          if (lacking !== -1)
-            return yield* Effect.fail(
-              `the node answered without block ${candidates[lacking]!.number} while checking a reorganisation below block ${cursor.number}: waiting for it rather than retracting`
-            )
-          ancestor = candidates.filter((m, i) => onNode[i]?.hash === m.hash).at(-1)
-          if (ancestor !== undefined || candidates.length === marks.length) break
-        }
-        if (ancestor === undefined)
-          return yield* new DeepReorganisation({
-            chainId,
-            message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
-          })
-        const orphans = yield* store.orphaned(chainId, ancestor.number)
-        const now = yield* Clock.currentTimeMillis
-        const deliveries: Array<WebhookStore.Delivery> = []
-        for (const alert of orphans) {
-          // An alert that was not notified needs no retraction notice.
-          if (alert.suppressed !== undefined) continue
-          const bot = yield* bots.get(alert.keyId, alert.botId)
-          if (bot === undefined) continue
-          const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
-          deliveries.push(...compose(alert.keyId, channels, messageOf(alert, bot, "retraction"), now))
-        }
-        const outcome = yield* store.rewind(chainId, cursor, {
-          ancestor,
-          retract: orphans.map((a) => a.id),
-          at: Instant.iso(now),
-          deliveries
-        })
-        if (outcome === "advanced") {
-          const s = states.get(chainId)!
-          set(chainId, {
-            cursor: ancestor.number,
-            retractions: s.retractions + orphans.length,
-            reorganisations: s.reorganisations + 1
-          })
-          yield* Effect.logWarning(
-            `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
-          )
-          if (deliveries.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
-        }
-      })
-
-      /** Bots switched off for going over their bounds, by chain: what /health says of them until switched on. */
-      const paused = new Map<number, Map<string, string>>()
-
-      /** The bot's limits over `blocks` blocks. */
-      const limitsOver = (blocks: number) => ({
-        bindings: settings.limits.bindingsPerStep,
-        matches: settings.limits.matchesPerBlock * Math.max(1, blocks)
-      })
-
-      /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
-      const pause = Effect.fnUntraced(function* (
-        chainId: number,
-        p: Prepared,
-        exceeded: "bindings" | "matches",
-        blockNumber: number
-      ) {
-        const reason =
-          exceeded === "bindings"
-            ? `its rules tried more than ${settings.limits.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange), then switch it on again`
-            : `its rules matched more than ${settings.limits.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule, then switch it on again`
-        const now = yield* Clock.currentTimeMillis
-        const { watchingFrom: _, ...bot } = p.bot
-        // Another update meanwhile wins (the next step reads the bot again and judges it afresh).
-        yield* bots.update({
-          ...bot,
-          active: false,
-          paused: { reason, blockNumber, at: Instant.iso(now) },
-          revision: bot.revision + 1,
-          updated: Instant.iso(now)
-        })
-        const notes = paused.get(chainId) ?? new Map<string, string>()
-        paused.set(chainId, notes)
-        notes.set(p.bot.id, `bot ${p.bot.id}: paused: ${reason}`)
-        yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
-      })
-
-      /** Lets the process's other work run (requests, other chains) when this fiber has held it 10 ms or more. */
-      const breathe = (since: { at: number }) =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          if (now - since.at < 10) return
-          yield* Effect.sleep(0)
-          since.at = yield* Clock.currentTimeMillis
-        })
-
-      /**
-       * The alerts of a bot's matches found over `blocks` (those completing at its first watched block or later),
-       * with the bot's notification limits applied on block time, and the deliveries of those notified.
-       */
-      const alertsOf = Effect.fnUntraced(function* (
-        chainId: number,
-        p: Prepared,
-        matches: ReadonlyArray<Scan.Found>,
-        blocks: ReadonlyArray<Block>,
-        first: number,
-        now: number
-      ) {
-        const alerts: Array<Alert> = []
-        const deliveries: Array<WebhookStore.Delivery> = []
-        const found = matches
-          .filter((m) => p.from === undefined || Scan.lastBlock(m.evidence) >= p.from)
-          .sort((a, b) => Scan.lastBlock(a.evidence) - Scan.lastBlock(b.evidence))
-        if (found.length === 0) return { alerts, deliveries }
-        const hashOf = new Map(blocks.map((b) => [b.number, b.block.hash]))
-        const timeOf = new Map(blocks.map((b) => [b.number, Number(BigInt(b.block.timestamp))]))
-        // The bot's notification limits, on block time: what it alerted lately, and what this step adds.
-        const { notifyMinIntervalSeconds: interval, alertThreshold: threshold } = p.bot.options
-        const horizon = Math.max(interval ?? 0, threshold?.windowSeconds ?? 0)
-        const history: Array<{ readonly id: string; readonly blockTime: number; readonly suppressed?: string }> =
-          horizon === 0 ? [] : [...(yield* store.recent(p.bot.id, (timeOf.get(first) ?? 0) - horizon))]
-        for (const match of found) {
-          const completed = Scan.lastBlock(match.evidence)
-          const transactions = Object.fromEntries(
-            Object.entries(match.evidence.transactions).map(([name, t]) => [name, t.hash])
-          )
-          const blockHash = hashOf.get(completed) ?? ""
-          const blockTime = timeOf.get(completed) ?? 0
-          const id = alertId({
-            botId: p.bot.id,
-            botVersion: p.bot.botVersion ?? "",
-            chainId,
-            blockHash,
-            rule: match.rule,
-            transactions
-          })
-          if (history.some((h) => h.id === id)) continue
-          let suppressed: "threshold" | "interval" | undefined
-          if (
-            threshold !== undefined &&
-            history.filter((h) => h.blockTime > blockTime - threshold.windowSeconds).length + 1 < threshold.count
-          )
-            suppressed = "threshold"
-          const lastNotified = history.filter((h) => h.suppressed === undefined).at(-1)
-          if (
-            suppressed === undefined &&
-            interval !== undefined &&
-            lastNotified !== undefined &&
-            blockTime - lastNotified.blockTime < interval
-          )
-            suppressed = "interval"
-          history.push({ id, blockTime, ...(suppressed === undefined ? {} : { suppressed }) })
-          const alert: Alert = {
-            id,
-            keyId: p.bot.keyId,
-            botId: p.bot.id,
-            chainId,
-            blockNumber: completed,
-            blockHash,
-            blockTime,
-            rule: match.rule,
-            expression: p.normals[match.rule]!,
-            transactions,
-            evidence: match.evidence,
-            created: Instant.iso(now),
-            ...(suppressed === undefined ? {} : { suppressed })
-          }
-          alerts.push(alert)
-          if (suppressed === undefined)
-            deliveries.push(...compose(p.bot.keyId, p.channels, messageOf(alert, p.bot, "alert"), now))
-        }
-        return { alerts, deliveries }
-      })
-
-      /**
-       * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts
-       * and how far it got, without moving the cursor: a bot created (or switched on) before the follower reached
-       * its `watchingFrom` misses nothing.
-       */
-      const backfill = Effect.fnUntraced(function* (
-        chainId: number,
-        cursor: Mark,
-        p: Prepared,
-        next: number,
-        traces: boolean
-      ) {
-        const to = Math.min(cursor.number, next + settings.batch - 1)
-        const start = Math.max(0, next - p.reach)
-        const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
-        const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
-        const blocks: Array<Block> = []
-        for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-          if (r._tag === "Missing")
-            return yield* Effect.fail(
-              `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
-            )
-          const known = kept.get(r.number)
-          // A block processed on another branch than the node's now: a reorganisation the next step resolves.
-          if (known !== undefined && known !== r.data.block.hash)
-            return yield* Effect.fail(
-              `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
-            )
-          blocks.push({ ...r.data, number: r.number })
-        }
-        const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
-        const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(to - next + 1))
-        if (judged.exceeded !== undefined) {
-          yield* pause(chainId, p, judged.exceeded, to)
-          return "advanced" as const
-        }
-        const now = yield* Clock.currentTimeMillis
-        const made = yield* alertsOf(chainId, p, judged.found, blocks, next, now)
-        const done = yield* store.advance(chainId, cursor, {
-          blocks: [],
-          alerts: made.alerts,
-          deliveries: made.deliveries,
-          keep: settings.keep,
-          coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
-        })
-        if (done.outcome === "advanced") {
-          const s = states.get(chainId)!
-          set(chainId, { alerts: s.alerts + done.stored.length })
-          if (done.stored.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
-        }
-        return done.outcome
-      })
-
-      /**
-       * The node lacks what the step needs (a block it announced, a head below the blocks processed): the step
-       * waits, and the state says why and since when, from the first step that met it.
-       */
-      const stall = (chainId: number, reason: string) =>
-        Effect.gen(function* () {
-          const was = states.get(chainId)!
-          const now = yield* Clock.currentTimeMillis
-          if (was.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
-          set(chainId, { lastError: reason, stalledSince: was.stalledSince ?? Instant.iso(now) })
-          return "stalled" as const
-        })
 
       /** One step of a chain: `idle` when there was nothing to do. */
       const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
@@ -602,7 +127,7 @@ export const layer = (
           // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
           // not taken for a reorganisation.
           const [onNode] = yield* chain.hashes(chainId, [cursor.number])
-          if (onNode === undefined || onNode.hash === cursor.hash) return idle
+          if (Continuity.atCursor(cursor, onNode) !== "reorganised") return idle
           memory.window = undefined
           yield* rewind(chainId, cursor)
           return "moved" as const
@@ -619,28 +144,29 @@ export const layer = (
           set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
           return "moved" as const
         }
-        const from = cursor.number + 1
-        const to = Math.min(target, from + settings.batch - 1)
+        const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
         const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
-        const fresh: Array<Block> = []
-        let previous = cursor.hash
+        const read: Array<Block> = []
         let missing: string | undefined
         for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
           if (r._tag === "Missing") {
             missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
             break
           }
-          const block: Block = { ...r.data, number: r.number }
-          if (previous !== undefined && block.block.parentHash !== previous) {
-            if (fresh.length > 0) break
-            // The first new block does not follow the cursor: the chain reorganised.
-            memory.window = undefined
-            yield* rewind(chainId, cursor)
-            return "moved" as const
-          }
-          fresh.push(block)
-          previous = block.block.hash
+          read.push({ ...r.data, number: r.number })
         }
+        const linked = Continuity.extend(
+          cursor.hash,
+          read.map((b) => b.block)
+        )
+        if (linked.kind === "reorganised") {
+          // The first new block does not follow the cursor: the chain reorganised.
+          memory.window = undefined
+          yield* rewind(chainId, cursor)
+          return "moved" as const
+        }
+        // A later block that does not link ends the step there: the next one reads again from it.
+        const fresh = read.slice(0, linked.count)
         if (fresh.length === 0) return missing === undefined ? idle : yield* stall(chainId, missing)
         const range = Math.max(0, ...joined.map((p) => p.reach))
         let window = memory.window

@@ -14,7 +14,7 @@ import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
 import { FollowStore } from "./FollowStore.ts"
-import { messageOf } from "./Follower.ts"
+import { messageOf } from "../alerts/Messages.ts"
 import { compose } from "../notifications/Notifications.ts"
 
 /** The block asked for is not one the node has. */

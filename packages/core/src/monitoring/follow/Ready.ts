@@ -1,0 +1,138 @@
+/**
+ * The bots a chain's follower runs, ready: each active bot's rules checked against its key's contracts (once per
+ * revision of the bot and set of contracts, not at every step), its channels, and how far back its matches reach;
+ * and the window of recent blocks kept between steps with each bot's matches still pending there.
+ */
+import { Effect } from "effect"
+import type { WebhookStore } from "../../delivery/index.ts"
+import type { Bot, BotStore } from "../bots/BotStore.ts"
+import { type BlockData, type Contract, fromBlocks } from "../chain/ChainFacts.ts"
+import * as Scan from "../chain/Scan.ts"
+import type { ContractStore } from "../contracts/ContractStore.ts"
+import * as Checker from "../rules/Checker.ts"
+import * as Literals from "../rules/Literals.ts"
+import type { Mark } from "./FollowStore.ts"
+
+/** A block read for following, with its number. */
+export type Block = BlockData & { readonly number: number }
+
+/** A block's mark: number, hash and parent's hash. */
+export const markOf = (b: Block): Mark => ({
+  number: b.number,
+  hash: b.block.hash,
+  parentHash: b.block.parentHash ?? ""
+})
+
+/** A bot ready to run: its checked rules, its key's contracts and its notification channels. */
+export interface Prepared {
+  readonly bot: Bot
+  /** Blocks before a new one that its matches may reach: its block range if a rule binds several transactions. */
+  readonly reach: number
+  readonly rules: ReadonlyArray<Scan.Rule>
+  /** The normal form of each rule, by index. */
+  readonly normals: ReadonlyArray<string>
+  /** What its pending matches are kept under: its id and revision (a changed rule starts afresh). */
+  readonly key: string
+  /** The first block it is run on (`watchingFrom`); undefined: from the block the follower processes next. */
+  readonly from?: number
+  readonly contracts: ReadonlyArray<Contract>
+  readonly channels: ReadonlyArray<WebhookStore.Webhook>
+}
+
+/** The blocks before the cursor that a rule may still reach, and each bot's matches left pending. */
+export interface Window {
+  readonly at: Mark
+  readonly traces: boolean
+  /** How many blocks before the cursor it holds: the longest reach of the bots it was built for. */
+  readonly range: number
+  readonly blocks: ReadonlyArray<Block>
+  readonly pending: ReadonlyMap<string, ReadonlySet<string>>
+}
+
+/** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
+export const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
+  if (p.reach === 0 || blocks.length === 0) return new Set()
+  const facts = fromBlocks(
+    blocks.filter((b) => b.number > head - p.reach && b.number <= head),
+    p.contracts,
+    { blockRange: p.bot.options.topLevelTxBlockRange, head }
+  )
+  return Scan.judge(p.rules, facts, 0, new Set()).pending
+}
+
+type Checked = Extract<Checker.RuleResult, { ok: true }>["rule"] | string
+
+/** Checks a bot's rules (one rule, AND-ed) against contracts: the rule, or what is wrong. */
+const check = (bot: Bot, contracts: ReadonlyArray<Contract>): Checked => {
+  const literalDefs = bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
+  if (typeof literalDefs === "string") return `bot ${bot.id}: ${literalDefs}`
+  const checked = Checker.checkRule(bot.watchRule.expressions, {
+    contracts,
+    literalDefs,
+    watchRuleType: bot.watchRule.watchRuleType,
+    ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+  })
+  if (checked.ok) return checked.rule
+  const first = checked.problems[0]!
+  return `bot ${bot.id}, expression ${first.expression + 1}: ${first.message}`
+}
+
+/**
+ * Reads a chain's active bots and makes them ready; a bot whose rules no longer check is left out and said. The
+ * checked rules are kept by bot revision and contract set (contracts are never changed, only added and removed).
+ */
+export const preparer = (
+  bots: BotStore["Service"],
+  contracts: ContractStore["Service"],
+  outbox: WebhookStore.WebhookStore["Service"]
+) => {
+  const byChain = new Map<number, Map<string, Checked>>()
+  return Effect.fnUntraced(function* (chainId: number) {
+    const checkedRules = byChain.get(chainId) ?? new Map<string, Checked>()
+    byChain.set(chainId, checkedRules)
+    const active = (yield* bots.active()).filter((b) => b.chainId === chainId)
+    const byKey = new Map<
+      string,
+      { contracts: ReadonlyArray<Contract>; ids: string; channels: ReadonlyArray<WebhookStore.Webhook> }
+    >()
+    const ready: Array<Prepared> = []
+    const problems: Array<string> = []
+    const used = new Set<string>()
+    for (const bot of active) {
+      let of = byKey.get(bot.keyId)
+      if (of === undefined) {
+        const list = yield* contracts.list(bot.keyId, chainId)
+        of = {
+          contracts: list,
+          ids: list.map((c) => c.id).join(","),
+          channels: yield* outbox.list(bot.keyId, "channels")
+        }
+        byKey.set(bot.keyId, of)
+      }
+      const cacheKey = `${bot.id}@${bot.revision}|${of.ids}`
+      used.add(cacheKey)
+      let rule = checkedRules.get(cacheKey)
+      if (rule === undefined) {
+        rule = check(bot, of.contracts)
+        checkedRules.set(cacheKey, rule)
+      }
+      if (typeof rule === "string") {
+        problems.push(rule)
+        continue
+      }
+      ready.push({
+        bot,
+        reach: rule.transactions > 1 ? bot.options.topLevelTxBlockRange : 0,
+        // The bot's expressions are one rule (AND-ed): index 0.
+        rules: [{ index: 0, expr: rule.expr, needsTraces: rule.needsTraces }],
+        normals: [rule.normal],
+        key: `${bot.id}@${bot.revision}`,
+        ...(bot.watchingFrom === undefined ? {} : { from: bot.watchingFrom.blockNumber }),
+        contracts: of.contracts,
+        channels: of.channels.filter((c) => bot.notifications.includes(c.id))
+      })
+    }
+    for (const k of checkedRules.keys()) if (!used.has(k)) checkedRules.delete(k)
+    return { ready, problems, active: active.length }
+  })
+}

@@ -1,0 +1,90 @@
+/** The knobs of following, the state each chain's follower reports, and why a step does not go on. */
+import { Schema } from "effect"
+
+/** Knobs of following. */
+export interface Settings {
+  /** How often each chain's head is polled. */
+  readonly pollMillis: number
+  /** Confirmations to wait per chain (blocks behind the head); chains not named wait `defaultConfirmations`. */
+  readonly confirmations: Readonly<Record<number, number>>
+  readonly defaultConfirmations: number
+  /**
+   * Blocks read per step while catching up. Best a multiple of what the chain reader has in flight at once (the
+   * JSON-RPC reader's default: 4 requests of 10 blocks), so no request slot idles in a step's last round.
+   */
+  readonly batch: number
+  /** Recent block hashes kept per chain: the deepest reorganisation followed. */
+  readonly keep: number
+  /** Longest wait between attempts while the node fails. */
+  readonly maxBackoffMillis: number
+  /**
+   * The work one bot may do in one step: bindings its rules try, and new matches per new block of the step. A bot
+   * over them is switched off with the reason (`paused`), so one rule can neither hold the process nor flood
+   * its channels; the others go on.
+   */
+  readonly limits: { readonly bindingsPerStep: number; readonly matchesPerBlock: number }
+}
+
+export const defaultSettings: Settings = {
+  pollMillis: 2_000,
+  confirmations: {},
+  defaultConfirmations: 0,
+  batch: 80,
+  keep: 256,
+  maxBackoffMillis: 60_000,
+  // 1,000,000 bindings take 30 to 500 ms (more when each is a match: evidence is built for it).
+  limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 100 }
+}
+
+/** What a chain's follower is doing. */
+export interface ChainState {
+  readonly chainId: number
+  /**
+   * `halted`: the chain reorganised deeper than the hashes kept, so the follower cannot tell which of its
+   * alerts still stand; it goes no further until an operator re-anchors it (`vigil follow reset`), and the
+   * process is not ready (`/health` 503) meanwhile.
+   */
+  readonly state: "starting" | "following" | "catching up" | "backing off" | "halted"
+  /**
+   * How new heads are learnt: `subscribed` while the node announces them over its websocket (each announcement
+   * starts a step at once; polling goes on), else `polling`.
+   */
+  readonly heads: "polling" | "subscribed"
+  /** Why a configured subscription to new heads is not working, while it is retried. */
+  readonly headsError?: string
+  /** Active bots of the chain. */
+  readonly bots: number
+  readonly head?: number
+  /** The last block processed. */
+  readonly cursor?: number
+  /** Blocks between the head and the cursor. */
+  readonly lag?: number
+  /** Counted since the process started. */
+  readonly blocks: number
+  readonly alerts: number
+  readonly retractions: number
+  readonly reorganisations: number
+  /** Why the follower is not moving: the last step failed, or the node lacks what it needs (a stall). */
+  readonly lastError?: string
+  /** ISO instant since which the follower has not moved for the reason in `lastError`. */
+  readonly stalledSince?: string
+  /** Active bots not run, and why (rules that no longer check, traces the node lacks). */
+  readonly skipped?: ReadonlyArray<string>
+  /** ISO instant of the last step that moved the cursor. */
+  readonly lastProgress?: string
+}
+
+/** The chain reorganised deeper than the hashes kept: the follower cannot go on by itself. */
+export class DeepReorganisation extends Schema.TaggedError<DeepReorganisation>()("DeepReorganisation", {
+  chainId: Schema.Int,
+  message: Schema.String
+}) {}
+
+/**
+ * The node's answers do not let a step go on yet: a block it lacks, a replica behind the others, a reorganisation
+ * under way. Nothing is written; the step is tried again, backing off.
+ */
+export class Unsettled extends Schema.TaggedError<Unsettled>()("Unsettled", {
+  chainId: Schema.Int,
+  message: Schema.String
+}) {}
