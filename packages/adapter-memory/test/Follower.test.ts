@@ -1,0 +1,376 @@
+/**
+ * The follower over the memory stores and a scripted chain, under the TestClock: no node, no sleeps. The chain is
+ * mined, reorganised, served by a replica that lacks the newest blocks, and failing, while the follower is
+ * restarted at any point; whatever the sequence, once the node is healthy again (and the chain has grown past every
+ * block it showed) every transfer on the final chain is alerted exactly once and every alert of an orphaned block
+ * is retracted (fast-check), beside golden runs.
+ */
+import { fc } from "@fast-check/vitest"
+import { MemoryAdapter } from "@vigil/adapter-memory"
+import { Abi, Bots, ChainData, ContractStore, FollowStore, Follower } from "@vigil/core"
+import { Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
+import { TestClock } from "effect/testing"
+import { assert, describe, it } from "vitest"
+
+const usdc = `0x${"a".repeat(40)}`
+const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+const word = (n: bigint | number) => `0x${BigInt(n).toString(16).padStart(64, "0")}`
+const hex = (n: number) => `0x${n.toString(16)}`
+
+const abi = Schema.decodeUnknownSync(Abi.Abi)([
+  {
+    type: "event",
+    name: "Transfer",
+    inputs: [
+      { name: "from", type: "address", indexed: true },
+      { name: "to", type: "address", indexed: true },
+      { name: "value", type: "uint256" }
+    ]
+  }
+])
+
+interface ScriptedBlock {
+  readonly number: number
+  readonly hash: string
+  readonly parentHash: string
+  /** Hashes of its transactions, each a USDC transfer. */
+  readonly transfers: ReadonlyArray<string>
+}
+
+/** A chain the test writes: mined, reorganised, lagging or failing on demand. */
+class Scripted {
+  blocks: Array<ScriptedBlock> = [{ number: 0, hash: word(1), parentHash: word(0), transfers: [] }]
+  /** Every block ever shown, by hash. */
+  readonly seen = new Map<string, ScriptedBlock>()
+  private branch = 1
+  /** When set, a replica behind the balancer answers: blocks above this number are missing. */
+  lagAbove: number | undefined
+  /** The replica behind answers only the hash lookups; the blocks come from an up-to-date one. */
+  lagHashesOnly = false
+  /** Calls left to fail as a node that does not answer. */
+  failing = 0
+
+  constructor() {
+    this.seen.set(this.blocks[0]!.hash, this.blocks[0]!)
+  }
+
+  /** Mines one block with `transfers` transfers. */
+  mine(transfers: number) {
+    const parent = this.blocks.at(-1)!
+    const number = parent.number + 1
+    const id = this.branch * 1_000_000 + number
+    const block = {
+      number,
+      hash: word(id * 16 + 1),
+      parentHash: parent.hash,
+      transfers: Array.from({ length: transfers }, (_, i) => word(id * 16 + 2 + i))
+    }
+    this.blocks.push(block)
+    this.seen.set(block.hash, block)
+  }
+
+  /** Replaces the newest `depth` blocks by `count` new ones on another branch. */
+  reorganise(depth: number, count: number, transfers: number) {
+    const keep = Math.max(1, this.blocks.length - depth)
+    this.blocks = this.blocks.slice(0, keep)
+    this.branch++
+    for (let i = 0; i < count; i++) this.mine(transfers)
+  }
+
+  private trouble(chainId: number, operation: string) {
+    if (this.failing === 0) return undefined
+    this.failing--
+    return new ChainData.ChainDataError({ reason: "Unavailable", chainId, operation, message: "the node is down" })
+  }
+
+  private shown(n: number, lookup: "hashes" | "blocks") {
+    const lagging = this.lagAbove !== undefined && (lookup === "hashes" || !this.lagHashesOnly)
+    return lagging && n > this.lagAbove! ? undefined : this.blocks[n]
+  }
+
+  /** The node, as the follower sees it. */
+  readonly service = ChainData.ChainData.of({
+    storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
+    trouble: () => Effect.succeed(undefined),
+    head: (chainId) => {
+      const error = this.trouble(chainId, "head")
+      return error === undefined ? Effect.succeed(this.blocks.length - 1) : Effect.fail(error)
+    },
+    newHeads: (chainId) => Effect.fail(unconfigured(chainId)),
+    tracesAvailable: () => Effect.succeed(false),
+    hashes: (chainId, numbers) => {
+      const error = this.trouble(chainId, "hashes")
+      if (error !== undefined) return Effect.fail(error)
+      return Effect.succeed(
+        numbers.map((n) => {
+          const b = this.shown(n, "hashes")
+          return b === undefined ? undefined : { number: b.number, hash: b.hash, parentHash: b.parentHash }
+        })
+      )
+    },
+    blocks: (chainId, numbers) => {
+      const error = this.trouble(chainId, "blocks")
+      if (error !== undefined) return Effect.fail(error)
+      return Effect.succeed(
+        numbers.map((n): ChainData.BlockResult => {
+          const b = this.shown(n, "blocks")
+          if (b === undefined)
+            return {
+              _tag: "Missing",
+              number: n,
+              error: new ChainData.ChainDataError({
+                reason: "NotFound",
+                chainId,
+                operation: "blocks",
+                message: `block ${n} not found`
+              })
+            }
+          return { _tag: "Found", number: n, data: rpcBlock(b) }
+        })
+      )
+    }
+  })
+}
+
+function unconfigured(chainId: number) {
+  return new ChainData.ChainDataError({
+    reason: "NotConfigured",
+    chainId,
+    operation: "newHeads",
+    message: `no websocket for chain ${chainId}`
+  })
+}
+
+/** A block as `eth_getBlockByNumber` and its receipts would show it: each transfer of 1,000 from 0x01 to 0x02. */
+const rpcBlock = (b: ScriptedBlock) => ({
+  block: {
+    number: hex(b.number),
+    hash: b.hash,
+    parentHash: b.parentHash,
+    timestamp: hex(1_700_000_000 + b.number * 12),
+    transactions: b.transfers.map((hash, i) => ({
+      hash,
+      from: `0x${"1".repeat(40)}`,
+      to: usdc,
+      value: "0x0",
+      nonce: hex(i),
+      input: "0x",
+      gas: "0x5208",
+      transactionIndex: hex(i)
+    }))
+  },
+  receipts: b.transfers.map((hash, i) => ({
+    transactionHash: hash,
+    status: "0x1",
+    gasUsed: "0x5208",
+    logs: [{ address: usdc, topics: [transferTopic, word(1), word(2)], data: word(1_000), logIndex: hex(i) }]
+  }))
+})
+
+const settings: Follower.Settings = {
+  ...Follower.defaultSettings,
+  pollMillis: 1_000,
+  batch: 3,
+  keep: 32,
+  maxBackoffMillis: 4_000
+}
+
+type Operation =
+  | { readonly kind: "mine"; readonly transfers: ReadonlyArray<number> }
+  | { readonly kind: "reorganise"; readonly depth: number; readonly count: number; readonly transfers: number }
+  | { readonly kind: "restart" }
+  | { readonly kind: "lag"; readonly depth: number; readonly hashesOnly: boolean }
+  | { readonly kind: "fail"; readonly calls: number }
+  | { readonly kind: "wait"; readonly seconds: number }
+
+/**
+ * Runs `operations` against a follower of chain 1 with one bot alerting on every USDC transfer, then lets it
+ * catch up on a healthy node; the chain and the alerts stored.
+ */
+const run = (operations: ReadonlyArray<Operation>) =>
+  Effect.gen(function* () {
+    const chain = new Scripted()
+    const node = Layer.succeed(ChainData.ChainData)(chain.service)
+    const stores = yield* Layer.build(Layer.merge(MemoryAdapter.layer, node))
+    const services = Layer.succeedContext(stores)
+    const contracts = Context.get(stores, ContractStore.ContractStore)
+    yield* contracts.add({
+      id: "usdc",
+      keyId: "key",
+      chainId: 1,
+      address: usdc,
+      label: "USDC",
+      abi,
+      abiSource: "supplied",
+      created: "2026-01-01T00:00:00.000Z"
+    })
+    const bots = Context.get(yield* Layer.build(Bots.Bots.layer.pipe(Layer.provide(services))), Bots.Bots)
+    const bot = yield* bots.create("key", {
+      fields: { botName: "transfers", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
+    })
+    const start = Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      yield* Layer.buildWithScope(Follower.layer(settings).pipe(Layer.provide(services)), scope)
+      return scope
+    })
+    let scope = yield* start
+    const wait = (seconds: number) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < seconds; i++) yield* TestClock.adjust("1 second")
+      })
+    for (const op of operations) {
+      switch (op.kind) {
+        case "mine":
+          for (const t of op.transfers) chain.mine(t)
+          break
+        case "reorganise":
+          chain.reorganise(op.depth, op.count, op.transfers)
+          break
+        case "restart":
+          yield* Scope.close(scope, Exit.void)
+          scope = yield* start
+          break
+        case "lag":
+          chain.lagAbove = Math.max(0, chain.blocks.length - 1 - op.depth)
+          chain.lagHashesOnly = op.hashesOnly
+          break
+        case "fail":
+          chain.failing = op.calls
+          break
+        case "wait":
+          yield* wait(op.seconds)
+          chain.lagAbove = undefined
+      }
+    }
+    chain.lagAbove = undefined
+    chain.failing = 0
+    // Chains grow: the final one is mined past every block ever shown, so a branch shorter than the blocks
+    // processed (waited for as a node behind until then) is seen to be a reorganisation.
+    const highest = Math.max(...[...chain.seen.values()].map((b) => b.number))
+    while (chain.blocks.length - 1 <= highest) chain.mine(0)
+    const follow = Context.get(stores, FollowStore.FollowStore)
+    const head = chain.blocks.at(-1)!
+    for (let i = 0; i < 600; i++) {
+      const cursor = yield* follow.cursor(1)
+      if (cursor?.hash === head.hash) break
+      yield* wait(1)
+    }
+    const cursor = yield* follow.cursor(1)
+    const all = [
+      ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "active" })),
+      ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "retracted" }))
+    ]
+    yield* Scope.close(scope, Exit.void)
+    return { chain, bot, cursor, alerts: all }
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(TestClock.layer()),
+    // The follower's warnings (the node failing, a reorganisation) are what the runs are made of.
+    Effect.provideService(References.MinimumLogLevel, "Error")
+  )
+
+/** What must hold after any run: the final chain's transfers alerted once each, the others retracted. */
+const check = ({ chain, bot, cursor, alerts }: Effect.Success<ReturnType<typeof run>>) => {
+  assert.strictEqual(cursor?.hash, chain.blocks.at(-1)!.hash, "the follower reached the head")
+  const from = bot.watchingFrom!.blockNumber
+  const onChain = new Set(chain.blocks.filter((b) => b.number >= from).flatMap((b) => b.transfers))
+  const active = alerts.filter((a) => a.retractedAt === undefined)
+  const activeTx = active.map((a) => a.transactions.tx1!)
+  assert.deepStrictEqual([...activeTx].sort(), [...onChain].sort(), "each transfer on the final chain, once")
+  for (const a of alerts.filter((a) => a.retractedAt !== undefined)) {
+    assert.isFalse(
+      chain.blocks.some((b) => b.hash === a.blockHash),
+      `retracted ${a.id} is on the final chain`
+    )
+    assert.isTrue(chain.seen.has(a.blockHash))
+  }
+  for (const a of active) assert.strictEqual(chain.blocks[a.blockNumber]?.hash, a.blockHash)
+  assert.strictEqual(new Set(alerts.map((a) => a.id)).size, alerts.length)
+}
+
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  fc.record({
+    kind: fc.constant("mine" as const),
+    transfers: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 4 })
+  }),
+  fc.record({
+    kind: fc.constant("reorganise" as const),
+    depth: fc.integer({ min: 1, max: 4 }),
+    count: fc.integer({ min: 1, max: 5 }),
+    transfers: fc.integer({ min: 0, max: 2 })
+  }),
+  fc.constant({ kind: "restart" as const }),
+  fc.record({ kind: fc.constant("lag" as const), depth: fc.integer({ min: 1, max: 3 }), hashesOnly: fc.boolean() }),
+  fc.record({ kind: fc.constant("fail" as const), calls: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({ kind: fc.constant("wait" as const), seconds: fc.integer({ min: 1, max: 4 }) })
+)
+
+describe("Follower over a scripted chain", () => {
+  it("alerts each transfer once while catching up in batches, across a restart", async () => {
+    const result = await Effect.runPromise(
+      run([
+        { kind: "mine", transfers: [1, 0, 2, 1, 1] },
+        { kind: "wait", seconds: 1 },
+        { kind: "restart" },
+        { kind: "mine", transfers: [1, 1] },
+        { kind: "wait", seconds: 3 }
+      ])
+    )
+    check(result)
+    assert.strictEqual(result.alerts.length, 7)
+    assert.isTrue(result.alerts.every((a) => a.retractedAt === undefined))
+  })
+
+  it("retracts the alerts of a reorganised block and alerts the new branch's transfers", async () => {
+    const result = await Effect.runPromise(
+      run([
+        { kind: "mine", transfers: [1, 1, 1] },
+        { kind: "wait", seconds: 3 },
+        { kind: "reorganise", depth: 2, count: 3, transfers: 1 },
+        { kind: "wait", seconds: 3 }
+      ])
+    )
+    check(result)
+    assert.strictEqual(result.alerts.filter((a) => a.retractedAt !== undefined).length, 2)
+    assert.strictEqual(result.alerts.filter((a) => a.retractedAt === undefined).length, 4)
+  })
+
+  it("waits for a replica that lacks the newest blocks instead of retracting on its word", async () => {
+    const result = await Effect.runPromise(
+      run([
+        { kind: "mine", transfers: [1, 1] },
+        { kind: "wait", seconds: 2 },
+        { kind: "lag", depth: 1, hashesOnly: false },
+        { kind: "wait", seconds: 1 },
+        { kind: "mine", transfers: [1] },
+        { kind: "fail", calls: 2 },
+        { kind: "wait", seconds: 4 }
+      ])
+    )
+    check(result)
+    assert.isTrue(result.alerts.every((a) => a.retractedAt === undefined))
+  })
+
+  it("checks a reorganisation against a replica behind without retracting what it merely lacks", async () => {
+    const result = await Effect.runPromise(
+      run([
+        { kind: "mine", transfers: [1, 1, 1] },
+        { kind: "wait", seconds: 3 },
+        { kind: "reorganise", depth: 1, count: 2, transfers: 1 },
+        { kind: "lag", depth: 3, hashesOnly: true },
+        { kind: "wait", seconds: 2 }
+      ])
+    )
+    check(result)
+    assert.strictEqual(result.alerts.filter((a) => a.retractedAt !== undefined).length, 1)
+  })
+
+  it("alerts every transfer of the final chain exactly once and retracts every orphan, whatever happens", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 12 }), async (operations) => {
+        check(await Effect.runPromise(run(operations)))
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
