@@ -11,8 +11,8 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { NodeSocket } from "@effect/platform-node"
-import { ChainData, type ChainFacts } from "@vigil/core"
-import { Clock, Effect, Layer, Schedule, Schema, Stream } from "effect"
+import { ChainData, type ChainFacts, NodeAnswers } from "@vigil/core"
+import { Clock, Effect, Layer, Result, Schedule, Schema, Stream } from "effect"
 import { Socket } from "effect/socket"
 
 type ChainDataError = ChainData.ChainDataError
@@ -58,6 +58,12 @@ const classifyRpcError = (code: number, message: string): ChainData.ChainDataErr
 const Json = Schema.fromJsonString(Schema.Unknown)
 const encodeJson = Schema.encodeSync(Json)
 const decodeJson = Schema.decodeUnknownEffect(Json)
+
+/** A node's answers decoded by their Schemas: a malformed one is refused with what is wrong, never cast. */
+const decodeHeader = Schema.decodeUnknownResult(NodeAnswers.RpcHeader)
+const decodeBlock = Schema.decodeUnknownResult(NodeAnswers.RpcBlock)
+const decodeReceipts = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.RpcReceipt))
+const decodeTraces = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.TraceEntry))
 
 const timedOut = (e: unknown) => e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
 
@@ -223,18 +229,28 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
   const hashes = (chainId: number, numbers: ReadonlyArray<number>) =>
     numbers.length === 0
       ? Effect.succeed([])
-      : Effect.map(
+      : Effect.flatMap(
           all(
             chainId,
             "hashes",
             numbers.map((n) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] }))
           ),
+          // null: the node does not have the block (yet); anything else must be a header.
           (blocks) =>
-            blocks.map((b, i) =>
-              isObject(b) && typeof b.hash === "string" && typeof b.parentHash === "string"
-                ? { number: numbers[i]!, hash: b.hash, parentHash: b.parentHash }
-                : undefined
-            )
+            Effect.forEach(blocks, (b, i) => {
+              if (b === null) return Effect.succeed(undefined)
+              const header = decodeHeader(b)
+              return Result.isSuccess(header)
+                ? Effect.succeed({ number: numbers[i]!, ...header.success })
+                : Effect.fail(
+                    new ChainDataError({
+                      reason: "Invalid",
+                      chainId,
+                      operation: "hashes",
+                      message: `block ${numbers[i]}: eth_getBlockByNumber did not answer a header: ${header.failure.message}`
+                    })
+                  )
+            })
         )
 
   const storageAt = (chainId: number, address: string, slot: string) =>
@@ -295,43 +311,49 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           missing(classifyRpcError(blockAnswer!.code, blockAnswer!.message), `block ${number}: ${blockAnswer!.message}`)
           continue
         }
-        const block = blockAnswer!.result
-        if (block === null) {
+        if (blockAnswer!.result === null) {
           missing("NotFound", `block ${number} does not exist on chain ${chainId}`)
           continue
         }
-        if (!isObject(block) || !Array.isArray(block.transactions)) {
-          missing("Invalid", `block ${number}: eth_getBlockByNumber did not answer a block`)
+        const decodedBlock = decodeBlock(blockAnswer!.result)
+        if (Result.isFailure(decodedBlock)) {
+          missing(
+            "Invalid",
+            `block ${number}: eth_getBlockByNumber did not answer a block: ${decodedBlock.failure.message}`
+          )
           continue
         }
-        let receipts: unknown = receiptsAnswer!.ok ? receiptsAnswer!.result : undefined
+        const block = decodedBlock.success
+        let receiptsAnswered: unknown = receiptsAnswer!.ok ? receiptsAnswer!.result : undefined
         if (!receiptsAnswer!.ok) {
           if (classifyRpcError(receiptsAnswer!.code, receiptsAnswer!.message) !== "Unsupported") {
             missing("Invalid", `block ${number}: eth_getBlockReceipts: ${receiptsAnswer!.message}`)
             continue
           }
           // A node without eth_getBlockReceipts: each transaction's receipt.
-          receipts = yield* all(
+          receiptsAnswered = yield* all(
             chainId,
             "blocks",
-            (block.transactions as ReadonlyArray<{ hash: string }>).map((t) => ({
-              method: "eth_getTransactionReceipt",
-              params: [t.hash]
-            }))
+            block.transactions.map((t) => ({ method: "eth_getTransactionReceipt", params: [t.hash] }))
           )
         }
-        if (!Array.isArray(receipts) || receipts.length !== block.transactions.length) {
+        const decodedReceipts = decodeReceipts(receiptsAnswered)
+        if (Result.isFailure(decodedReceipts)) {
+          missing("Invalid", `block ${number}: the receipts are not receipts: ${decodedReceipts.failure.message}`)
+          continue
+        }
+        const receipts = decodedReceipts.success
+        if (receipts.length !== block.transactions.length) {
           missing("Invalid", `block ${number}: the receipts do not match the block's transactions`)
           continue
         }
         // Read in one batch, but a node may switch branches between two calls: receipts of another version of
         // the block would pair its transactions with other logs. Retryable: read again, they agree.
-        const txHash = (i: number) => lower((block.transactions as ReadonlyArray<{ hash?: unknown }>)[i]?.hash)
+        const txHash = (i: number) => lower(block.transactions[i]?.hash)
         const foreign = receipts.findIndex(
           (r, i) =>
-            !isObject(r) ||
             (r.blockHash !== undefined && lower(r.blockHash) !== lower(block.hash)) ||
-            (r.transactionHash !== undefined && lower(r.transactionHash) !== txHash(i))
+            lower(r.transactionHash) !== txHash(i)
         )
         if (foreign !== -1) {
           missing(
@@ -340,7 +362,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           )
           continue
         }
-        let frames: ReadonlyArray<unknown> | undefined
+        let frames: ReadonlyArray<ChainFacts.CallFrame> | undefined
         if (withTraces) {
           if (!traceAnswer!.ok) {
             const reason = classifyRpcError(traceAnswer!.code, traceAnswer!.message)
@@ -356,15 +378,19 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             missing(reason, `block ${number}: debug_traceBlockByNumber: ${traceAnswer!.message}`)
             continue
           }
-          frames = Array.isArray(traceAnswer!.result)
-            ? (traceAnswer!.result as ReadonlyArray<unknown>).map((t) => (isObject(t) && "result" in t ? t.result : t))
-            : undefined
-          if (frames === undefined || frames.length !== block.transactions.length) {
+          const decodedTraces = decodeTraces(traceAnswer!.result)
+          if (Result.isFailure(decodedTraces)) {
+            missing("Invalid", `block ${number}: the traces are not call frames: ${decodedTraces.failure.message}`)
+            continue
+          }
+          const entries = decodedTraces.success
+          frames = entries.map((t) => ("result" in t ? t.result : t))
+          if (frames.length !== block.transactions.length) {
             missing("Invalid", `block ${number}: the traces do not match the block's transactions`)
             continue
           }
-          const strange = (traceAnswer!.result as ReadonlyArray<unknown>).findIndex(
-            (t, i) => isObject(t) && t.txHash !== undefined && lower(t.txHash) !== txHash(i)
+          const strange = entries.findIndex(
+            (t, i) => "txHash" in t && t.txHash !== undefined && lower(t.txHash) !== txHash(i)
           )
           if (strange !== -1) {
             missing(
@@ -377,11 +403,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         results.push({
           _tag: "Found",
           number,
-          data: {
-            block: block as unknown as ChainFacts.RpcBlock,
-            receipts: receipts as ReadonlyArray<ChainFacts.RpcReceipt>,
-            ...(frames === undefined ? {} : { traces: frames as ReadonlyArray<ChainFacts.CallFrame> })
-          }
+          data: { block, receipts, ...(frames === undefined ? {} : { traces: frames }) }
         })
       }
       return results

@@ -358,6 +358,34 @@ describe("the JSON-RPC reader", () => {
     }
   })
 
+  it("refuses a malformed answer by its Schema, naming the field, instead of casting it", async () => {
+    const p = await proxy({
+      alter: (method, result) =>
+        method === "eth_getBlockReceipts" && Array.isArray(result)
+          ? result.map((r: Record<string, unknown>) => ({ ...r, logs: "none" }))
+          : method === "eth_getBlockByNumber" && result !== null && typeof result === "object"
+            ? (result as Record<string, unknown>).transactions === undefined ||
+              ((result as Record<string, unknown>).transactions as Array<unknown>).every((t) => typeof t === "string")
+              ? { ...(result as Record<string, unknown>), parentHash: 7 }
+              : result
+            : result
+    })
+    try {
+      const chain = reader(p.url, { retries: 0 })
+      const [read] = await Effect.runPromise(chain.blocks(31337, [sent.routeBig!.block], { traces: false }))
+      assert.strictEqual(read!._tag, "Missing")
+      if (read!._tag === "Missing") {
+        assert.strictEqual(read!.error.reason, "Invalid")
+        assert.match(read!.error.message, /the receipts are not receipts: .*logs/s)
+      }
+      const error = await Effect.runPromise(Effect.flip(chain.hashes(31337, [sent.routeBig!.block])))
+      assert.strictEqual(error.reason, "Invalid")
+      assert.match(error.message, /did not answer a header: .*parentHash/s)
+    } finally {
+      await p.close()
+    }
+  })
+
   it("times out a node that does not answer, and one that stops in the middle of its answer", async () => {
     for (const [stall, expected] of [
       ["headers", "the node did not answer within 200 ms"],

@@ -11,64 +11,9 @@
 import { AbiEvent, AbiFunction, AbiParameters } from "ox"
 import * as Abi from "../rules/Abi.ts"
 import type * as Facts from "../rules/Facts.ts"
+import type { CallFrame, RpcBlock, RpcReceipt } from "./NodeAnswers.ts"
 
-/** A transaction as `eth_getBlockByNumber(…, true)` returns it (the fields used). */
-export interface RpcTransaction {
-  readonly hash: string
-  readonly from: string
-  readonly to?: string | null
-  readonly value: string
-  readonly nonce: string
-  readonly input: string
-  readonly gas: string
-  readonly gasPrice?: string
-  readonly maxFeePerGas?: string
-  readonly maxPriorityFeePerGas?: string
-  readonly transactionIndex: string
-}
-
-export interface RpcBlock {
-  readonly number: string
-  readonly hash: string
-  /** Present in every node's answer; what following a chain checks its continuity by. */
-  readonly parentHash?: string
-  readonly timestamp: string
-  readonly transactions: ReadonlyArray<RpcTransaction>
-}
-
-export interface RpcLog {
-  readonly address: string
-  readonly topics: ReadonlyArray<string>
-  readonly data: string
-  readonly logIndex: string
-}
-
-export interface RpcReceipt {
-  readonly transactionHash: string
-  readonly status: string
-  readonly gasUsed: string
-  readonly logs: ReadonlyArray<RpcLog>
-}
-
-/** A `callTracer` frame with `withLog`. */
-export interface CallFrame {
-  readonly type: string
-  readonly from: string
-  readonly to?: string
-  readonly value?: string
-  readonly gas?: string
-  readonly gasUsed?: string
-  readonly input?: string
-  readonly output?: string
-  readonly error?: string
-  readonly calls?: ReadonlyArray<CallFrame>
-  readonly logs?: ReadonlyArray<{
-    readonly address: string
-    readonly topics?: ReadonlyArray<string>
-    readonly data?: string
-    readonly index?: number | string
-  }>
-}
+export type { CallFrame, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from "./NodeAnswers.ts"
 
 /** One block's data; `traces` (by transaction, in block order) absent when the node has no `debug_*`. */
 export interface BlockData {
