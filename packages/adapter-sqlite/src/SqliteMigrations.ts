@@ -309,6 +309,15 @@ export const migrations: ReadonlyArray<Migration> = [
     sql: `
       ALTER TABLE monitor_alerts ADD COLUMN unverified_at TEXT;
     `
+  },
+  {
+    version: 17,
+    name: "pending deliveries by destination",
+    // The destinations with pending deliveries, found by skipping from one to the next in this index (only
+    // pending rows, so it stays as small as the backlog): a claim no longer reads every pending row.
+    sql: `
+      CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
+    `
   }
 ]
 

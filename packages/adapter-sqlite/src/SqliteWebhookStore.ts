@@ -1,6 +1,6 @@
 /**
  * WebhookStore on SQLite: webhooks and their outbox in the same file, every change in an immediate transaction
- * (settlements of one event-loop turn share one).
+ * (deliveries stored, and settlements, of one event-loop turn share one).
  */
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
@@ -90,12 +90,24 @@ const make = Effect.gen(function* () {
        WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
     ),
     // Each destination's oldest due deliveries (an index probe per destination with anything due), destinations
-    // in order of their oldest: the candidates a fair claim picks from. A backlog of one destination costs the
-    // claim its few rows, not a scan of the backlog.
+    // in order of their oldest: the candidates a fair claim picks from. The destinations with pending deliveries
+    // are found by skipping from one to the next in the index of pending rows, so a claim costs a few probes per
+    // destination, not a read of the backlog.
     due: db.prepare<[number, number, number, number], DeliveryRow & DueWebhookColumns>(
-      `WITH due AS (
-         SELECT webhook_id, min(next_attempt_at) AS first FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= ? GROUP BY webhook_id
+      `WITH RECURSIVE pending(webhook_id) AS (
+         SELECT (SELECT min(webhook_id) FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+           WHERE status = 'pending')
+         UNION ALL
+         SELECT (SELECT min(x.webhook_id) FROM webhook_deliveries x INDEXED BY webhook_deliveries_pending
+           WHERE x.status = 'pending' AND x.webhook_id > pending.webhook_id)
+         FROM pending WHERE pending.webhook_id IS NOT NULL
+       ),
+       due AS (
+         SELECT webhook_id, first FROM (
+           SELECT webhook_id, (SELECT min(x.next_attempt_at) FROM webhook_deliveries x
+             WHERE x.status = 'pending' AND x.webhook_id = pending.webhook_id) AS first
+           FROM pending WHERE webhook_id IS NOT NULL
+         ) WHERE first <= ?
        )
        SELECT d.id, d.webhook_id, d.key_id, d.correlation_id, d.body, d.attempts, d.next_attempt_at, d.status,
          d.last_error, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
@@ -182,6 +194,22 @@ const make = Effect.gen(function* () {
   }
 
   // Settlements that arrive in one turn of the event loop share one transaction.
+  // Deliveries stored in one turn of the event loop (by concurrent requests) share one transaction; each
+  // request's are all stored or, with the others of the turn, none.
+  const enqueue = database.groupCommit(
+    "WebhookStore.enqueue",
+    (_, batch: ReadonlyArray<ReadonlyArray<WebhookStore.Delivery>>) =>
+      batch.map((deliveries) =>
+        deliveries.reduce(
+          (stored, d) =>
+            stored +
+            s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+              .changes,
+          0
+        )
+      )
+  )
+
   const settle = database.groupCommit(
     "WebhookStore.settle",
     (_, batch: ReadonlyArray<{ readonly id: string; readonly settlement: WebhookStore.Settlement }>) =>
@@ -209,16 +237,7 @@ const make = Effect.gen(function* () {
         s.dropPending.run(id)
         return true
       }),
-    enqueue: (deliveries) =>
-      database.transaction("WebhookStore.enqueue", () =>
-        deliveries.reduce(
-          (stored, d) =>
-            stored +
-            s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
-              .changes,
-          0
-        )
-      ),
+    enqueue: (deliveries) => (deliveries.length === 0 ? Effect.succeed(0) : enqueue(deliveries)),
     claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
       database.transaction("WebhookStore.claim", () => {
         const each = Math.max(1, Math.min(perDestination, perKey))

@@ -180,30 +180,57 @@ const send = Effect.fnUntraced(function* (settings: Settings, delivery: Delivery
   }
 })
 
-/** Sends one leased delivery, then settles it. */
+/** A sent delivery: how its attempt settles it, and how long the attempt took. */
+export interface Attempted {
+  readonly claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
+  readonly settlement: Settlement
+  readonly seconds: number
+}
+
+/** Sends one leased delivery: its settlement (stored by the caller). */
 export const attempt = Effect.fnUntraced(function* (
   settings: Settings,
   claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
 ) {
-  const store = yield* WebhookStore
-  const counts = yield* DeliveryCounts
   const { delivery, webhook } = claimed
   const started = yield* Clock.currentTimeMillis
   const outcome: SendOutcome = yield* send(settings, delivery, webhook)
   const now = yield* Clock.currentTimeMillis
-  const settled = settlement(settings, delivery, outcome, now, yield* Random.next)
-  yield* store.settle(delivery.id, settled)
-  yield* counts.record(webhook.channel?.type ?? "intelligence", counted[settled._tag], (now - started) / 1000)
-  if (settled._tag !== "Delivered") {
-    yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
-  }
+  return {
+    claimed,
+    settlement: settlement(settings, delivery, outcome, now, yield* Random.next),
+    seconds: (now - started) / 1000
+  } satisfies Attempted
+})
+
+/**
+ * Stores the settlements of attempts that ended together, in one turn (the store commits them as one
+ * transaction), counting and logging each.
+ */
+const settleAll = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted>) {
+  const store = yield* WebhookStore
+  const counts = yield* DeliveryCounts
+  yield* Effect.forEach(
+    attempts,
+    ({ claimed: { delivery, webhook }, settlement: settled, seconds }) =>
+      Effect.gen(function* () {
+        yield* store.settle(delivery.id, settled)
+        yield* counts.record(webhook.channel?.type ?? "intelligence", counted[settled._tag], seconds)
+        if (settled._tag !== "Delivered")
+          yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
+      }).pipe(Effect.catchCause((cause) => Effect.logError(`webhook delivery ${delivery.id} not settled`, cause))),
+    { concurrency: "unbounded", discard: true }
+  )
 })
 
 /**
  * Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire
  * and they are sent again). It claims again as soon as a slot frees, fairly (`WebhookStore.fairPick`): no key
  * holds more than `perKey` slots and no destination more than `perDestination`, so a slow receiver cannot take
- * the slots other keys, or its key's other destinations, need.
+ * the slots other keys, or its key's other destinations, need. A send frees its slot as soon as it ends; its
+ * settlement joins those of the other sends that ended meanwhile, stored together by one settler (one
+ * transaction), while the lease keeps the delivery from being claimed again. A settlement not stored when the
+ * process stops is as a send interrupted: the lease expires and the delivery is sent again.
  */
 export const layer = (
   settings: Settings = defaultSettings
@@ -213,6 +240,15 @@ export const layer = (
       const store = yield* WebhookStore
       const inFlight = yield* FiberSet.make<void, never>()
       const wake = yield* Wake
+      const ended = yield* Queue.unbounded<Attempted>()
+      const context = yield* Effect.context<WebhookStore | DeliveryCounts>()
+      // The settler: whatever ended since it last looked, stored in one go; what is left is stored on shutdown.
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.flatMap(Queue.takeAll(ended), (batch) => settleAll(batch).pipe(Effect.provide(context))))
+      )
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(Queue.clear(ended), (rest) => settleAll(rest).pipe(Effect.provide(context)))
+      )
       const perKey = new Map<string, number>()
       const perDestination = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
@@ -245,6 +281,7 @@ export const layer = (
           yield* FiberSet.run(
             inFlight,
             attempt(settings, c).pipe(
+              Effect.flatMap((a) => Queue.offer(ended, a)),
               Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause)),
               Effect.ensuring(Effect.andThen(release(c.delivery), Queue.offer(wake, undefined)))
             )
@@ -256,7 +293,11 @@ export const layer = (
       const loop = Effect.flatMap(cycle, (started) =>
         started > 0
           ? Effect.yieldNow
-          : Effect.race(Queue.take(wake), Effect.sleep(settings.pollMillis)).pipe(Effect.asVoid)
+          : Effect.race(
+              // Woken by a send that ended: the sends that end within the next millisecond share the claim.
+              Effect.andThen(Queue.take(wake), Effect.sleep(1)),
+              Effect.sleep(settings.pollMillis)
+            ).pipe(Effect.asVoid)
       )
       yield* Effect.forkScoped(Effect.forever(loop))
     })
