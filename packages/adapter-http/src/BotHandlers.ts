@@ -2,7 +2,7 @@
  * Handlers of the monitoring bot routes (spec §2.8, §4.7): answers `{success, bot|bots, timestamp}`. The
  * placeholder values of `options.literalDefs` are taken from the body's own text, so their numbers stay exact.
  */
-import { Alerts, type ApiKeys, Bots, type BotStore, History, Instant, type Quota, Rules } from "@vigil/core"
+import { Alerts, type ApiKeys, Bot, Bots, type BotStore, History, Instant, type Quota, Rules } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -15,33 +15,6 @@ import * as Responses from "./Responses.ts"
 export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys.ApiKeys | Quota.Quota
 
 const answer = HttpErrors.answer("v2")
-
-/** A bot as the API shows it. */
-const view = (b: BotStore.Bot) => ({
-  id: b.id,
-  botName: b.botName,
-  ...(b.botDescription === undefined ? {} : { botDescription: b.botDescription }),
-  chainId: b.chainId,
-  active: b.active,
-  severity: b.severity,
-  watchRule: b.watchRule,
-  notifications: b.notifications,
-  ...(b.botVersion === undefined ? {} : { botVersion: b.botVersion }),
-  options: {
-    topLevelTxBlockRange: b.options.topLevelTxBlockRange,
-    ...(b.options.literalDefs === undefined ? {} : { literalDefs: Rules.Literals.shown(b.options.literalDefs) }),
-    ...(b.options.ruleScope === undefined ? {} : { ruleScope: b.options.ruleScope }),
-    ...(b.options.notifyMinIntervalSeconds === undefined
-      ? {}
-      : { notifyMinIntervalSeconds: b.options.notifyMinIntervalSeconds }),
-    ...(b.options.alertThreshold === undefined ? {} : { alertThreshold: b.options.alertThreshold })
-  },
-  ...(b.watchingFrom === undefined ? {} : { watchingFrom: b.watchingFrom }),
-  ...(b.paused === undefined ? {} : { paused: b.paused }),
-  revision: b.revision,
-  created: b.created,
-  updated: b.updated
-})
 
 /** The request as the service takes it: the decoded fields, and the exact text of the literal definitions. */
 const request = (fields: Readonly<Record<string, unknown>>) =>
@@ -62,13 +35,13 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
     const history = yield* History.History
     const alerts = yield* Alerts.Alerts
     const one = (status: number, b: BotStore.Bot) =>
-      Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: view(b), timestamp }))
+      Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: Bot.view(b), timestamp }))
     /** A bot just created or updated, with what it will not do as stored. */
     const changed = (status: number, b: BotStore.Bot) =>
       Effect.map(Instant.now, (timestamp) =>
         Responses.json(status, {
           success: true,
-          bot: view(b),
+          bot: Bot.view(b),
           // Active without watchingFrom just now: the chain has no node (any other node failure refused the request).
           ...(b.active && b.watchingFrom === undefined
             ? {
@@ -160,7 +133,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* bots.list(client.id, query.chainId)
-          return Responses.json(200, { success: true, bots: list.map(view), timestamp: yield* Instant.now })
+          return Responses.json(200, { success: true, bots: list.map(Bot.view), timestamp: yield* Instant.now })
         }).pipe(answer)
       )
       .handle("get", ({ params }) =>

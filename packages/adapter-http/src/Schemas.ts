@@ -2,7 +2,7 @@
  * The request schemas of the routes and the error bodies, which only HTTP has. Every answer's shape is core's
  * (declared once there); here it is only named, given examples and a status for the OpenAPI document.
  */
-import { Bots, Chain, Evidence, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
+import { Bot as BotModel, Bots, Chain, Evidence, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
@@ -416,97 +416,11 @@ export const AbiNotFound = v2Body("Unprocessable Entity", 422, "AbiNotFound", {
   details: { tried: ["EIP-1967 proxy check: not a proxy", "sourcify (contract): not verified"] }
 })
 
-const Severity = Schema.Literals(["Critical", "High", "Medium", "Low"])
-const RuleScope = Schema.Struct({ contractName: Schema.String, groupId: Schema.String, member: Schema.Boolean })
+/** Body of `POST /v1/bots` and `PUT /v1/bots/:botId`: core's. */
+export const BotRequest = BotModel.Request
 
-/** The fields of a bot a client sends (spec §2.8); which are required on create is the service's decision. */
-const botFields = {
-  botName: Schema.optionalKey(Schema.String),
-  botDescription: Schema.optionalKey(Schema.String),
-  chainId: Schema.optionalKey(Schema.Int.annotate({ description: "Sent on create; may be repeated, never changed" })),
-  active: Schema.optionalKey(Schema.Boolean),
-  severity: Schema.optionalKey(Severity),
-  watchRule: Schema.optionalKey(
-    Schema.Struct({
-      watchRuleType: Schema.optionalKey(Schema.Literals(["simple", "advanced"])),
-      expressions: Schema.optionalKey(Schema.Array(Schema.String))
-    })
-  ),
-  notifications: Schema.optionalKey(Schema.Array(Schema.String)),
-  botVersion: Schema.optionalKey(Schema.String),
-  options: Schema.optionalKey(
-    Schema.Struct({
-      topLevelTxBlockRange: Schema.optionalKey(Schema.Int),
-      literalDefs: Schema.optionalKey(
-        Schema.Record(
-          Schema.String,
-          Schema.Union([Schema.Finite, Schema.String, Schema.Boolean]).annotate({
-            description: "A number (finite), a string (a decimal number, an address, bytes or text) or a boolean"
-          })
-        ).annotate({
-          description: "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
-        })
-      ),
-      ruleScope: Schema.optionalKey(RuleScope),
-      notifyMinIntervalSeconds: Schema.optionalKey(Schema.Int),
-      alertThreshold: Schema.optionalKey(Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }))
-    })
-  )
-}
-
-/** Body of `POST /v1/bots` (botName, chainId and watchRule.expressions required) and `PUT /v1/bots/:botId` (any subset). */
-export const BotRequest = Schema.Struct(botFields).annotate({ identifier: "BotRequest" })
-
-/** A bot. */
-export const Bot = Schema.Struct({
-  id: Schema.String.annotate({ description: "bot_<epoch ms>_<9 lowercase alphanumerics>" }),
-  botName: Schema.String,
-  botDescription: Schema.optionalKey(Schema.String),
-  chainId: Schema.Int,
-  active: Schema.Boolean,
-  severity: Severity,
-  watchRule: Schema.Struct({
-    watchRuleType: Schema.Literals(["simple", "advanced"]),
-    expressions: Schema.Array(Schema.String)
-  }),
-  notifications: Schema.Array(Schema.String),
-  botVersion: Schema.optionalKey(Schema.String),
-  options: Schema.Struct({
-    topLevelTxBlockRange: Schema.Int,
-    literalDefs: Schema.optionalKey(
-      Schema.Record(Schema.String, Schema.Union([Schema.Finite, Schema.String, Schema.Boolean])).annotate({
-        description: "As stored: a number a double cannot carry exactly is shown as its exact decimal text"
-      })
-    ),
-    ruleScope: Schema.optionalKey(RuleScope),
-    notifyMinIntervalSeconds: Schema.optionalKey(
-      Schema.Int.annotate({
-        description:
-          "Live alerts within this many seconds (block time) of the last one notified are recorded, not notified"
-      })
-    ),
-    alertThreshold: Schema.optionalKey(
-      Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }).annotate({
-        description: "Live alerts are notified only once count of them fall within windowSeconds (block time)"
-      })
-    )
-  }),
-  watchingFrom: Schema.optionalKey(
-    Schema.Struct({ chainId: Schema.Int, blockNumber: Schema.Int }).annotate({
-      description:
-        "The first block the bot is run on live: the one after the chain node's head when it was created, switched on or given new rules, so every transaction mined after the answer is watched. Absent when no node was configured for the chain then, and on inactive bots."
-    })
-  ),
-  paused: Schema.optionalKey(
-    Schema.Struct({ reason: Schema.String, blockNumber: Schema.Int, at: Instant.Timestamp }).annotate({
-      description:
-        "Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at this block. Switching it on (active true) clears it."
-    })
-  ),
-  revision: Schema.Int.annotate({ description: "1 on create, one more with every update" }),
-  created: Instant.Timestamp,
-  updated: Instant.Timestamp
-}).annotate({ identifier: "Bot" })
+/** A bot as the API shows it: core's. */
+export const Bot = BotModel.View
 
 /** `POST /v1/bots` (201), `PUT` and `GET /v1/bots/:botId`. */
 export const BotAnswer = Schema.Struct({

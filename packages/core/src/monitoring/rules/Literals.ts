@@ -84,10 +84,19 @@ export const textIn = (body: string): string | undefined => {
  * Stored literal definitions as a JSON value to show: a number a double carries exactly stays a number, any other
  * (`1e+27`, 30 digits) is its exact decimal text, so what is shown is what is compared.
  */
-export const shown = (text: string): unknown => {
+export const shown = (text: string): Readonly<Record<string, number | string | boolean>> => {
+  let parsed: unknown
   try {
-    return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits))
+    parsed = parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits))
   } catch {
-    return text
+    return {}
   }
+  // Stored definitions were checked when they came in: an object of numbers, strings and booleans.
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return {}
+  return Object.fromEntries(
+    Object.entries(parsed).filter(
+      (e): e is [string, number | string | boolean] =>
+        typeof e[1] === "number" || typeof e[1] === "string" || typeof e[1] === "boolean"
+    )
+  )
 }
