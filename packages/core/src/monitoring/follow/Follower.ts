@@ -25,12 +25,10 @@ import { WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
-import { fromBlocks } from "../chain/ChainFacts.ts"
-import * as Scan from "../chain/Scan.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Continuity from "./Continuity.ts"
-import { type Alert, FollowStore } from "./FollowStore.ts"
-import { type Block, markOf, pendingOf, type Prepared, preparer, type Window } from "./Ready.ts"
+import { FollowStore, type Mark } from "./FollowStore.ts"
+import { markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
 import * as Steps from "./Steps.ts"
 
@@ -63,7 +61,7 @@ export const layer = (
       const confirmationsOf = (chainId: number) => settings.confirmations[chainId] ?? settings.defaultConfirmations
       const prepare = preparer(bots, contracts, outbox)
 
-      const { rebuild, rewind, pause, paused, limitsOver, breathe, alertsOf, backfill, stall } = Steps.make({
+      const { rebuild, rewind, paused, backfill, stall, begin, readFresh, judgeAll } = Steps.make({
         settings,
         bots,
         store,
@@ -74,8 +72,11 @@ export const layer = (
         set
       })
 
-      /** One step of a chain: `idle` when there was nothing to do. */
-      const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
+      /**
+       * The chain's bots ready to run now, and whether the node's call traces are read for them; the chain's state
+       * says which active bots are not run, and why.
+       */
+      const runnableOf = Effect.fnUntraced(function* (chainId: number) {
         const { ready, problems, active } = yield* prepare(chainId)
         const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
         const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
@@ -92,6 +93,36 @@ export const layer = (
         ]
         const { skipped: _, ...was } = states.get(chainId)!
         states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
+        return { runnable, traces }
+      })
+
+      /**
+       * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile):
+       * `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
+       */
+      const catchUp = Effect.fnUntraced(function* (
+        chainId: number,
+        cursor: Mark | undefined,
+        runnable: ReadonlyArray<Prepared>,
+        traces: boolean
+      ) {
+        if (cursor === undefined) return { outcome: "none" as const, behind: [] }
+        const coverage = yield* store.coverage(chainId)
+        const nextOf = (p: Prepared) => {
+          if (p.from === undefined) return undefined
+          const c = coverage.get(p.bot.id)
+          return c !== undefined && c.from === p.from ? c.through + 1 : p.from
+        }
+        const behind = runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
+        if (behind.length === 0) return { outcome: "none" as const, behind }
+        const p = behind[0]!
+        const outcome = yield* backfill(chainId, cursor, p, nextOf(p)!, traces)
+        return { outcome: outcome === "moved" ? ("moved" as const) : ("done" as const), behind }
+      })
+
+      /** One step of a chain: `idle` when there was nothing to do. */
+      const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
+        const { runnable, traces } = yield* runnableOf(chainId)
         if (runnable.length === 0) return "idle" as const
         const head = yield* chain.head(chainId)
         const target = head - confirmationsOf(chainId)
@@ -102,25 +133,13 @@ export const layer = (
             chainId,
             `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
           )
-        // Bots that lack blocks below the cursor are run over them a batch at a time; the others go on meanwhile.
-        const coverage = cursor === undefined ? new Map() : yield* store.coverage(chainId)
-        const nextOf = (p: Prepared) => {
-          if (p.from === undefined) return undefined
-          const c = coverage.get(p.bot.id)
-          return c !== undefined && c.from === p.from ? c.through + 1 : p.from
+        const caught = yield* catchUp(chainId, cursor, runnable, traces)
+        if (caught.outcome === "moved") {
+          memory.window = undefined
+          return "moved" as const
         }
-        const behind = cursor === undefined ? [] : runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
-        let backfilled = false
-        if (behind.length > 0) {
-          const p = behind[0]!
-          if ((yield* backfill(chainId, cursor!, p, nextOf(p)!, traces)) === "moved") {
-            memory.window = undefined
-            return "moved" as const
-          }
-          backfilled = true
-        }
-        const joined = runnable.filter((p) => !behind.includes(p))
-        const idle = backfilled ? ("moved" as const) : ("idle" as const)
+        const joined = runnable.filter((p) => !caught.behind.includes(p))
+        const idle = caught.outcome === "done" ? ("moved" as const) : ("idle" as const)
         if (joined.length === 0) return idle
         if (cursor !== undefined && target <= cursor.number) {
           // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
@@ -133,40 +152,14 @@ export const layer = (
           return "moved" as const
         }
         if (target < 0) return "idle" as const
-        if (cursor === undefined) {
-          // Followed for the first time: the cursor is set just below the first block a bot watches from (or at
-          // the head); what came before is not looked at.
-          const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
-          const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
-          if (at === undefined) return "idle" as const
-          const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
-          yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
-          set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
-          return "moved" as const
-        }
-        const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
-        const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
-        const read: Array<Block> = []
-        let missing: string | undefined
-        for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-          if (r._tag === "Missing") {
-            missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
-            break
-          }
-          read.push({ ...r.data, number: r.number })
-        }
-        const linked = Continuity.extend(
-          cursor.hash,
-          read.map((b) => b.block)
-        )
-        if (linked.kind === "reorganised") {
-          // The first new block does not follow the cursor: the chain reorganised.
+        if (cursor === undefined) return yield* begin(chainId, runnable, target, head)
+        const read = yield* readFresh(chainId, cursor, target, head, traces)
+        if (read.kind === "reorganised") {
           memory.window = undefined
           yield* rewind(chainId, cursor)
           return "moved" as const
         }
-        // A later block that does not link ends the step there: the next one reads again from it.
-        const fresh = read.slice(0, linked.count)
+        const { fresh, missing } = read
         if (fresh.length === 0) return missing === undefined ? idle : yield* stall(chainId, missing)
         const range = Math.max(0, ...joined.map((p) => p.reach))
         let window = memory.window
@@ -176,39 +169,14 @@ export const layer = (
         const blocks = [...window.blocks, ...fresh]
         const last = fresh.at(-1)!
         const now = yield* Clock.currentTimeMillis
-        const alerts: Array<Alert> = []
-        const deliveries: Array<WebhookStore.Delivery> = []
-        const pending = new Map<string, ReadonlySet<string>>()
-        const over = new Set<Prepared>()
-        const held = { at: now }
-        for (const p of joined) {
-          yield* breathe(held)
-          const reached = blocks.filter((b) => b.number >= fresh[0]!.number - p.reach)
-          const facts = fromBlocks(reached, p.contracts, {
-            blockRange: p.bot.options.topLevelTxBlockRange,
-            head: last.number
-          })
-          // A bot that joined since the window was built: its matches pending at the cursor are found now.
-          const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
-          const judged = Scan.judge(p.rules, facts, fresh[0]!.number, before, limitsOver(fresh.length))
-          if (judged.exceeded !== undefined) {
-            over.add(p)
-            yield* pause(chainId, p, judged.exceeded, last.number)
-            continue
-          }
-          pending.set(p.key, judged.pending)
-          if (judged.found.length === 0) continue
-          const made = yield* alertsOf(chainId, p, judged.found, blocks, fresh[0]!.number, now)
-          alerts.push(...made.alerts)
-          deliveries.push(...made.deliveries)
-        }
+        const judged = yield* judgeAll(chainId, joined, window, fresh, cursor, now)
         const done = yield* store.advance(chainId, cursor, {
           blocks: fresh.map(markOf),
-          alerts,
-          deliveries,
+          alerts: judged.alerts,
+          deliveries: judged.deliveries,
           keep: settings.keep,
           coverage: joined.flatMap((p) =>
-            p.from === undefined || over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
+            p.from === undefined || judged.over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
           )
         })
         if (done.outcome === "moved") {
@@ -221,7 +189,7 @@ export const layer = (
           traces,
           range,
           blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
-          pending
+          pending: judged.pending
         }
         const s = states.get(chainId)!
         set(chainId, {

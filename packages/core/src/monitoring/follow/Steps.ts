@@ -15,7 +15,7 @@ import * as Scan from "../chain/Scan.ts"
 import { compose } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
-import type { FollowStore, Mark } from "./FollowStore.ts"
+import type { Alert, FollowStore, Mark } from "./FollowStore.ts"
 import { type Block, pendingOf, type Prepared, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
@@ -253,5 +253,96 @@ export const make = ({ settings, bots, store, outbox, chain, wake, states, set }
       return "stalled" as const
     })
 
-  return { rebuild, rewind, pause, paused, limitsOver, breathe, alertsOf, backfill, stall }
+  /**
+   * Follows the chain for the first time: the cursor is set just below the first block a bot watches from (or at
+   * the head); what came before is not looked at.
+   */
+  const begin = Effect.fnUntraced(function* (
+    chainId: number,
+    runnable: ReadonlyArray<Prepared>,
+    target: number,
+    head: number
+  ) {
+    const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
+    const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
+    if (at === undefined) return "idle" as const
+    const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
+    yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
+    set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
+    return "moved" as const
+  })
+
+  /**
+   * The next blocks after the cursor (a batch, up to `target`) that link to it: `reorganised` when the first does
+   * not follow the cursor; a later one that does not link, or one the node could not give whole (`missing` says
+   * why), ends the run there and the next step reads again from it.
+   */
+  const readFresh = Effect.fnUntraced(function* (
+    chainId: number,
+    cursor: Mark,
+    target: number,
+    head: number,
+    traces: boolean
+  ) {
+    const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
+    const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
+    const read: Array<Block> = []
+    let missing: string | undefined
+    for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+      if (r._tag === "Missing") {
+        missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
+        break
+      }
+      read.push({ ...r.data, number: r.number })
+    }
+    const linked = Continuity.extend(
+      cursor.hash,
+      read.map((b) => b.block)
+    )
+    if (linked.kind === "reorganised") return { kind: "reorganised" as const }
+    return { kind: "fresh" as const, fresh: read.slice(0, linked.count), missing }
+  })
+
+  /**
+   * Runs every joined bot over the fresh blocks (with the window before them): the alerts and deliveries of their
+   * matches, each bot's matches left pending, and the bots paused for going over their bounds.
+   */
+  const judgeAll = Effect.fnUntraced(function* (
+    chainId: number,
+    joined: ReadonlyArray<Prepared>,
+    window: Window,
+    fresh: ReadonlyArray<Block>,
+    cursor: Mark,
+    now: number
+  ) {
+    const blocks = [...window.blocks, ...fresh]
+    const first = fresh[0]!.number
+    const last = fresh.at(-1)!.number
+    const alerts: Array<Alert> = []
+    const deliveries: Array<WebhookStore.Delivery> = []
+    const pending = new Map<string, ReadonlySet<string>>()
+    const over = new Set<Prepared>()
+    const held = { at: now }
+    for (const p of joined) {
+      yield* breathe(held)
+      const reached = blocks.filter((b) => b.number >= first - p.reach)
+      const facts = fromBlocks(reached, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: last })
+      // A bot that joined since the window was built: its matches pending at the cursor are found now.
+      const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
+      const judged = Scan.judge(p.rules, facts, first, before, limitsOver(fresh.length))
+      if (judged.exceeded !== undefined) {
+        over.add(p)
+        yield* pause(chainId, p, judged.exceeded, last)
+        continue
+      }
+      pending.set(p.key, judged.pending)
+      if (judged.found.length === 0) continue
+      const made = yield* alertsOf(chainId, p, judged.found, blocks, first, now)
+      alerts.push(...made.alerts)
+      deliveries.push(...made.deliveries)
+    }
+    return { alerts, deliveries, pending, over }
+  })
+
+  return { rebuild, rewind, paused, backfill, stall, begin, readFresh, judgeAll }
 }
