@@ -85,7 +85,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
           return Responses.json(200, {
             success: true,
             botId: params.botId,
-            alerts: page.alerts.map(({ keyId: _, ...alert }) => alert),
+            alerts: page.alerts,
             ...(page.next === undefined ? {} : { next: page.next }),
             timestamp: yield* Instant.now
           })

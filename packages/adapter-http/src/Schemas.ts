@@ -2,7 +2,18 @@
  * The request schemas of the routes and the error bodies, which only HTTP has. Every answer's shape is core's
  * (declared once there); here it is only named, given examples and a status for the OpenAPI document.
  */
-import { Bot as BotModel, Bots, Chain, Evidence, Instant, IntelResult, Status, V2, WebhookResponses } from "@vigil/core"
+import {
+  Alert as AlertModel,
+  Bot as BotModel,
+  Bots,
+  Chain,
+  Evidence,
+  Instant,
+  IntelResult,
+  Status,
+  V2,
+  WebhookResponses
+} from "@vigil/core"
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
@@ -657,47 +668,8 @@ export const AlertQuery = Schema.Struct({
   state: Schema.optionalKey(Schema.Literals(["active", "retracted", "unverified"]))
 })
 
-/** An alert of live monitoring. */
-export const Alert = Schema.Struct({
-  id: Schema.String.annotate({
-    description:
-      "al_ and 32 hex digits derived from the bot, its version, the chain, the block hash, the bound transactions and the rule: the same match is the same alert"
-  }),
-  botId: Schema.String,
-  chainId: Schema.Int,
-  blockNumber: Schema.Int.annotate({ description: "The block that completed the match" }),
-  blockHash: Schema.String,
-  blockTime: Schema.Int.annotate({ description: "The block's timestamp (seconds)" }),
-  rule: Schema.Int,
-  expression: Schema.String,
-  transactions: Schema.Record(Schema.String, Schema.String),
-  evidence: Evidence.Evidence,
-  created: Instant.Timestamp,
-  state: Schema.Literals(["active", "retracted", "unverified"]),
-  retractedAt: Schema.optionalKey(Instant.Timestamp.annotate({ description: "When its block left the chain" })),
-  unverifiedAt: Schema.optionalKey(
-    Instant.Timestamp.annotate({
-      description:
-        "When the chain's follower was re-anchored after a reorganisation deeper than it could trace and the node no longer had the alert's block (neither confirmed nor retracted)"
-    })
-  ),
-  suppressed: Schema.optionalKey(
-    Schema.Literals(["threshold", "interval"]).annotate({
-      description:
-        "Recorded but not notified: the bot's alertThreshold was not reached, or its notifyMinIntervalSeconds had not passed"
-    })
-  ),
-  notifications: Schema.Array(
-    Schema.Struct({
-      channelId: Schema.String,
-      kind: Schema.Literals(["alert", "retraction", "unverified"]),
-      deliveryId: Schema.String,
-      status: Schema.Literals(["pending", "delivered", "dead"]),
-      attempts: Schema.Int,
-      lastError: Schema.optionalKey(Schema.String)
-    })
-  )
-}).annotate({ identifier: "Alert" })
+/** An alert with its state and notices: core's. */
+export const Alert = AlertModel.Listed
 
 /** `POST /v1/bots/:botId/alerts/:alertId/redeliver` (202): the alert's dead letters are queued again. */
 export const AlertRedelivered = Schema.Struct({

@@ -1,5 +1,6 @@
 /** Monitoring: watch rules, contracts and their ABIs, chain data, bots, notification channels, historical analysis and the follower. */
 export * as Abi from "./rules/Abi.ts"
+export * as Alert from "./alerts/Alert.ts"
 export * as Alerts from "./follow/Alerts.ts"
 export * as AlertPolicy from "./alerts/AlertPolicy.ts"
 export * as AbiSource from "./contracts/AbiSource.ts"

@@ -6,7 +6,8 @@ import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
 import { WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
 import { type BotNotFound, Bots } from "../bots/Bots.ts"
-import { type Alert, FollowStore } from "./FollowStore.ts"
+import type { Listed } from "../alerts/Alert.ts"
+import { FollowStore } from "./FollowStore.ts"
 
 /** A query of alerts is wrong; `field` names what. */
 export class InvalidAlertQuery extends Schema.TaggedError<InvalidAlertQuery>()("InvalidAlertQuery", {
@@ -24,21 +25,7 @@ export class AlertNotFound extends Schema.TaggedError<AlertNotFound>()("AlertNot
   }
 }
 
-/** An alert's message to one channel, and where its delivery stands. */
-export interface Notice {
-  readonly channelId: string
-  readonly kind: "alert" | "retraction" | "unverified"
-  readonly deliveryId: string
-  readonly status: WebhookStore.Delivery["status"]
-  readonly attempts: number
-  readonly lastError?: string
-}
-
-/** An alert with its state and notices. */
-export interface Listed extends Alert {
-  readonly state: "active" | "retracted" | "unverified"
-  readonly notifications: ReadonlyArray<Notice>
-}
+export { Listed, Notice } from "../alerts/Alert.ts"
 
 /** Alerts per page at most. */
 export const maxLimit = 200
@@ -108,7 +95,7 @@ export class Alerts extends Context.Service<
           const notices = (id: string) => [id, `${id}:retraction`, `${id}:unverified`]
           const deliveries = yield* outbox.deliveriesOf(shown.flatMap((a) => notices(a.id)))
           return {
-            alerts: shown.map((a) => ({
+            alerts: shown.map(({ keyId: _, ...a }) => ({
               ...a,
               state:
                 a.retractedAt !== undefined

@@ -8,6 +8,7 @@
 import { Context, type Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
+import type { Alert } from "../alerts/Alert.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
 
 /** A processed block: its number, hash and parent's hash. */
@@ -20,36 +21,7 @@ export interface Mark {
 /** The evidence of an alert (the evaluator's), kept as JSON. */
 export const Evidence = Evaluator.Evidence
 
-/** An alert: one match of one rule of one bot, on one branch of the chain. */
-export interface Alert {
-  /**
-   * `al_` and a digest of the alert's identity (bot, bot version, chain, hash of the block that completed the
-   * match, the bound transactions, the rule): the same match found twice is the same alert.
-   */
-  readonly id: string
-  readonly keyId: string
-  readonly botId: string
-  readonly chainId: number
-  readonly blockNumber: number
-  readonly blockHash: string
-  /** The block's timestamp (seconds): the clock of notification limits. */
-  readonly blockTime: number
-  readonly rule: number
-  readonly expression: string
-  /** The bound transactions' hashes, by the rule's names (`tx1`, …). */
-  readonly transactions: Readonly<Record<string, string>>
-  readonly evidence: Evaluator.Evidence
-  readonly created: string
-  /** When its block left the chain; the alert is then retracted. */
-  readonly retractedAt?: string
-  /**
-   * When the follower was re-anchored after a reorganisation deeper than it could trace and the node no longer
-   * had the alert's block: neither confirmed nor retracted.
-   */
-  readonly unverifiedAt?: string
-  /** Why it was not notified: the bot's alert threshold not reached, or its minimum interval not passed. */
-  readonly suppressed?: "threshold" | "interval"
-}
+export { Alert } from "../alerts/Alert.ts"
 
 /**
  * How far a bot was run on its chain: every block from `from` (its `watchingFrom`) through `through` was
