@@ -1,5 +1,5 @@
 /** Handlers of the monitoring contract routes (spec §2.9, §4.7): answers `{success, contract|contracts, timestamp}`. */
-import { type ApiKeys, Bots, Contracts, type ContractStore, Instant, type Quota } from "@vigil/core"
+import { type ApiKeys, Bots, Contract, Contracts, Instant, type Quota } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -11,18 +11,6 @@ import * as Responses from "./Responses.ts"
 export type Requirements = Contracts.Contracts | Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
 
 const answer = HttpErrors.answer("v2")
-
-/** A contract as the API shows it. */
-const view = (c: ContractStore.Contract) => ({
-  id: c.id,
-  chainId: c.chainId,
-  contractAddress: c.address,
-  label: c.label,
-  ABI: c.abi,
-  abiSource: c.abiSource,
-  ...(c.proxy === undefined ? {} : { proxy: c.proxy }),
-  created: c.created
-})
 
 /** The contracts group (either key header). */
 export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, never, Requirements> = HttpApiBuilder.group(
@@ -36,21 +24,25 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const c = yield* contracts.register(client.id, payload)
-          return Responses.json(201, { success: true, contract: view(c), timestamp: yield* Instant.now })
+          return Responses.json(201, { success: true, contract: Contract.view(c), timestamp: yield* Instant.now })
         }).pipe(answer)
       )
       .handle("list", ({ query }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* contracts.list(client.id, query.chainId)
-          return Responses.json(200, { success: true, contracts: list.map(view), timestamp: yield* Instant.now })
+          return Responses.json(200, {
+            success: true,
+            contracts: list.map(Contract.view),
+            timestamp: yield* Instant.now
+          })
         }).pipe(answer)
       )
       .handle("get", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const c = yield* contracts.get(client.id, params.contractId)
-          return Responses.json(200, { success: true, contract: view(c), timestamp: yield* Instant.now })
+          return Responses.json(200, { success: true, contract: Contract.view(c), timestamp: yield* Instant.now })
         }).pipe(answer)
       )
       .handle("remove", ({ params, query }) =>

@@ -6,6 +6,7 @@ import {
   Alert as AlertModel,
   Bot as BotModel,
   Bots,
+  Contract as ContractModel,
   Chain,
   Evidence,
   Instant,
@@ -309,40 +310,11 @@ export const WebhookNotFound = webhookError(404, "WebhookNotFound", "Webhook not
 /** 409: the key has 5 webhooks already, or (async intel) none to deliver to. */
 export const WebhookConflict = webhookError(409, "WebhookConflict", "Maximum 5 webhooks allowed per client")
 
-/** Body of `POST /v1/contracts` (spec §2.9). */
-export const ContractRequest = Schema.Struct({
-  chainId: Schema.Int.annotate({ description: "The chain's numeric id", examples: [1] }),
-  contractAddress: Schema.String.annotate({
-    description: "EVM address (0x and 40 hex digits, any case)",
-    examples: ["0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"]
-  }),
-  label: Schema.String.annotate({
-    description: "The name rules use for it (`tx1.<label>.E.Transfer`): an identifier, unique per key and chain",
-    examples: ["USDC"]
-  }),
-  ABI: Schema.optionalKey(
-    Schema.Union([Schema.Array(Schema.Unknown), Schema.String]).annotate({
-      description:
-        "The contract's JSON ABI (functions and events), as an array or a JSON string. Omitted: a verified ABI is fetched (Sourcify, then an Etherscan-compatible explorer; an EIP-1967 proxy gets its implementation's)."
-    })
-  )
-}).annotate({ identifier: "ContractRequest" })
+/** Body of `POST /v1/contracts` (spec §2.9): core's. */
+export const ContractRequest = ContractModel.Request
 
-/** A registered contract. */
-export const Contract = Schema.Struct({
-  id: Schema.String.annotate({ description: "ct_<epoch ms>_<9 lowercase alphanumerics>" }),
-  chainId: Schema.Int,
-  contractAddress: Schema.String.annotate({ description: "Lower-case" }),
-  label: Schema.String,
-  ABI: Schema.Array(Schema.Unknown).annotate({ description: "The ABI's entries rules are checked and decoded with" }),
-  abiSource: Schema.String.annotate({ description: "supplied, sourcify or etherscan", examples: ["sourcify"] }),
-  proxy: Schema.optionalKey(
-    Schema.Struct({ standard: Schema.Literal("EIP-1967"), implementation: Schema.String }).annotate({
-      description: "Present when the address is a proxy and the ABI is its implementation's"
-    })
-  ),
-  created: Instant.Timestamp
-}).annotate({ identifier: "Contract" })
+/** A registered contract: core's. */
+export const Contract = ContractModel.View
 
 /** `POST /v1/contracts` (201) and `GET /v1/contracts/:contractId`. */
 export const ContractAnswer = Schema.Struct({

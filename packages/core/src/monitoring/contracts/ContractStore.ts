@@ -4,28 +4,10 @@
  */
 import { Context, type Effect } from "effect"
 import type { StoreError } from "../../kernel/index.ts"
-import type * as Abi from "../rules/Abi.ts"
+import type { Contract } from "./Contract.ts"
 
-/** A registered contract. */
-export interface Contract {
-  /** `ct_<epoch ms>_<9 lowercase alphanumerics>`. */
-  readonly id: string
-  /** The API key (its id) that owns it. */
-  readonly keyId: string
-  readonly chainId: number
-  /** Lower-case 0x address. */
-  readonly address: string
-  readonly label: string
-  readonly abi: Abi.Abi
-  /** Where the ABI came from: `supplied`, or the verified-source service that gave it. */
-  readonly abiSource: string
-  /** For an EIP-1967 proxy registered without an ABI: the implementation whose ABI it was given. */
-  readonly proxy?: { readonly standard: "EIP-1967"; readonly implementation: string }
-  /** ISO 8601 instant of registration. */
-  readonly created: string
-}
+export { Contract } from "./Contract.ts"
 
-/** Registered contracts. */
 export class ContractStore extends Context.Service<
   ContractStore,
   {

@@ -8,6 +8,7 @@ import { Instant, type StoreError } from "../../kernel/index.ts"
 import * as Abi from "../rules/Abi.ts"
 import * as AbiSource from "./AbiSource.ts"
 import { ChainData } from "../chain/ChainData.ts"
+import type { Request } from "./Contract.ts"
 import { type Contract, ContractStore } from "./ContractStore.ts"
 import { isLabel } from "../rules/Ast.ts"
 
@@ -49,12 +50,8 @@ export class ContractNotFound extends Schema.TaggedError<ContractNotFound>()("Co
 }
 
 /** A registration as it arrives (`POST /v1/contracts`): the ABI, when given, as JSON or a JSON string. */
-export interface Registration {
-  readonly chainId: unknown
-  readonly contractAddress: unknown
-  readonly label: unknown
-  readonly ABI?: unknown
-}
+/** What registering a contract takes: the request's decoded fields ({@link Request}). */
+export type Registration = Request
 
 const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")

@@ -22,7 +22,7 @@ export const Parameter: Schema.Codec<Parameter> = Schema.Struct({
   type: solidityType,
   indexed: Schema.optional(Schema.Boolean),
   components: Schema.optional(Schema.Array(Schema.suspend((): Schema.Codec<Parameter> => Parameter)))
-})
+}).annotate({ identifier: "AbiParameter" })
 
 /** The ABI entries monitoring uses; constructors, errors and unknown kinds are kept out of the way, not refused. */
 export const Item = Schema.Union([
