@@ -6,6 +6,7 @@ import {
   Alert as AlertModel,
   Bot as BotModel,
   Bots,
+  Channel as ChannelModel,
   Contract as ContractModel,
   Chain,
   Evidence,
@@ -535,51 +536,11 @@ export const ChainUnavailable = v2Body("Bad Gateway", 502, "ChainUnavailable", {
   details: { reason: "Unsupported", chainId: 1 }
 })
 
-const ChannelType = Schema.Literals(["webhook", "slack", "discord", "telegram", "email"])
+/** Body of `POST /v1/notifications`: core's. */
+export const ChannelRequest = ChannelModel.Request
 
-/** Body of `POST /v1/notifications`; which fields a type needs is the service's decision. */
-export const ChannelRequest = Schema.Struct({
-  type: ChannelType,
-  name: Schema.String.annotate({ description: "1 to 200 characters" }),
-  url: Schema.optionalKey(
-    Schema.String.annotate({ description: "webhook, slack, discord: the HTTPS URL to post to (a public host)" })
-  ),
-  botToken: Schema.optionalKey(Schema.String.annotate({ description: "telegram: the bot's token" })),
-  chatId: Schema.optionalKey(
-    Schema.Union([Schema.String, Schema.Int]).annotate({ description: "telegram: a chat id or @channelusername" })
-  ),
-  to: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "email: 1 to 10 recipients" })),
-  template: Schema.optionalKey(
-    Schema.String.annotate({
-      description:
-        "The message, with {{title}}, {{kind}}, {{alertId}}, {{bot}}, {{botId}}, {{severity}}, {{chain}}, {{block}}, {{txHash}}, {{transactions}}, {{rule}}, {{expression}}, {{arguments}}"
-    })
-  )
-}).annotate({ identifier: "ChannelRequest" })
-
-/** A notification channel, without its secrets. */
-export const Channel = Schema.Struct({
-  id: Schema.String.annotate({ description: "nc_<epoch ms>_<9 lowercase alphanumerics>" }),
-  type: ChannelType,
-  name: Schema.String,
-  url: Schema.optionalKey(
-    Schema.String.annotate({
-      description: "webhook: the URL; slack and discord: the origin only (the path is the credential)"
-    })
-  ),
-  chatId: Schema.optionalKey(Schema.String),
-  to: Schema.optionalKey(Schema.Array(Schema.String)),
-  template: Schema.optionalKey(Schema.String),
-  created: Instant.Timestamp,
-  deliveries: Schema.Struct({
-    delivered: Schema.Int,
-    pending: Schema.Int,
-    failed: Schema.Int.annotate({ description: "Dead-lettered after the retries, or refused for good" }),
-    lastDelivery: Schema.optionalKey(Instant.Timestamp),
-    lastError: Schema.optionalKey(Schema.String)
-  }),
-  disabled: Schema.Boolean.annotate({ description: "The receiver answered 410 Gone: nothing more is sent" })
-}).annotate({ identifier: "Channel" })
+/** A notification channel, without its secrets: core's. */
+export const Channel = ChannelModel.View
 
 /** `POST /v1/notifications` (201) and `GET /v1/notifications/:channelId`. */
 export const ChannelAnswer = Schema.Struct({

@@ -1,6 +1,6 @@
 /** Messages of notification channels: templates, each service's format and limits, and retractions. */
 import { assert, describe, it } from "@effect/vitest"
-import { Messages, type WebhookStore } from "@vigil/core"
+import { Channels, Messages, type WebhookStore } from "@vigil/core"
 
 const alert: Messages.Alert = {
   id: "al_1",
@@ -50,7 +50,7 @@ const channel = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Cha
 })
 
 const render = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Channel> = {}, a = alert) =>
-  JSON.parse(Messages.render(channel(type, extra), a, "2026-11-24T00:00:01.000Z"))
+  JSON.parse(Channels.render(channel(type, extra), a, "2026-11-24T00:00:01.000Z"))
 
 describe("Messages", () => {
   it("the default message names the bot, severity, chain, rule, transaction and each decoded argument", () => {

@@ -4,7 +4,6 @@
  * is plain (Slack's three control characters escaped, Discord mentions switched off, Telegram without markup), cut
  * to what each service accepts.
  */
-import type { WebhookStore } from "../../delivery/index.ts"
 import type { Evidence } from "../rules/Evaluator.ts"
 
 /** What a bot's match tells its channels. */
@@ -97,7 +96,8 @@ const argumentsOf = (evidence: Evidence): string =>
     })
     .join("\n")
 
-const titleOf = (alert: Alert): string => {
+/** The title of a message: the bot, its severity and the chain, and what happened. */
+export const title = (alert: Alert): string => {
   switch (alert.kind) {
     case "alert":
       return `[${alert.bot.severity}] ${alert.bot.name} matched on chain ${alert.chainId}`
@@ -113,7 +113,7 @@ const titleOf = (alert: Alert): string => {
 /** The text of `alert` from `template`. */
 export const text = (template: string, alert: Alert): string => {
   const values: Record<(typeof placeholders)[number], string> = {
-    title: titleOf(alert),
+    title: title(alert),
     kind: alert.kind,
     alertId: alert.id,
     bot: alert.bot.name,
@@ -154,38 +154,6 @@ export const cut = (s: string, max: number): string => {
     end += point.length
   }
   return `${s.slice(0, end)}…`
-}
-
-const slackEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-
-/** The body of the delivery of `alert` to `destination` (a notification channel), queued at `timestamp`. */
-export const render = (destination: WebhookStore.Webhook, alert: Alert, timestamp: string): string => {
-  const channel = destination.channel!
-  const message = text(channel.template ?? defaultTemplate, alert)
-  switch (channel.type) {
-    case "webhook":
-      return JSON.stringify({
-        timestamp,
-        correlation_id: alert.id,
-        webhook_id: destination.id,
-        type: alert.kind,
-        data: { ...alert, text: message }
-      })
-    case "slack":
-      // Cut, then escaped: an entity (`&amp;`) is never cut in two.
-      return JSON.stringify({ text: slackEscape(cut(message, 3_000)) })
-    case "discord":
-      return JSON.stringify({ content: cut(message, 2_000), allowed_mentions: { parse: [] } })
-    case "telegram":
-      // Bot API 7.0 superseded disable_web_page_preview with link_preview_options.
-      return JSON.stringify({
-        chat_id: channel.chatId,
-        text: cut(message, 4_096),
-        link_preview_options: { is_disabled: true }
-      })
-    case "email":
-      return JSON.stringify({ subject: cut(titleOf(alert), 200), text: message })
-  }
 }
 
 /** The alert a test send delivers: the shape of a real one, saying what it is. */

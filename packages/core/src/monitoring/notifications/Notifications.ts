@@ -7,24 +7,15 @@
  */
 import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
-import {
-  Mailer,
-  NetworkGuard,
-  WebhookDispatcher,
-  Webhooks,
-  WebhookSigning,
-  WebhookStore
-} from "../../delivery/index.ts"
+import { Mailer, WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
 import type { HostResolver } from "../../delivery/index.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
-import { BotStore } from "../bots/BotStore.ts"
 import * as Messages from "../alerts/Messages.ts"
+import { BotStore } from "../bots/BotStore.ts"
+import type * as Channel from "./Channel.ts"
+import { InvalidChannel, kinds, render } from "./channels/index.ts"
 
-/** A field of a channel request is wrong; `field` names it. */
-export class InvalidChannel extends Schema.TaggedError<InvalidChannel>()("InvalidChannel", {
-  field: Schema.String,
-  message: Schema.String
-}) {}
+export { InvalidChannel } from "./channels/index.ts"
 
 /** The key has no channel of that id. */
 export class ChannelNotFound extends Schema.TaggedError<ChannelNotFound>()("ChannelNotFound", { id: Schema.String }) {
@@ -53,26 +44,8 @@ export class ChannelInUse extends Schema.TaggedError<ChannelInUse>()("ChannelInU
   }
 }
 
-/** A channel as the API shows it: its settings without secrets, and the state of its deliveries. */
-export interface ChannelView {
-  readonly id: string
-  readonly type: WebhookStore.ChannelType
-  readonly name: string
-  /** Webhook, Slack, Discord: the URL, its path hidden for Slack and Discord (the path is the credential). */
-  readonly url?: string
-  readonly chatId?: string
-  readonly to?: ReadonlyArray<string>
-  readonly template?: string
-  readonly created: string
-  readonly deliveries: {
-    readonly delivered: number
-    readonly pending: number
-    readonly failed: number
-    readonly lastDelivery?: string
-    readonly lastError?: string
-  }
-  readonly disabled: boolean
-}
+/** A channel as the API shows it ({@link Channel.View}). */
+export type ChannelView = Channel.View
 
 /** Policy of channels. */
 export interface Settings {
@@ -86,25 +59,13 @@ export const defaultSettings: Settings = { maxPerKey: 20, allowHosts: [] }
 const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
-/** `https://host/…` with the path hidden: Slack's and Discord's URLs carry their credential in the path. */
-const hidePath = (url: string) => {
-  const u = new URL(url)
-  return `${u.origin}/…`
-}
-
 const view = (w: WebhookStore.Webhook, stats: WebhookStore.WebhookStats | undefined): ChannelView => {
   const c = w.channel!
   return {
     id: w.id,
     type: c.type,
     name: c.name,
-    ...(c.type === "webhook"
-      ? { url: w.url }
-      : c.type === "slack" || c.type === "discord"
-        ? { url: hidePath(w.url) }
-        : {}),
-    ...(c.chatId === undefined ? {} : { chatId: c.chatId }),
-    ...(c.to === undefined ? {} : { to: c.to }),
+    ...kinds[c.type].show(w),
     ...(c.template === undefined ? {} : { template: c.template }),
     created: w.created,
     deliveries: {
@@ -117,10 +78,6 @@ const view = (w: WebhookStore.Webhook, stats: WebhookStore.WebhookStats | undefi
     disabled: w.disabledAt !== undefined
   }
 }
-
-const emailAddress = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
-const telegramToken = /^\d{3,20}:[A-Za-z0-9_-]{20,100}$/
-const telegramChat = /^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/
 
 /**
  * The deliveries of `alert` to those of `targets` not disabled, queued at `now`: its message in each channel's
@@ -140,7 +97,7 @@ export const compose = (
       keyId,
       correlationId:
         alert.kind === "retraction" || alert.kind === "unverified" ? `${alert.id}:${alert.kind}` : alert.id,
-      body: Messages.render(w, alert, Instant.iso(now)),
+      body: render(w, alert, Instant.iso(now)),
       attempts: 0,
       nextAttemptAt: now,
       status: "pending" as const
@@ -153,7 +110,7 @@ export class Notifications extends Context.Service<
     /** Creates a channel; a `webhook` channel's signing secret is in the answer, and only there. */
     readonly create: (
       keyId: string,
-      fields: Readonly<Record<string, unknown>>
+      request: Channel.Request
     ) => Effect.Effect<
       { readonly channel: ChannelView; readonly secret?: string },
       InvalidChannel | ChannelLimitReached | StoreError.StoreError
@@ -206,30 +163,16 @@ export class Notifications extends Context.Service<
 
         const invalid = (field: string, message: string) => new InvalidChannel({ field, message })
 
-        /** A user-supplied HTTPS URL, checked by the SSRF guard now (and by the transport at every delivery). */
-        const checkedUrl = Effect.fnUntraced(function* (value: unknown) {
-          if (typeof value !== "string") return yield* invalid("url", "is required: the HTTPS URL to post to")
-          const checked = NetworkGuard.checkUrl(value)
-          if ("reason" in checked) return yield* invalid("url", checked.reason)
-          yield* Webhooks.guardHost(settings.allowHosts, checked.host).pipe(
-            Effect.provide(resolver),
-            Effect.mapError((e) => invalid("url", e.reason))
-          )
-          return checked.url
-        })
-
-        const destination = Effect.fnUntraced(function* (f: Readonly<Record<string, unknown>>) {
-          const type = f.type
-          if (typeof type !== "string" || !(WebhookStore.channelTypes as ReadonlyArray<string>).includes(type))
-            return yield* invalid("type", `must be one of ${WebhookStore.channelTypes.join(", ")}`)
-          const name = f.name
-          if (typeof name !== "string" || name.trim() === "" || name.length > 200)
+        /** The request's common fields checked, then its kind's: the destination to store. */
+        const destination = Effect.fnUntraced(function* (request: Channel.Request) {
+          const name = request.name
+          if (name.trim() === "" || name.length > 200)
             return yield* invalid("name", "must be a non-empty string of at most 200 characters")
           if (Messages.controlCharacter.test(name))
             return yield* invalid("name", "must not contain control characters (line breaks, tabs, escapes)")
-          const template = f.template
+          const template = request.template
           if (template !== undefined) {
-            if (typeof template !== "string" || template.trim() === "" || template.length > 4_000)
+            if (template.trim() === "" || template.length > 4_000)
               return yield* invalid("template", "must be a non-empty string of at most 4,000 characters")
             const unknown = Messages.unknownPlaceholders(template)
             if (unknown.length > 0)
@@ -238,46 +181,17 @@ export class Notifications extends Context.Service<
                 `unknown placeholder ${unknown.map((u) => `{{${u}}}`).join(", ")}; known: ${Messages.placeholders.map((p) => `{{${p}}}`).join(", ")}`
               )
           }
-          const base = { name: name.trim(), ...(template === undefined ? {} : { template: template as string }) }
-          switch (type as WebhookStore.ChannelType) {
-            case "webhook":
-              return {
-                url: yield* checkedUrl(f.url),
-                secret: WebhookSigning.newSecret(),
-                channel: { type: "webhook" as const, ...base }
-              }
-            case "slack":
-            case "discord":
-              return { url: yield* checkedUrl(f.url), secret: "", channel: { type: type as "slack", ...base } }
-            case "telegram": {
-              const token = f.botToken
-              if (typeof token !== "string" || !telegramToken.test(token))
-                return yield* invalid("botToken", "must be a Telegram bot token (<digits>:<secret>)")
-              const chat = typeof f.chatId === "number" && Number.isSafeInteger(f.chatId) ? String(f.chatId) : f.chatId
-              if (typeof chat !== "string" || !telegramChat.test(chat))
-                return yield* invalid("chatId", "must be a Telegram chat id (a number) or @channelusername")
-              return {
-                url: `telegram:${chat}`,
-                secret: token,
-                channel: { type: "telegram" as const, chatId: chat, ...base }
-              }
-            }
-            case "email": {
-              const to = f.to
-              if (
-                !Array.isArray(to) ||
-                to.length === 0 ||
-                to.length > 10 ||
-                !to.every((a) => typeof a === "string" && a.length <= 254 && emailAddress.test(a))
-              )
-                return yield* invalid("to", "must be 1 to 10 email addresses")
-              if (!mailer.configured)
-                return yield* invalid("type", "email channels need a mail relay, and none is configured on this server")
-              return {
-                url: `mailto:${(to as ReadonlyArray<string>).join(",")}`,
-                secret: "",
-                channel: { type: "email" as const, to: to as ReadonlyArray<string>, ...base }
-              }
+          const d = yield* kinds[request.type]
+            .destination(request, { allowHosts: settings.allowHosts, mailRelay: mailer.configured })
+            .pipe(Effect.provide(resolver))
+          return {
+            url: d.url,
+            secret: d.secret,
+            channel: {
+              type: request.type,
+              name: name.trim(),
+              ...d.settings,
+              ...(template === undefined ? {} : { template })
             }
           }
         })
@@ -315,8 +229,8 @@ export class Notifications extends Context.Service<
         })
 
         return Notifications.of({
-          create: Effect.fn("Notifications.create")(function* (keyId, fields) {
-            const d = yield* destination(fields)
+          create: Effect.fn("Notifications.create")(function* (keyId, request) {
+            const d = yield* destination(request)
             const now = yield* Clock.currentTimeMillis
             const webhook: WebhookStore.Webhook = {
               id: `nc_${now}_${randomSuffix(9)}`,

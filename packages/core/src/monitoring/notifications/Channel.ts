@@ -1,0 +1,57 @@
+/**
+ * A notification channel, declared once: what a client sends to create one (`Request`) and what the API shows of
+ * it (`View`: its settings without secrets, and the state of its deliveries). The HTTP contract and
+ * `/openapi.json` are made from these.
+ */
+import { Schema } from "effect"
+import { WebhookStore } from "../../delivery/index.ts"
+import { Instant } from "../../kernel/index.ts"
+import * as Messages from "../alerts/Messages.ts"
+
+/** The kinds of channel. */
+export const Type = Schema.Literals(WebhookStore.channelTypes)
+
+/** What a client sends to create a channel; which fields a type needs is its module's decision. */
+export const Request = Schema.Struct({
+  type: Type,
+  name: Schema.String.annotate({ description: "1 to 200 characters" }),
+  url: Schema.optionalKey(
+    Schema.String.annotate({ description: "webhook, slack, discord: the HTTPS URL to post to (a public host)" })
+  ),
+  botToken: Schema.optionalKey(Schema.String.annotate({ description: "telegram: the bot's token" })),
+  chatId: Schema.optionalKey(
+    Schema.Union([Schema.String, Schema.Int]).annotate({ description: "telegram: a chat id or @channelusername" })
+  ),
+  to: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "email: 1 to 10 recipients" })),
+  template: Schema.optionalKey(
+    Schema.String.annotate({
+      description: `The message, with ${Messages.placeholders.map((p) => `{{${p}}}`).join(", ")}`
+    })
+  )
+}).annotate({ identifier: "ChannelRequest" })
+export interface Request extends Schema.Schema.Type<typeof Request> {}
+
+/** A channel as the API shows it: its settings without secrets, and the state of its deliveries. */
+export const View = Schema.Struct({
+  id: Schema.String.annotate({ description: "nc_<epoch ms>_<9 lowercase alphanumerics>" }),
+  type: Type,
+  name: Schema.String,
+  url: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "webhook: the URL; slack and discord: the origin only (the path is the credential)"
+    })
+  ),
+  chatId: Schema.optionalKey(Schema.String),
+  to: Schema.optionalKey(Schema.Array(Schema.String)),
+  template: Schema.optionalKey(Schema.String),
+  created: Instant.Timestamp,
+  deliveries: Schema.Struct({
+    delivered: Schema.Int,
+    pending: Schema.Int,
+    failed: Schema.Int.annotate({ description: "Dead-lettered after the retries, or refused for good" }),
+    lastDelivery: Schema.optionalKey(Instant.Timestamp),
+    lastError: Schema.optionalKey(Schema.String)
+  }),
+  disabled: Schema.Boolean.annotate({ description: "The receiver answered 410 Gone: nothing more is sent" })
+}).annotate({ identifier: "Channel" })
+export interface View extends Schema.Schema.Type<typeof View> {}

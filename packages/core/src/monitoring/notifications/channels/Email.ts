@@ -1,0 +1,23 @@
+/**
+ * An `email` channel: 1 to 10 recipients, sent through the operator's mail relay (users name recipients, never a
+ * mail server); the subject is the alert's title, the text is not cut.
+ */
+import { Effect } from "effect"
+import * as Messages from "../../alerts/Messages.ts"
+import { invalid, type Kind } from "./Kind.ts"
+
+const address = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
+
+export const kind: Kind = {
+  destination: (request, context) =>
+    Effect.gen(function* () {
+      const to = request.to
+      if (to === undefined || to.length === 0 || to.length > 10 || !to.every((a) => a.length <= 254 && address.test(a)))
+        return yield* invalid("to", "must be 1 to 10 email addresses")
+      if (!context.mailRelay)
+        return yield* invalid("type", "email channels need a mail relay, and none is configured on this server")
+      return { url: `mailto:${to.join(",")}`, secret: "", settings: { to } }
+    }),
+  render: (_, alert, message) => JSON.stringify({ subject: Messages.cut(Messages.title(alert), 200), text: message }),
+  show: (destination) => (destination.channel?.to === undefined ? {} : { to: destination.channel.to })
+}
