@@ -7,7 +7,7 @@
  */
 import { fc } from "@fast-check/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
-import { Abi, Bots, ChainData, ContractStore, FollowStore, Follower } from "@vigil/core"
+import { Abi, Bots, ChainData, ContractStore, FollowStore, Follower, Outbox, WebhookDispatcher } from "@vigil/core"
 import { Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, describe, it } from "vitest"
@@ -191,7 +191,8 @@ const run = (operations: ReadonlyArray<Operation>) =>
   Effect.gen(function* () {
     const chain = new Scripted()
     const node = Layer.succeed(ChainData.ChainData)(chain.service)
-    const stores = yield* Layer.build(Layer.merge(MemoryAdapter.layer, node))
+    const base = Layer.mergeAll(MemoryAdapter.layer, node, WebhookDispatcher.Wake.layer)
+    const stores = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
     const services = Layer.succeedContext(stores)
     const contracts = Context.get(stores, ContractStore.ContractStore)
     yield* contracts.add({

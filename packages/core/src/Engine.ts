@@ -9,6 +9,7 @@ import { ApiKeys, type ApiKeyStore, Quota, type QuotaStore } from "./access/inde
 import {
   type HostResolver,
   type Mailer,
+  Outbox,
   WebhookDispatcher,
   Webhooks,
   type WebhookStore,
@@ -106,4 +107,8 @@ export const layer = (
       ...Notifications.defaultSettings,
       allowHosts: settings.webhooks?.allowHosts ?? []
     })
-  ).pipe(Layer.provide(WebhookDispatcher.Wake.layer), Layer.provideMerge(WebhookDispatcher.DeliveryCounts.layer))
+  ).pipe(
+    // One wake-up queue: the outbox's `enqueue` and `wake` nudge the same delivery loop.
+    Layer.provide(Outbox.Outbox.layer.pipe(Layer.provideMerge(WebhookDispatcher.Wake.layer))),
+    Layer.provideMerge(WebhookDispatcher.DeliveryCounts.layer)
+  )

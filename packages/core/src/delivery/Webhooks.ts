@@ -4,12 +4,12 @@
  * business: delivery wraps it in the envelope of spec §6 and never looks inside.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
-import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./HostResolver.ts"
 import { Instant, type StoreError } from "../kernel/index.ts"
 import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
-import { Wake } from "./WebhookDispatcher.ts"
+import { Outbox } from "./Outbox.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
 /** The URL is not an HTTPS URL of a public host. `reason` says which rule it broke. */
@@ -114,13 +114,12 @@ export class Webhooks extends Context.Service<
 >()("@vigil/core/Webhooks") {
   static readonly layer = (
     settings: Settings = defaultSettings
-  ): Layer.Layer<Webhooks, never, WebhookStore | HostResolver> =>
+  ): Layer.Layer<Webhooks, never, WebhookStore | HostResolver | Outbox> =>
     Layer.effect(Webhooks)(
       Effect.gen(function* () {
         const store = yield* WebhookStore
         const resolver = yield* HostResolver
-        // The delivery loop of this process, when there is one, starts on new deliveries at once.
-        const wake = yield* Effect.serviceOption(Wake)
+        const outbox = yield* Outbox
         const nowIso = Instant.iso
 
         const register = Effect.fn("Webhooks.register")(function* (keyId: string, url: string) {
@@ -162,9 +161,8 @@ export class Webhooks extends Context.Service<
             nextAttemptAt: now,
             status: "pending" as const
           }))
-          const stored = yield* store.enqueue(deliveries)
+          const stored = yield* outbox.enqueue(deliveries)
           if (stored === 0) return yield* new NoWebhooks()
-          if (wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
           return stored
         })
 

@@ -2,6 +2,7 @@
 export * as HostResolver from "./HostResolver.ts"
 export * as Mailer from "./Mailer.ts"
 export * as NetworkGuard from "./NetworkGuard.ts"
+export * as Outbox from "./Outbox.ts"
 export * as WebhookDispatcher from "./WebhookDispatcher.ts"
 export * as WebhookResponses from "./WebhookResponses.ts"
 export * as Webhooks from "./Webhooks.ts"

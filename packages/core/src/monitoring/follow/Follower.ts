@@ -21,7 +21,7 @@
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
 import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effect"
-import { WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
+import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
@@ -46,7 +46,11 @@ export class Follower extends Context.Service<
 /** The followers, for as long as the layer lives. */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<Follower, never, BotStore | ContractStore | FollowStore | WebhookStore.WebhookStore | ChainData> =>
+): Layer.Layer<
+  Follower,
+  never,
+  BotStore | ContractStore | FollowStore | WebhookStore.WebhookStore | Outbox.Outbox | ChainData
+> =>
   Layer.effect(Follower)(
     Effect.gen(function* () {
       const bots = yield* BotStore
@@ -54,7 +58,7 @@ export const layer = (
       const store = yield* FollowStore
       const outbox = yield* WebhookStore.WebhookStore
       const chain = yield* ChainData
-      const wake = yield* Effect.serviceOption(WebhookDispatcher.Wake)
+      const wake = (yield* Outbox.Outbox).wake
       const states = new Map<number, ChainState>()
       const set = (chainId: number, change: Partial<ChainState>) =>
         states.set(chainId, { ...states.get(chainId)!, ...change })
@@ -200,7 +204,7 @@ export const layer = (
           lastProgress: Instant.iso(now),
           state: last.number < target ? "catching up" : "following"
         })
-        if (done.stored.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+        if (done.stored.length > 0) yield* wake
         return last.number < target ? ("moved" as const) : ("idle" as const)
       })
 

@@ -4,7 +4,7 @@
  * a bot over its bounds paused, and a stall reported. The decisions are {@link Continuity}'s and
  * {@link Alerting}'s; the loop that calls these is the {@link Follower}'s.
  */
-import { Clock, Effect, type Option, Queue } from "effect"
+import { Clock, Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
@@ -26,8 +26,8 @@ export interface Shared {
   readonly store: FollowStore["Service"]
   readonly outbox: WebhookStore.WebhookStore["Service"]
   readonly chain: ChainData["Service"]
-  /** The outbox's dispatcher, woken when a step stores deliveries. */
-  readonly wake: Option.Option<Queue.Queue<void>>
+  /** Wakes the outbox's delivery loop once a step stored deliveries. */
+  readonly wake: Effect.Effect<void>
   readonly states: Map<number, ChainState>
   readonly set: (chainId: number, change: Partial<ChainState>) => void
 }
@@ -121,7 +121,7 @@ export const make = ({ settings, bots, store, outbox, chain, wake, states, set }
       yield* Effect.logWarning(
         `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
       )
-      if (deliveries.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+      if (deliveries.length > 0) yield* wake
     }
   })
 
@@ -235,7 +235,7 @@ export const make = ({ settings, bots, store, outbox, chain, wake, states, set }
     if (done.outcome === "advanced") {
       const s = states.get(chainId)!
       set(chainId, { alerts: s.alerts + done.stored.length })
-      if (done.stored.length > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+      if (done.stored.length > 0) yield* wake
     }
     return done.outcome
   })

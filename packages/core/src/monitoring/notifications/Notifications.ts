@@ -6,8 +6,8 @@
  * from a template per channel (`Messages`), rendered when the alert is queued.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
-import { Clock, Context, Effect, Layer, Queue, Schema } from "effect"
-import { Mailer, WebhookDispatcher, WebhookStore } from "../../delivery/index.ts"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Mailer, Outbox, WebhookStore } from "../../delivery/index.ts"
 import type { HostResolver } from "../../delivery/index.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
@@ -151,7 +151,7 @@ export class Notifications extends Context.Service<
   ): Layer.Layer<
     Notifications,
     never,
-    WebhookStore.WebhookStore | BotStore | HostResolver.HostResolver | Mailer.Mailer
+    WebhookStore.WebhookStore | Outbox.Outbox | BotStore | HostResolver.HostResolver | Mailer.Mailer
   > =>
     Layer.effect(Notifications)(
       Effect.gen(function* () {
@@ -159,7 +159,7 @@ export class Notifications extends Context.Service<
         const bots = yield* BotStore
         const mailer = yield* Mailer.Mailer
         const resolver = yield* Effect.context<HostResolver.HostResolver>()
-        const wake = yield* Effect.serviceOption(WebhookDispatcher.Wake)
+        const outbox = yield* Outbox.Outbox
 
         const invalid = (field: string, message: string) => new InvalidChannel({ field, message })
 
@@ -223,8 +223,7 @@ export class Notifications extends Context.Service<
         ) {
           const deliveries = compose(keyId, targets, alert, yield* Clock.currentTimeMillis)
           if (deliveries.length === 0) return { stored: 0, ids: [] as ReadonlyArray<string> }
-          const stored = yield* store.enqueue(deliveries)
-          if (wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+          const stored = yield* outbox.enqueue(deliveries)
           return { stored, ids: deliveries.map((d) => d.id) }
         })
 
@@ -282,7 +281,7 @@ export class Notifications extends Context.Service<
             yield* enabledChannel(keyId, id)
             const requeued = yield* store.redeliver(keyId, id, yield* Clock.currentTimeMillis, "channels")
             if (requeued === undefined) return yield* new ChannelNotFound({ id })
-            if (requeued > 0 && wake._tag === "Some") yield* Queue.offer(wake.value, undefined)
+            if (requeued > 0) yield* outbox.wake
             return requeued
           }),
           notify: Effect.fn("Notifications.notify")(function* (keyId, channelIds, alert) {
