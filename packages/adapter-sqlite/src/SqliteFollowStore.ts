@@ -5,6 +5,7 @@
 import { FollowStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
+import { inserter } from "./SqliteWebhookStore.ts"
 
 interface MarkRow {
   readonly number: number
@@ -85,11 +86,8 @@ const make = Effect.gen(function* () {
       `SELECT * FROM monitor_alerts WHERE bot_id = ? AND block_time >= ? AND retracted_at IS NULL
        ORDER BY block_time, rowid`
     ),
-    delivery: db.prepare<[string, string, string, string, string, number, number, string]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
-       SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
-       WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
-    ),
+    // The outbox's own writer: this store never writes its table itself.
+    delivery: inserter(db),
     orphaned: db.prepare<[number, number], AlertRow>(
       `SELECT * FROM monitor_alerts WHERE chain_id = ? AND block_number > ? AND retracted_at IS NULL
        ORDER BY block_number, rowid`
@@ -162,7 +160,7 @@ const make = Effect.gen(function* () {
         }
         for (const d of step.deliveries) {
           if (!stored.has(d.correlationId)) continue
-          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+          s.delivery(d)
         }
         for (const c of step.coverage ?? []) s.cover.run(chainId, c.botId, c.from, c.through)
         const last = step.blocks.at(-1)
@@ -183,7 +181,7 @@ const make = Effect.gen(function* () {
         for (const id of step.retract) if (s.retract.run(step.at, id).changes > 0) retracted.add(id)
         for (const d of step.deliveries) {
           if (!retracted.has(d.correlationId.replace(/:retraction$/, ""))) continue
-          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+          s.delivery(d)
         }
         s.setCursor.run(chainId, step.ancestor.number, step.ancestor.hash, step.ancestor.parentHash)
         return "advanced" as const
@@ -198,7 +196,7 @@ const make = Effect.gen(function* () {
         for (const id of step.unverify) if (s.unverify.run(step.at, id, chainId).changes > 0) changed.add(id)
         for (const d of step.deliveries) {
           if (!changed.has(d.correlationId.replace(/:(retraction|unverified)$/, ""))) continue
-          s.delivery.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
+          s.delivery(d)
         }
       }),
     alert: (keyId, botId, id) =>

@@ -4,7 +4,7 @@
  */
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
-import { SqliteDatabase } from "./SqliteDatabase.ts"
+import { SqliteDatabase, type SqliteHandle } from "./SqliteDatabase.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -68,6 +68,21 @@ const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
   ...(r.last_error === null ? {} : { lastError: r.last_error })
 })
 
+/**
+ * Stores deliveries in the outbox inside the caller's transaction (those whose destination is gone or disabled are
+ * left out): how many were stored. The outbox's one writer, also for a follower's step, whose alerts, deliveries
+ * and cursor move in one transaction.
+ */
+export const inserter = (db: SqliteHandle) => {
+  const insert = db.prepare<[string, string, string, string, string, number, number, string]>(
+    `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
+     SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
+     WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
+  )
+  return (d: WebhookStore.Delivery): number =>
+    insert.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId).changes
+}
+
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("WebhookStore.prepare", (db) => ({
@@ -84,11 +99,7 @@ const make = Effect.gen(function* () {
       "DELETE FROM webhooks WHERE key_id = ? AND id = ? AND (channel IS NOT NULL) = ?"
     ),
     dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
-    enqueue: db.prepare<[string, string, string, string, string, number, number, string]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
-       SELECT ?, ?, ?, ?, ?, ?, ?, 'pending'
-       WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND disabled_at IS NULL)`
-    ),
+    enqueue: inserter(db),
     // Each destination's oldest due deliveries (an index probe per destination with anything due), destinations
     // in order of their oldest: the candidates a fair claim picks from. The destinations with pending deliveries
     // are found by skipping from one to the next in the index of pending rows, so a claim costs a few probes per
@@ -199,15 +210,7 @@ const make = Effect.gen(function* () {
   const enqueue = database.groupCommit(
     "WebhookStore.enqueue",
     (_, batch: ReadonlyArray<ReadonlyArray<WebhookStore.Delivery>>) =>
-      batch.map((deliveries) =>
-        deliveries.reduce(
-          (stored, d) =>
-            stored +
-            s.enqueue.run(d.id, d.webhookId, d.keyId, d.correlationId, d.body, d.attempts, d.nextAttemptAt, d.webhookId)
-              .changes,
-          0
-        )
-      )
+      batch.map((deliveries) => deliveries.reduce((stored, d) => stored + s.enqueue(d), 0))
   )
 
   const settle = database.groupCommit(
