@@ -10,7 +10,12 @@ const make = Effect.sync(() => {
       .filter((b) => b.keyId === keyId)
       .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : 0))
   return BotStore.BotStore.of({
-    add: (bot) => Effect.sync(() => void bots.set(bot.id, bot)),
+    add: (bot, max = Infinity) =>
+      Effect.sync(() => {
+        if (ofKey(bot.keyId).length >= max) return false
+        bots.set(bot.id, bot)
+        return true
+      }),
     list: (keyId, chainId) =>
       Effect.sync(() => ofKey(keyId).filter((b) => chainId === undefined || b.chainId === chainId)),
     active: () =>

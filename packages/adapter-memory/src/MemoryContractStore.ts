@@ -10,12 +10,14 @@ const make = Effect.sync(() => {
       .filter((c) => c.keyId === keyId)
       .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : 0))
   return ContractStore.ContractStore.of({
-    add: (contract) =>
+    add: (contract, max = Infinity) =>
       Effect.sync(() => {
-        if (ofKey(contract.keyId).some((c) => c.chainId === contract.chainId && c.label === contract.label))
-          return false
+        const owned = ofKey(contract.keyId)
+        if (owned.length >= max) return "limit reached" as const
+        if (owned.some((c) => c.chainId === contract.chainId && c.label === contract.label))
+          return "label taken" as const
         contracts.set(contract.id, contract)
-        return true
+        return "added" as const
       }),
     list: (keyId, chainId) =>
       Effect.sync(() => ofKey(keyId).filter((c) => chainId === undefined || c.chainId === chainId)),

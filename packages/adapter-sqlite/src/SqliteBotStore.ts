@@ -34,6 +34,7 @@ const make = Effect.gen(function* () {
       "INSERT INTO monitor_bots (id, key_id, chain_id, revision, created, body) VALUES (?, ?, ?, ?, ?, ?)"
     ),
     list: db.prepare<[string], BotRow>("SELECT id, body FROM monitor_bots WHERE key_id = ? ORDER BY created, rowid"),
+    count: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM monitor_bots WHERE key_id = ?"),
     listChain: db.prepare<[string, number], BotRow>(
       "SELECT id, body FROM monitor_bots WHERE key_id = ? AND chain_id = ? ORDER BY created, rowid"
     ),
@@ -47,9 +48,11 @@ const make = Effect.gen(function* () {
     remove: db.prepare<[string, string]>("DELETE FROM monitor_bots WHERE key_id = ? AND id = ?")
   }))
   return BotStore.BotStore.of({
-    add: (b) =>
+    add: (b, max = Infinity) =>
       database.transaction("BotStore.add", () => {
+        if ((s.count.get(b.keyId)?.n ?? 0) >= max) return false
         s.insert.run(b.id, b.keyId, b.chainId, b.revision, b.created, encodeBot(b))
+        return true
       }),
     list: (keyId, chainId) =>
       database.use("BotStore.list", () =>

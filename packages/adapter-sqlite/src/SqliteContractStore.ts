@@ -58,25 +58,26 @@ const make = Effect.gen(function* () {
       "SELECT * FROM monitor_contracts WHERE key_id = ? AND chain_id = ? ORDER BY created, rowid"
     ),
     get: db.prepare<[string, string], ContractRow>("SELECT * FROM monitor_contracts WHERE key_id = ? AND id = ?"),
+    count: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM monitor_contracts WHERE key_id = ?"),
     remove: db.prepare<[string, string]>("DELETE FROM monitor_contracts WHERE key_id = ? AND id = ?")
   }))
   return ContractStore.ContractStore.of({
-    add: (c) =>
-      database.transaction(
-        "ContractStore.add",
-        () =>
-          s.insert.run(
-            c.id,
-            c.keyId,
-            c.chainId,
-            c.address,
-            c.label,
-            encodeAbi(c.abi),
-            c.abiSource,
-            c.proxy?.implementation ?? null,
-            c.created
-          ).changes === 1
-      ),
+    add: (c, max = Infinity) =>
+      database.transaction("ContractStore.add", () => {
+        if ((s.count.get(c.keyId)?.n ?? 0) >= max) return "limit reached" as const
+        const inserted = s.insert.run(
+          c.id,
+          c.keyId,
+          c.chainId,
+          c.address,
+          c.label,
+          encodeAbi(c.abi),
+          c.abiSource,
+          c.proxy?.implementation ?? null,
+          c.created
+        ).changes
+        return inserted === 1 ? ("added" as const) : ("label taken" as const)
+      }),
     list: (keyId, chainId) =>
       database.use("ContractStore.list", () =>
         (chainId === undefined ? s.list.all(keyId) : s.listChain.all(keyId, chainId)).map(toContract)

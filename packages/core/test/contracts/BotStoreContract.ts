@@ -29,6 +29,18 @@ export const suite = (name: string, layer: Layer.Layer<BotStore.BotStore, unknow
         }).pipe(Effect.provide(layer))
       )
 
+    test("stores no bot beyond the key's cap, deciding it as it stores, also under concurrent adds", (store) =>
+      Effect.gen(function* () {
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 7 }, (_, i) => bot(`b${i}`)),
+          (b) => store.add(b, 4),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(outcomes.filter((o) => o).length, 4)
+        assert.strictEqual((yield* store.list("key-a")).length, 4)
+        assert.isTrue(yield* store.add(bot("other", { keyId: "key-b" }), 4), "another key's own cap")
+      }))
+
     test("keeps a bot exactly, literal definitions as their text", (store) =>
       Effect.gen(function* () {
         const full = bot("1", {

@@ -62,19 +62,36 @@ export const suite = (name: string, layer: Layer.Layer<ContractStore.ContractSto
           abiSource: "sourcify",
           proxy: { standard: "EIP-1967", implementation: `0x${"9".repeat(40)}` }
         })
-        assert.isTrue(yield* store.add(contract("1")))
-        assert.isTrue(yield* store.add(proxied))
+        assert.strictEqual(yield* store.add(contract("1")), "added")
+        assert.strictEqual(yield* store.add(proxied), "added")
         assert.deepStrictEqual(yield* store.get("key-a", "1"), contract("1"))
         assert.deepStrictEqual(yield* store.get("key-a", "2"), proxied)
       }))
 
     test("a label names one contract per key and chain", (store) =>
       Effect.gen(function* () {
-        assert.isTrue(yield* store.add(contract("1", { label: "Pool" })))
-        assert.isFalse(yield* store.add(contract("2", { label: "Pool" })), "same key, chain and label")
-        assert.isTrue(yield* store.add(contract("3", { label: "Pool", chainId: 10 })), "another chain")
-        assert.isTrue(yield* store.add(contract("4", { label: "Pool", keyId: "key-b" })), "another key")
+        assert.strictEqual(yield* store.add(contract("1", { label: "Pool" })), "added")
+        assert.strictEqual(
+          yield* store.add(contract("2", { label: "Pool" })),
+          "label taken",
+          "same key, chain and label"
+        )
+        assert.strictEqual(yield* store.add(contract("3", { label: "Pool", chainId: 10 })), "added", "another chain")
+        assert.strictEqual(yield* store.add(contract("4", { label: "Pool", keyId: "key-b" })), "added", "another key")
         assert.isUndefined(yield* store.get("key-a", "2"), "the refused one was not stored")
+      }))
+
+    test("stores no contract beyond the key's cap, deciding it as it stores, also under concurrent adds", (store) =>
+      Effect.gen(function* () {
+        const outcomes = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, i) => contract(`c${i}`, { label: `L${i}` })),
+          (c) => store.add(c, 5),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(outcomes.filter((o) => o === "added").length, 5)
+        assert.strictEqual(outcomes.filter((o) => o === "limit reached").length, 3)
+        assert.strictEqual((yield* store.list("key-a")).length, 5)
+        assert.strictEqual(yield* store.add(contract("other", { keyId: "key-b" }), 5), "added", "another key's own cap")
       }))
 
     test("lists a key's contracts oldest first, on one chain when asked", (store) =>
@@ -109,6 +126,6 @@ export const suite = (name: string, layer: Layer.Layer<ContractStore.ContractSto
         assert.isTrue(yield* store.remove("key-a", "1"))
         assert.isFalse(yield* store.remove("key-a", "1"), "already gone")
         assert.isUndefined(yield* store.get("key-a", "1"))
-        assert.isTrue(yield* store.add(contract("2", { label: "Pool" })))
+        assert.strictEqual(yield* store.add(contract("2", { label: "Pool" })), "added")
       }))
   })

@@ -13,7 +13,11 @@ export { Bot, Severity } from "./Bot.ts"
 export class BotStore extends Context.Service<
   BotStore,
   {
-    readonly add: (bot: Bot) => Effect.Effect<void, StoreError.StoreError>
+    /**
+     * Stores a new bot unless its key already has `max` bots (counted in the same transaction, so keys racing on
+     * several instances never pass the cap); `false` then, nothing stored.
+     */
+    readonly add: (bot: Bot, max?: number) => Effect.Effect<boolean, StoreError.StoreError>
     /** The key's bots (on one chain, when given), oldest first. */
     readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Bot>, StoreError.StoreError>
     /** Every active bot of every key: what the chains' followers run, by chain, oldest first. */

@@ -386,6 +386,7 @@ export class Bots extends Context.Service<
         return {
           create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
             const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request), true))
+            // Checked first so a full key is told at once; the store checks again as it stores (a race).
             if ((yield* store.list(keyId)).length >= limits.maxPerKey)
               return yield* new BotLimitReached({ max: limits.maxPerKey })
             const from = fields.active ? yield* watchingFrom(fields.chainId) : {}
@@ -399,7 +400,7 @@ export class Bots extends Context.Service<
               created: Instant.iso(now),
               updated: Instant.iso(now)
             }
-            yield* store.add(bot)
+            if (!(yield* store.add(bot, limits.maxPerKey))) return yield* new BotLimitReached({ max: limits.maxPerKey })
             return bot
           }),
           update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {

@@ -11,8 +11,14 @@ export { Contract } from "./Contract.ts"
 export class ContractStore extends Context.Service<
   ContractStore,
   {
-    /** Stores a contract unless its key already has that label on that chain; `false` then (nothing stored). */
-    readonly add: (contract: Contract) => Effect.Effect<boolean, StoreError.StoreError>
+    /**
+     * Stores a contract unless its key already has that label on that chain (`label taken`) or already has `max`
+     * contracts (`limit reached`), both decided in the same transaction; nothing is stored then.
+     */
+    readonly add: (
+      contract: Contract,
+      max?: number
+    ) => Effect.Effect<"added" | "label taken" | "limit reached", StoreError.StoreError>
     /** The key's contracts (on one chain, when given), oldest first. */
     readonly list: (keyId: string, chainId?: number) => Effect.Effect<ReadonlyArray<Contract>, StoreError.StoreError>
     /** The key's contract of that id; undefined when the key has none (another key's id included). */

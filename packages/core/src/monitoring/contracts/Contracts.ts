@@ -139,7 +139,10 @@ export class Contracts extends Context.Service<
           ...("proxy" in found && found.proxy !== undefined ? { proxy: found.proxy } : {}),
           created: Instant.iso(now)
         }
-        if (!(yield* store.add(contract))) return yield* new ContractLabelTaken({ label, chainId })
+        // Checked again as it is stored, in one transaction: two requests racing never pass the cap or share a label.
+        const added = yield* store.add(contract, limits.maxPerKey)
+        if (added === "label taken") return yield* new ContractLabelTaken({ label, chainId })
+        if (added === "limit reached") return yield* new ContractLimitReached({ max: limits.maxPerKey })
         return contract
       })
       const get = (keyId: string, id: string) =>
