@@ -53,7 +53,8 @@ export interface RpcLog extends Schema.Schema.Type<typeof RpcLog> {}
 export const RpcReceipt = Schema.Struct({
   transactionHash: text,
   blockHash: optional(text),
-  status: text,
+  /** Absent from receipts before Byzantium (they carry a state root instead). */
+  status: optional(text),
   gasUsed: text,
   logs: Schema.Array(RpcLog)
 })
