@@ -9,19 +9,31 @@
  * negation belongs to the innermost negation holding all its uses. References through `itx*` or `any` are fresh:
  * the atom holds if some frame or occurrence makes it hold.
  */
+import {
+  accessor,
+  comparison,
+  type Env,
+  frameField,
+  inScope,
+  intern,
+  isEvent,
+  labelled,
+  type Occurrence,
+  type OccurrenceTest,
+  occurrenceTest,
+  type Operand,
+  single
+} from "./Access.ts"
 import type * as Ast from "./Ast.ts"
 import { isOccurrence } from "./Ast.ts"
 import { type Evidence, type Json, toJson } from "./Evidence.ts"
 import type * as Facts from "./Facts.ts"
 import { occurrence as printOccurrence, print as printRule } from "./Printer.ts"
 
-/** A binding of every variable of a rule, by slot. */
-export type Env = Int32Array
+export { type Env, type IndexKey, indexed, type OccurrenceTest, position } from "./Access.ts"
 
 /** The value of a slot whose variable is not bound. */
 export const unbound = -1
-
-type Occurrence = Facts.EventOccurrence | Facts.CallOccurrence
 
 /** A match: the position (in `facts.transactions`) bound to each transaction variable outside negations. */
 export interface Match {
@@ -286,252 +298,6 @@ const under = (e: Ast.Expr, target: Ast.Expr, negated = false): boolean =>
     : e._tag === "And" || e._tag === "Or"
       ? under(e.left, target, negated) || under(e.right, target, negated)
       : e._tag === "Not" && under(e.expr, target, true)
-
-// ---------------------------------------------------------------- facts access
-
-/** Which events or calls a reference can mean, given the frame bound to its `itxM`. */
-export interface OccurrenceTest {
-  readonly kind: "E" | "F"
-  /** Where in the index of occurrences every occurrence it means is, when it names its contract and event or function. */
-  readonly indexKey?: IndexKey
-  readonly means: (o: Occurrence, frame: number | undefined) => boolean
-}
-
-const occurrenceTest = (ref: Ast.OccurrenceRef): OccurrenceTest => {
-  const contract = intern(ref.contract)
-  const name = ref.selector._tag === "Named" ? intern(ref.selector.name) : undefined
-  const selector = ref.selector
-  const signature =
-    selector._tag === "Named" && selector.types !== undefined
-      ? `${selector.name}(${selector.types.join(",")})`
-      : undefined
-  const itx = ref.frame.itx
-  const indexKey = contract === "*" || name === undefined ? undefined : { kind: ref.kind, contract, name }
-  const keyed = indexKey === undefined ? {} : { indexKey }
-  const named = (o: Occurrence) =>
-    (contract === "*" || contract === o.contract) &&
-    (name === undefined || (name === o.name && (signature === undefined || signature === o.signature)))
-  if (ref.kind === "E" && (itx === undefined || itx === "any")) return { kind: "E", ...keyed, means: named }
-  if (ref.kind === "E") {
-    return {
-      kind: "E",
-      ...keyed,
-      means: (o, frame) => {
-        if (!named(o)) return false
-        const at = (o as Facts.EventOccurrence).frame
-        return at !== undefined && (itx === "*" ? at >= 1 : at === frame)
-      }
-    }
-  }
-  return {
-    kind: "F",
-    ...keyed,
-    means: (o, frame) => {
-      if (!named(o)) return false
-      const at = (o as Facts.CallOccurrence).frame
-      return itx === undefined ? at === 0 : itx === "any" ? true : itx === "*" ? at >= 1 : at === frame
-    }
-  }
-}
-
-/**
- * The same text as a string the engine keeps one copy of (property names are), so comparing it with the names of
- * decoded occurrences is mostly a pointer comparison.
- */
-const intern = (text: string): string => Object.keys({ [text]: 0 })[0]!
-
-/** Where an occurrence's transactions are in the index (`indexed`): by E|F, contract and name. */
-export interface IndexKey {
-  readonly kind: "E" | "F"
-  readonly contract: string
-  readonly name: string
-}
-
-/** Positions of transactions (ascending) by E|F, contract and name. */
-type OccurrenceIndex = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
-
-const indexes = new WeakMap<
-  ReadonlyArray<Facts.Transaction>,
-  { readonly length: number; readonly events: OccurrenceIndex; readonly calls: OccurrenceIndex }
->()
-
-/**
- * The positions (in `facts.transactions`, ascending) of the transactions with an event or call of each contract
- * and name: made once per list of transactions, on first use, and shared by every rule evaluated over it, so a
- * rule about one contract visits only the transactions that touch it. A list that has grown since is indexed
- * again (transactions are otherwise taken as immutable, as their types say).
- */
-export const indexed = (facts: Facts.Facts, key: IndexKey): ReadonlyArray<number> => {
-  let known = indexes.get(facts.transactions)
-  if (known === undefined || known.length !== facts.transactions.length) {
-    const events = new Map<string, Map<string, Array<number>>>()
-    const calls = new Map<string, Map<string, Array<number>>>()
-    const add = (index: typeof events, o: Occurrence, at: number) => {
-      let byName = index.get(o.contract)
-      if (byName === undefined) index.set(o.contract, (byName = new Map()))
-      const list = byName.get(o.name)
-      if (list === undefined) byName.set(o.name, [at])
-      else if (list[list.length - 1] !== at) list.push(at)
-    }
-    const txs = facts.transactions
-    for (let at = 0; at < txs.length; at++) {
-      const tx = txs[at]!
-      for (const e of tx.events) add(events, e, at)
-      for (const c of tx.calls) add(calls, c, at)
-    }
-    known = { length: txs.length, events, calls }
-    indexes.set(txs, known)
-  }
-  return (key.kind === "E" ? known.events : known.calls).get(key.contract)?.get(key.name) ?? []
-}
-
-/** The events or calls of `tx` a reference can mean. */
-const inScope = (test: OccurrenceTest, tx: Facts.Transaction, frame: number | undefined): ReadonlyArray<Occurrence> =>
-  (test.kind === "E" ? tx.events : tx.calls).filter((o) => test.means(o, frame))
-
-const isEvent = (o: Occurrence): o is Facts.EventOccurrence => "logIndex" in o
-
-/** Where an occurrence stands in its transaction: its log index, or its frame. */
-export const position = (o: Occurrence) => (isEvent(o) ? o.logIndex : o.frame)
-
-/** A path into a decoded value, compiled: a member (or `length` of an array), a position, an array index. */
-const accessor = (
-  path: ReadonlyArray<Ast.Accessor>
-): ((v: Facts.AbiValue | undefined) => Facts.AbiValue | undefined) => {
-  const steps = path.map((step): ((v: Facts.AbiValue) => Facts.AbiValue | undefined) => {
-    switch (step._tag) {
-      case "Index": {
-        const i = step.index
-        return (v) => (Array.isArray(v) ? (v as ReadonlyArray<Facts.AbiValue>)[i] : undefined)
-      }
-      case "Position": {
-        const i = step.index
-        return (v) => (isTuple(v) ? v.values[i] : undefined)
-      }
-      case "Member": {
-        const name = step.name
-        let names: ReadonlyArray<string | undefined> = []
-        let position = -1
-        return (v) => {
-          if (isTuple(v)) {
-            if (v.names !== names) {
-              names = v.names
-              position = names.indexOf(name)
-            }
-            return position === -1 ? undefined : v.values[position]
-          }
-          return name === "length" && Array.isArray(v) ? BigInt(v.length) : undefined
-        }
-      }
-    }
-  })
-  if (steps.length === 1) {
-    const step = steps[0]!
-    return (v) => (v === undefined ? undefined : step(v))
-  }
-  return (v) => {
-    let current = v
-    for (const step of steps) {
-      if (current === undefined) return undefined
-      current = step(current)
-    }
-    return current
-  }
-}
-
-const isTuple = (v: Facts.AbiValue): v is Facts.Tuple => typeof v === "object" && (v as Facts.Tuple)._tag === "Tuple"
-
-/**
- * Whether two texts are equal ignoring ASCII case (addresses and bytes are hex), without building lower-case
- * copies; from the end, where hex values of one length (left-padded numbers, addresses) usually differ first.
- */
-const equalFolded = (a: string, b: string) => {
-  if (a.length !== b.length) return false
-  for (let i = a.length - 1; i >= 0; i--) {
-    let x = a.charCodeAt(i)
-    let y = b.charCodeAt(i)
-    if (x === y) continue
-    if (x >= 65 && x <= 90) x += 32
-    if (y >= 65 && y <= 90) y += 32
-    if (x !== y) return false
-  }
-  return true
-}
-
-/**
- * A comparison, compiled for its family and operator. Integers compare as integers, booleans by equality, text
- * ignoring case except for `stringCompare` (addresses and bytes usually arrive lower-case already); values of
- * different kinds, and tuples or arrays, never compare.
- */
-const comparison = (
-  comparator: Ast.Comparator | "count",
-  operator: Ast.Operator
-): ((a: Facts.AbiValue, b: Facts.AbiValue) => boolean) => {
-  const cased = comparator === "stringCompare"
-  const same = (a: Facts.AbiValue, b: Facts.AbiValue) =>
-    typeof a === "bigint" || typeof a === "boolean"
-      ? a === b
-      : typeof a === "string" && typeof b === "string" && (a === b || (!cased && equalFolded(a, b)))
-  const text = (f: (x: string, y: string) => boolean) => (a: Facts.AbiValue, b: Facts.AbiValue) =>
-    typeof a === "string" && typeof b === "string" && (cased ? f(a, b) : f(a.toLowerCase(), b.toLowerCase()))
-  switch (operator) {
-    case ">":
-      return (a, b) => typeof a === "bigint" && typeof b === "bigint" && a > b
-    case ">=":
-      return (a, b) => typeof a === "bigint" && typeof b === "bigint" && a >= b
-    case "<":
-      return (a, b) => typeof a === "bigint" && typeof b === "bigint" && a < b
-    case "<=":
-      return (a, b) => typeof a === "bigint" && typeof b === "bigint" && a <= b
-    case "==":
-      return same
-    case "!=":
-      return (a, b) => typeof a === typeof b && typeof a !== "object" && !same(a, b)
-    case "contains":
-      return text((x, y) => x.includes(y))
-    case "startsWith":
-      return text((x, y) => x.startsWith(y))
-    case "endsWith":
-      return text((x, y) => x.endsWith(y))
-  }
-}
-
-const labelled = (facts: Facts.Facts, label: string | undefined, address: Facts.AbiValue | undefined) =>
-  label === undefined || label === "*" || (facts.labels.get(label)?.has(String(address ?? "")) ?? false)
-
-const involves = (facts: Facts.Facts, tx: Facts.Transaction, label: string) =>
-  labelled(facts, label, tx.fields.to) ||
-  tx.calls.some((c) => c.contract === label) ||
-  tx.events.some((e) => e.contract === label)
-
-const frameField = (
-  facts: Facts.Facts,
-  tx: Facts.Transaction,
-  fr: Facts.Frame | "top",
-  field: string,
-  contract?: string
-) => {
-  if (fr === "top") {
-    if (contract !== undefined && contract !== "*" && !involves(facts, tx, contract)) return undefined
-    return field === "riskscore" ? tx.riskscore : tx.fields[field]
-  }
-  if (!labelled(facts, contract, fr.fields.to)) return undefined
-  return field === "riskscore" ? fr.riskscore : fr.fields[field]
-}
-
-/** An operand compiled: every value it takes under a binding, and when it takes at most one, that one. */
-interface Operand {
-  readonly one?: (env: Env, facts: Facts.Facts) => Facts.AbiValue | undefined
-  readonly all: (env: Env, facts: Facts.Facts) => ReadonlyArray<Facts.AbiValue>
-}
-
-const single = (one: (env: Env, facts: Facts.Facts) => Facts.AbiValue | undefined): Operand => ({
-  one,
-  all: (env, facts) => {
-    const x = one(env, facts)
-    return x === undefined ? [] : [x]
-  }
-})
 
 /** Compiles the atoms of a rule into functions of the slots that `slotOf` gives each variable. */
 const atom = (e: Ast.Expr, slotOf: (key: string) => number): Test => {
