@@ -238,16 +238,18 @@ export const layer = (
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore
-      const inFlight = yield* FiberSet.make<void, never>()
       const wake = yield* Wake
       const ended = yield* Queue.unbounded<Attempted>()
       const context = yield* Effect.context<WebhookStore | DeliveryCounts>()
-      // The settler: whatever ended since it last looked, stored in one go; what is left is stored on shutdown.
-      yield* Effect.forkScoped(
-        Effect.forever(Effect.flatMap(Queue.takeAll(ended), (batch) => settleAll(batch).pipe(Effect.provide(context))))
-      )
+      // What is left is stored on shutdown: finalizers run last first, so this one runs after the sends in flight
+      // (whose fiber set is made below) were interrupted, and after the settler stopped.
       yield* Effect.addFinalizer(() =>
         Effect.flatMap(Queue.clear(ended), (rest) => settleAll(rest).pipe(Effect.provide(context)))
+      )
+      const inFlight = yield* FiberSet.make<void, never>()
+      // The settler: whatever ended since it last looked, stored in one go.
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.flatMap(Queue.takeAll(ended), (batch) => settleAll(batch).pipe(Effect.provide(context))))
       )
       const perKey = new Map<string, number>()
       const perDestination = new Map<string, number>()
