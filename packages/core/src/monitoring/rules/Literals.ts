@@ -4,7 +4,7 @@
  * through a double; strings, booleans and numbers are kept as they came and typed where they are used.
  */
 import { isLosslessNumber, isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from "lossless-json"
-import { integer } from "./Parser.ts"
+import { integer } from "./Operands.ts"
 
 /** A defined literal as the JSON gave it: a number's text, a string, or a boolean. */
 export type Definition =
