@@ -8,6 +8,18 @@ import type * as Facts from "./Facts.ts"
 /** A binding of every variable of a rule, by slot. */
 export type Env = Int32Array
 
+/** The value of a slot whose variable is not bound. */
+export const unbound = -1
+
+/** An expression as a function of a binding. */
+export type Test = (env: Env, facts: Facts.Facts) => boolean
+
+/** A frame reference that means any frame (`itx*`, `any`): each use may be a different one. */
+export const isFresh = (f: Ast.FrameRef) => f.itx === "*" || f.itx === "any"
+
+/** The reference without its `#k`: every occurrence it may mean. */
+export const anyOccurrence = ({ occurrence: _, ...rest }: Ast.OccurrenceRef): Ast.OccurrenceRef => rest
+
 export type Occurrence = Facts.EventOccurrence | Facts.CallOccurrence
 
 /** Which events or calls a reference can mean, given the frame bound to its `itxM`. */
