@@ -11,7 +11,7 @@
 import { AbiEvent, AbiFunction, AbiParameters } from "ox"
 import * as Abi from "../rules/Abi.ts"
 import type * as Facts from "../rules/Facts.ts"
-import type { CallFrame, RpcBlock, RpcReceipt } from "./NodeAnswers.ts"
+import type { CallFrame, RpcBlock, RpcReceipt, RpcTransaction } from "./NodeAnswers.ts"
 
 export type { CallFrame, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from "./NodeAnswers.ts"
 
@@ -175,126 +175,9 @@ export const fromBlocks = (
   }
   const transactions: Array<Facts.Transaction> = []
   for (const { block, receipts, traces } of blocks) {
-    const blockNumber = Number(big(block.number))
     const receiptOf = new Map(receipts.map((r) => [lower(r.transactionHash), r]))
     block.transactions.forEach((t, i) => {
-      const receipt = receiptOf.get(lower(t.hash))
-      const trace = traces?.[i]
-      const status = receipt === undefined ? true : big(receipt.status) === 1n
-      const fields: Record<string, Facts.AbiValue | undefined> = {
-        from: lower(t.from),
-        to: t.to === null || t.to === undefined ? undefined : lower(t.to),
-        value: big(t.value),
-        hash: lower(t.hash),
-        nonce: big(t.nonce),
-        input: lower(t.input),
-        status,
-        gasPrice: t.gasPrice === undefined ? undefined : big(t.gasPrice),
-        gasLimit: big(t.gas),
-        gasUsed: receipt === undefined ? undefined : big(receipt.gasUsed),
-        maxFeePerGas: t.maxFeePerGas === undefined ? undefined : big(t.maxFeePerGas),
-        maxPriorityFeePerGas: t.maxPriorityFeePerGas === undefined ? undefined : big(t.maxPriorityFeePerGas),
-        blockNumber: BigInt(blockNumber),
-        txIndex: big(t.transactionIndex),
-        timestamp: big(block.timestamp)
-      }
-
-      // Frames in execution order (pre-order), with the logs that stood and who emitted them.
-      const frames: Array<Facts.Frame> = []
-      const calls: Array<Facts.CallOccurrence> = []
-      const stood: Array<{ readonly frame: number; readonly order: number }> = []
-      const open: Array<{ readonly to: string; readonly call?: number }> = []
-      const reentered = new Set<number>()
-      const walk = (f: CallFrame, depth: number, reverted: boolean) => {
-        const index = frames.length
-        const to = lower(f.to)
-        const input = lower(f.input ?? "0x")
-        frames.push({
-          index,
-          depth,
-          fields: {
-            from: lower(f.from),
-            to: f.to === undefined ? undefined : to,
-            value: big(f.value),
-            type: f.type,
-            gas: big(f.gas),
-            gasUsed: big(f.gasUsed),
-            input,
-            output: f.output === undefined ? undefined : lower(f.output),
-            error: f.error,
-            depth: BigInt(depth),
-            selector: input.length >= 10 ? input.slice(0, 10) : input
-          }
-        })
-        const gone = reverted || f.error !== undefined
-        for (const log of f.logs ?? [])
-          if (!gone) stood.push({ frame: index, order: Number(log.index ?? stood.length) })
-        // Reentrancy: a frame calling a contract whose call is still open marks that open call.
-        for (const o of open) if (o.to === to && o.call !== undefined && f.type !== "STATICCALL") reentered.add(o.call)
-        let call: number | undefined
-        for (const d of byAddress.get(to) ?? []) {
-          const decoded = decodeCall(d, input, f.error === undefined ? f.output : undefined)
-          if (decoded === undefined) continue
-          call = calls.length
-          calls.push({
-            contract: d.label,
-            name: decoded.item.name,
-            signature: Abi.signature(decoded.item),
-            args: decoded.args,
-            ...(decoded.output === undefined ? {} : { output: decoded.output }),
-            frame: index,
-            reverted: f.error !== undefined,
-            reentrant: false
-          })
-        }
-        open.push({ to, ...(call === undefined ? {} : { call }) })
-        for (const child of f.calls ?? []) walk(child, depth + 1, gone)
-        open.pop()
-      }
-      if (trace !== undefined) walk(trace, 0, false)
-      else if (t.to !== null && t.to !== undefined) {
-        for (const d of byAddress.get(lower(t.to)) ?? []) {
-          const decoded = decodeCall(d, lower(t.input), undefined)
-          if (decoded === undefined) continue
-          calls.push({
-            contract: d.label,
-            name: decoded.item.name,
-            signature: Abi.signature(decoded.item),
-            args: decoded.args,
-            frame: 0,
-            reverted: !status,
-            reentrant: false
-          })
-        }
-      }
-      stood.sort((a, b) => a.order - b.order)
-
-      const events: Array<Facts.EventOccurrence> = []
-      ;(receipt?.logs ?? []).forEach((log, k) => {
-        for (const d of byAddress.get(lower(log.address)) ?? []) {
-          const decoded = decodeLog(d, log)
-          if (decoded === undefined) continue
-          const frame = trace === undefined ? undefined : stood[k]?.frame
-          events.push({
-            contract: d.label,
-            name: decoded.item.name,
-            signature: Abi.signature(decoded.item),
-            args: decoded.args,
-            address: lower(log.address),
-            logIndex: Number(big(log.logIndex)),
-            ...(frame === undefined ? {} : { frame })
-          })
-        }
-      })
-      transactions.push({
-        hash: lower(t.hash),
-        blockNumber,
-        txIndex: Number(big(t.transactionIndex)),
-        fields,
-        ...(trace === undefined ? {} : { frames }),
-        events,
-        calls: calls.map((c, i) => (reentered.has(i) ? { ...c, reentrant: true } : c))
-      })
+      transactions.push(transactionFacts(byAddress, block, t, receiptOf.get(lower(t.hash)), traces?.[i]))
     })
   }
   return {
@@ -303,5 +186,141 @@ export const fromBlocks = (
     labels,
     ...(options.groups === undefined ? {} : { groups: options.groups }),
     ...(options.head === undefined ? {} : { head: options.head })
+  }
+}
+
+/** The facts of one transaction: its fields, its frames and calls (from its trace when read), its events. */
+const transactionFacts = (
+  byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>,
+  block: RpcBlock,
+  t: RpcTransaction,
+  receipt: RpcReceipt | undefined,
+  trace: CallFrame | undefined
+): Facts.Transaction => {
+  const blockNumber = Number(big(block.number))
+  const status = receipt === undefined ? true : big(receipt.status) === 1n
+  const fields: Record<string, Facts.AbiValue | undefined> = {
+    from: lower(t.from),
+    to: t.to === null || t.to === undefined ? undefined : lower(t.to),
+    value: big(t.value),
+    hash: lower(t.hash),
+    nonce: big(t.nonce),
+    input: lower(t.input),
+    status,
+    gasPrice: t.gasPrice === undefined ? undefined : big(t.gasPrice),
+    gasLimit: big(t.gas),
+    gasUsed: receipt === undefined ? undefined : big(receipt.gasUsed),
+    maxFeePerGas: t.maxFeePerGas === undefined ? undefined : big(t.maxFeePerGas),
+    maxPriorityFeePerGas: t.maxPriorityFeePerGas === undefined ? undefined : big(t.maxPriorityFeePerGas),
+    blockNumber: BigInt(blockNumber),
+    txIndex: big(t.transactionIndex),
+    timestamp: big(block.timestamp)
+  }
+  const traced = trace === undefined ? undefined : framesOf(byAddress, trace)
+  const calls: Array<Facts.CallOccurrence> = traced === undefined ? [] : [...traced.calls]
+  if (traced === undefined && t.to !== null && t.to !== undefined) {
+    for (const d of byAddress.get(lower(t.to)) ?? []) {
+      const decoded = decodeCall(d, lower(t.input), undefined)
+      if (decoded === undefined) continue
+      calls.push({
+        contract: d.label,
+        name: decoded.item.name,
+        signature: Abi.signature(decoded.item),
+        args: decoded.args,
+        frame: 0,
+        reverted: !status,
+        reentrant: false
+      })
+    }
+  }
+  const events: Array<Facts.EventOccurrence> = []
+  ;(receipt?.logs ?? []).forEach((log, k) => {
+    for (const d of byAddress.get(lower(log.address)) ?? []) {
+      const decoded = decodeLog(d, log)
+      if (decoded === undefined) continue
+      const frame = traced?.stood[k]?.frame
+      events.push({
+        contract: d.label,
+        name: decoded.item.name,
+        signature: Abi.signature(decoded.item),
+        args: decoded.args,
+        address: lower(log.address),
+        logIndex: Number(big(log.logIndex)),
+        ...(frame === undefined ? {} : { frame })
+      })
+    }
+  })
+  return {
+    hash: lower(t.hash),
+    blockNumber,
+    txIndex: Number(big(t.transactionIndex)),
+    fields,
+    ...(traced === undefined ? {} : { frames: traced.frames }),
+    events,
+    calls
+  }
+}
+
+/**
+ * A transaction's frames in execution order (pre-order) with the calls to registered contracts they make (marked
+ * reentrant when a frame calls a contract whose call is still open), and the logs that stood (in a frame that did
+ * not revert, nor any frame above it) in log order with the frame that emitted each.
+ */
+const framesOf = (byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>, trace: CallFrame) => {
+  const frames: Array<Facts.Frame> = []
+  const calls: Array<Facts.CallOccurrence> = []
+  const stood: Array<{ readonly frame: number; readonly order: number }> = []
+  const open: Array<{ readonly to: string; readonly call?: number }> = []
+  const reentered = new Set<number>()
+  const walk = (f: CallFrame, depth: number, reverted: boolean) => {
+    const index = frames.length
+    const to = lower(f.to)
+    const input = lower(f.input ?? "0x")
+    frames.push({
+      index,
+      depth,
+      fields: {
+        from: lower(f.from),
+        to: f.to === undefined ? undefined : to,
+        value: big(f.value),
+        type: f.type,
+        gas: big(f.gas),
+        gasUsed: big(f.gasUsed),
+        input,
+        output: f.output === undefined ? undefined : lower(f.output),
+        error: f.error,
+        depth: BigInt(depth),
+        selector: input.length >= 10 ? input.slice(0, 10) : input
+      }
+    })
+    const gone = reverted || f.error !== undefined
+    for (const log of f.logs ?? []) if (!gone) stood.push({ frame: index, order: Number(log.index ?? stood.length) })
+    for (const o of open) if (o.to === to && o.call !== undefined && f.type !== "STATICCALL") reentered.add(o.call)
+    let call: number | undefined
+    for (const d of byAddress.get(to) ?? []) {
+      const decoded = decodeCall(d, input, f.error === undefined ? f.output : undefined)
+      if (decoded === undefined) continue
+      call = calls.length
+      calls.push({
+        contract: d.label,
+        name: decoded.item.name,
+        signature: Abi.signature(decoded.item),
+        args: decoded.args,
+        ...(decoded.output === undefined ? {} : { output: decoded.output }),
+        frame: index,
+        reverted: f.error !== undefined,
+        reentrant: false
+      })
+    }
+    open.push({ to, ...(call === undefined ? {} : { call }) })
+    for (const child of f.calls ?? []) walk(child, depth + 1, gone)
+    open.pop()
+  }
+  walk(trace, 0, false)
+  stood.sort((a, b) => a.order - b.order)
+  return {
+    frames,
+    calls: calls.map((c, i) => (reentered.has(i) ? { ...c, reentrant: true } : c)),
+    stood
   }
 }
