@@ -92,11 +92,12 @@ export const ruleOf = (b: Fields): string =>
     b.options.topLevelTxBlockRange
   ])
 
+const invalid = (field: string, message: string) => new InvalidBot({ field, message })
+
 /** The bot `fields` describe over `base` (create: none), each field checked; the rules are checked apart. */
 export const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fields, InvalidBot> =>
   Effect.gen(function* () {
     const f = request.fields
-    const invalid = (field: string, message: string) => new InvalidBot({ field, message })
     const has = (name: string) => f[name] !== undefined
     if (base === undefined) {
       for (const name of ["botName", "chainId", "watchRule"]) if (!has(name)) return yield* invalid(name, "is required")
@@ -125,105 +126,15 @@ export const merge = (base: Fields | undefined, request: BotRequest): Effect.Eff
     if (has("active") && typeof f.active !== "boolean") return yield* invalid("active", "must be true or false")
     if (has("severity") && !Schema.is(Severity)(f.severity))
       return yield* invalid("severity", "must be one of Critical, High, Medium, Low")
-    let watchRule = base?.watchRule
-    if (has("watchRule")) {
-      const w = f.watchRule
-      if (!isObject(w)) return yield* invalid("watchRule", "must be an object with expressions")
-      const type = w.watchRuleType ?? base?.watchRule.watchRuleType ?? "advanced"
-      if (type !== "simple" && type !== "advanced")
-        return yield* invalid("watchRule.watchRuleType", "must be simple or advanced")
-      const expressions = w.expressions ?? base?.watchRule.expressions
-      if (
-        !Array.isArray(expressions) ||
-        expressions.length === 0 ||
-        expressions.length > limits.maxExpressions ||
-        !expressions.every((e) => typeof e === "string")
-      )
-        return yield* invalid(
-          "watchRule.expressions",
-          `must be 1 to ${limits.maxExpressions} rule expressions (strings)`
-        )
-      watchRule = { watchRuleType: type, expressions: expressions as ReadonlyArray<string> }
-    }
+    const watchRule = has("watchRule") ? yield* watchRuleOf(base, f.watchRule) : base!.watchRule
     if (
       has("notifications") &&
       (!Array.isArray(f.notifications) || !f.notifications.every((n) => typeof n === "string"))
     )
       return yield* invalid("notifications", "must be a list of notification channel ids")
-    let options = base?.options ?? { topLevelTxBlockRange: 100 }
-    if (has("options")) {
-      const o = f.options
-      if (!isObject(o)) return yield* invalid("options", "must be an object")
-      const range = o.topLevelTxBlockRange
-      if (
-        range !== undefined &&
-        (typeof range !== "number" || !Number.isSafeInteger(range) || range < 0 || range > limits.maxBlockRange)
-      )
-        return yield* invalid(
-          "options.topLevelTxBlockRange",
-          `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
-        )
-      const scope = o.ruleScope
-      if (
-        scope !== undefined &&
-        !(
-          isObject(scope) &&
-          typeof scope.contractName === "string" &&
-          typeof scope.groupId === "string" &&
-          typeof scope.member === "boolean"
-        )
-      )
-        return yield* invalid("options.ruleScope", "must be {contractName, groupId, member}")
-      if (o.literalDefs !== undefined && !isObject(o.literalDefs))
-        return yield* invalid("options.literalDefs", "must be an object of placeholder values")
-      // The text as received when the host has it (exact numbers); else the object as JSON.
-      const literalDefs =
-        o.literalDefs === undefined ? options.literalDefs : (request.literalDefs ?? encodeJson(o.literalDefs))
-      if (o.literalDefs !== undefined && Object.keys(o.literalDefs as object).length > limits.maxLiteralDefs)
-        return yield* invalid("options.literalDefs", `must have at most ${limits.maxLiteralDefs} placeholders`)
-      if (literalDefs !== undefined && literalDefs.length > limits.maxLiteralDefsLength)
-        return yield* invalid(
-          "options.literalDefs",
-          `must be at most ${limits.maxLiteralDefsLength} characters of JSON`
-        )
-      const interval = o.notifyMinIntervalSeconds
-      if (
-        interval !== undefined &&
-        (typeof interval !== "number" || !Number.isSafeInteger(interval) || interval < 0 || interval > 604_800)
-      )
-        return yield* invalid("options.notifyMinIntervalSeconds", "must be a whole number of seconds from 0 to 604800")
-      const threshold = o.alertThreshold
-      if (
-        threshold !== undefined &&
-        !(
-          isObject(threshold) &&
-          typeof threshold.count === "number" &&
-          Number.isSafeInteger(threshold.count) &&
-          threshold.count >= 1 &&
-          threshold.count <= 1_000 &&
-          typeof threshold.windowSeconds === "number" &&
-          Number.isSafeInteger(threshold.windowSeconds) &&
-          threshold.windowSeconds >= 1 &&
-          threshold.windowSeconds <= 604_800
-        )
-      )
-        return yield* invalid("options.alertThreshold", "must be {count: 1 to 1000, windowSeconds: 1 to 604800}")
-      const kept = <K extends "notifyMinIntervalSeconds" | "alertThreshold">(name: K, given: unknown) =>
-        given === undefined ? (options[name] === undefined ? {} : { [name]: options[name] }) : { [name]: given }
-      options = {
-        ...kept("notifyMinIntervalSeconds", interval),
-        ...kept("alertThreshold", threshold),
-        topLevelTxBlockRange: range ?? options.topLevelTxBlockRange,
-        ...(literalDefs === undefined ? {} : { literalDefs }),
-        ...(scope === undefined
-          ? options.ruleScope === undefined
-            ? {}
-            : { ruleScope: options.ruleScope }
-          : {
-              ruleScope: scope as { contractName: string; groupId: string; member: boolean }
-            })
-      }
-    }
+    const options = has("options")
+      ? yield* optionsOf(base?.options ?? { topLevelTxBlockRange: 100 }, f.options, request.literalDefs)
+      : (base?.options ?? { topLevelTxBlockRange: 100 })
     const pick = <K extends keyof Fields>(name: K, fallback: Fields[K]) =>
       (has(name) ? f[name] : (base?.[name] ?? fallback)) as Fields[K]
     const description = has("botDescription") ? (f.botDescription as string) : base?.botDescription
@@ -234,9 +145,106 @@ export const merge = (base: Fields | undefined, request: BotRequest): Effect.Eff
       ...(description === undefined ? {} : { botDescription: description }),
       active: pick("active", true),
       severity: pick("severity", "Medium"),
-      watchRule: watchRule!,
+      watchRule,
       notifications: pick("notifications", []),
       ...(version === undefined ? {} : { botVersion: version }),
       options
+    }
+  })
+
+/** The watch rule a request gives (its type and expressions, each kept from `base` when not given). */
+const watchRuleOf = (base: Fields | undefined, w: unknown): Effect.Effect<Fields["watchRule"], InvalidBot> =>
+  Effect.gen(function* () {
+    if (!isObject(w)) return yield* invalid("watchRule", "must be an object with expressions")
+    const type = w.watchRuleType ?? base?.watchRule.watchRuleType ?? "advanced"
+    if (type !== "simple" && type !== "advanced")
+      return yield* invalid("watchRule.watchRuleType", "must be simple or advanced")
+    const expressions = w.expressions ?? base?.watchRule.expressions
+    if (
+      !Array.isArray(expressions) ||
+      expressions.length === 0 ||
+      expressions.length > limits.maxExpressions ||
+      !expressions.every((e) => typeof e === "string")
+    )
+      return yield* invalid("watchRule.expressions", `must be 1 to ${limits.maxExpressions} rule expressions (strings)`)
+    return { watchRuleType: type, expressions: expressions as ReadonlyArray<string> }
+  })
+
+/**
+ * The options a request gives over `options` (the bot's, or the defaults): each given one checked, the others
+ * kept. `literalDefs` is kept as the text received when the host has it (exact numbers), else as JSON.
+ */
+const optionsOf = (
+  options: Fields["options"],
+  o: unknown,
+  literalDefsText: string | undefined
+): Effect.Effect<Fields["options"], InvalidBot> =>
+  Effect.gen(function* () {
+    if (!isObject(o)) return yield* invalid("options", "must be an object")
+    const range = o.topLevelTxBlockRange
+    if (
+      range !== undefined &&
+      (typeof range !== "number" || !Number.isSafeInteger(range) || range < 0 || range > limits.maxBlockRange)
+    )
+      return yield* invalid(
+        "options.topLevelTxBlockRange",
+        `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
+      )
+    const scope = o.ruleScope
+    if (
+      scope !== undefined &&
+      !(
+        isObject(scope) &&
+        typeof scope.contractName === "string" &&
+        typeof scope.groupId === "string" &&
+        typeof scope.member === "boolean"
+      )
+    )
+      return yield* invalid("options.ruleScope", "must be {contractName, groupId, member}")
+    if (o.literalDefs !== undefined && !isObject(o.literalDefs))
+      return yield* invalid("options.literalDefs", "must be an object of placeholder values")
+    // The text as received when the host has it (exact numbers); else the object as JSON.
+    const literalDefs =
+      o.literalDefs === undefined ? options.literalDefs : (literalDefsText ?? encodeJson(o.literalDefs))
+    if (o.literalDefs !== undefined && Object.keys(o.literalDefs as object).length > limits.maxLiteralDefs)
+      return yield* invalid("options.literalDefs", `must have at most ${limits.maxLiteralDefs} placeholders`)
+    if (literalDefs !== undefined && literalDefs.length > limits.maxLiteralDefsLength)
+      return yield* invalid("options.literalDefs", `must be at most ${limits.maxLiteralDefsLength} characters of JSON`)
+    const interval = o.notifyMinIntervalSeconds
+    if (
+      interval !== undefined &&
+      (typeof interval !== "number" || !Number.isSafeInteger(interval) || interval < 0 || interval > 604_800)
+    )
+      return yield* invalid("options.notifyMinIntervalSeconds", "must be a whole number of seconds from 0 to 604800")
+    const threshold = o.alertThreshold
+    if (
+      threshold !== undefined &&
+      !(
+        isObject(threshold) &&
+        typeof threshold.count === "number" &&
+        Number.isSafeInteger(threshold.count) &&
+        threshold.count >= 1 &&
+        threshold.count <= 1_000 &&
+        typeof threshold.windowSeconds === "number" &&
+        Number.isSafeInteger(threshold.windowSeconds) &&
+        threshold.windowSeconds >= 1 &&
+        threshold.windowSeconds <= 604_800
+      )
+    )
+      return yield* invalid("options.alertThreshold", "must be {count: 1 to 1000, windowSeconds: 1 to 604800}")
+    const kept = <K extends "notifyMinIntervalSeconds" | "alertThreshold">(name: K, given: unknown) =>
+      given === undefined ? (options[name] === undefined ? {} : { [name]: options[name] }) : { [name]: given }
+    return {
+      ...kept("notifyMinIntervalSeconds", interval),
+      ...kept("alertThreshold", threshold),
+      topLevelTxBlockRange: range ?? options.topLevelTxBlockRange,
+      ...(literalDefs === undefined ? {} : { literalDefs }),
+      ...(scope === undefined
+        ? options.ruleScope === undefined
+          ? {}
+          : { ruleScope: options.ruleScope }
+        : {
+            ruleScope: scope as { contractName: string; groupId: string; member: boolean }
+          })
     }
   })
