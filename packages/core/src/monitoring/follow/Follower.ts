@@ -28,7 +28,7 @@ import { ChainData } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Continuity from "./Continuity.ts"
 import { FollowStore, type Mark } from "./FollowStore.ts"
-import { markOf, type Prepared, preparer, type Window } from "./Ready.ts"
+import { type Block, markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
 import * as Steps from "./Steps.ts"
 
@@ -55,286 +55,330 @@ export const layer = (
     Effect.gen(function* () {
       const bots = yield* BotStore
       const contracts = yield* ContractStore
-      const store = yield* FollowStore
       const outbox = yield* WebhookStore.WebhookStore
       const chain = yield* ChainData
-      const wake = (yield* Outbox.Outbox).wake
       const states = new Map<number, ChainState>()
-      const set = (chainId: number, change: Partial<ChainState>) =>
-        states.set(chainId, { ...states.get(chainId)!, ...change })
-      const confirmationsOf = (chainId: number) => settings.confirmations[chainId] ?? settings.defaultConfirmations
-      const prepare = preparer(bots, contracts, outbox)
-
-      const { rebuild, rewind, paused, backfill, stall, begin, readFresh, judgeAll } = Steps.make({
+      const deps: Deps = {
         settings,
         bots,
-        store,
+        store: yield* FollowStore,
         outbox,
         chain,
-        wake,
+        wake: (yield* Outbox.Outbox).wake,
         states,
-        set
-      })
-
-      /**
-       * The chain's bots ready to run now, and whether the node's call traces are read for them; the chain's state
-       * says which active bots are not run, and why.
-       */
-      const runnableOf = Effect.fnUntraced(function* (chainId: number) {
-        const { ready, problems, active } = yield* prepare(chainId)
-        const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
-        const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
-        const runnable = traces ? ready : ready.filter((p) => !p.rules.some((r) => r.needsTraces))
-        // A paused bot switched on again is no longer said to be paused.
-        const notes = paused.get(chainId)
-        for (const p of ready) notes?.delete(p.bot.id)
-        const skipped = [
-          ...problems,
-          ...ready
-            .filter((p) => !runnable.includes(p))
-            .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`),
-          ...(notes?.values() ?? [])
-        ]
-        const { skipped: _, ...was } = states.get(chainId)!
-        states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
-        return { runnable, traces }
-      })
-
-      /**
-       * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile):
-       * `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
-       */
-      const catchUp = Effect.fnUntraced(function* (
-        chainId: number,
-        cursor: Mark | undefined,
-        runnable: ReadonlyArray<Prepared>,
-        traces: boolean
-      ) {
-        if (cursor === undefined) return { outcome: "none" as const, behind: [] }
-        const coverage = yield* store.coverage(chainId)
-        const nextOf = (p: Prepared) => {
-          if (p.from === undefined) return undefined
-          const c = coverage.get(p.bot.id)
-          return c !== undefined && c.from === p.from ? c.through + 1 : p.from
-        }
-        const behind = runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
-        if (behind.length === 0) return { outcome: "none" as const, behind }
-        const p = behind[0]!
-        const outcome = yield* backfill(chainId, cursor, p, nextOf(p)!, traces)
-        return { outcome: outcome === "moved" ? ("moved" as const) : ("done" as const), behind }
-      })
-
-      /** One step of a chain: `idle` when there was nothing to do. */
-      const step = Effect.fnUntraced(function* (chainId: number, memory: { window: Window | undefined }) {
-        const { runnable, traces } = yield* runnableOf(chainId)
-        if (runnable.length === 0) return "idle" as const
-        const head = yield* chain.head(chainId)
-        const target = head - confirmationsOf(chainId)
-        const cursor = yield* store.cursor(chainId)
-        set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
-        if (cursor !== undefined && head < cursor.number)
-          return yield* stall(
-            chainId,
-            `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
-          )
-        const caught = yield* catchUp(chainId, cursor, runnable, traces)
-        if (caught.outcome === "moved") {
-          memory.window = undefined
-          return "moved" as const
-        }
-        const joined = runnable.filter((p) => !caught.behind.includes(p))
-        const idle = caught.outcome === "done" ? ("moved" as const) : ("idle" as const)
-        if (joined.length === 0) return idle
-        if (cursor !== undefined && target <= cursor.number) {
-          // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
-          // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
-          // not taken for a reorganisation.
-          const [onNode] = yield* chain.hashes(chainId, [cursor.number])
-          if (Continuity.atCursor(cursor, onNode) !== "reorganised") return idle
-          memory.window = undefined
-          yield* rewind(chainId, cursor)
-          return "moved" as const
-        }
-        if (target < 0) return "idle" as const
-        if (cursor === undefined) return yield* begin(chainId, runnable, target, head)
-        const read = yield* readFresh(chainId, cursor, target, head, traces)
-        if (read.kind === "reorganised") {
-          memory.window = undefined
-          yield* rewind(chainId, cursor)
-          return "moved" as const
-        }
-        const { fresh, missing } = read
-        if (fresh.length === 0) return missing === undefined ? idle : yield* stall(chainId, missing)
-        const range = Math.max(0, ...joined.map((p) => p.reach))
-        let window = memory.window
-        // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
-        if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
-          window = yield* rebuild(chainId, cursor, joined, traces)
-        const blocks = [...window.blocks, ...fresh]
-        const last = fresh.at(-1)!
-        const now = yield* Clock.currentTimeMillis
-        const judged = yield* judgeAll(chainId, joined, window, fresh, cursor, now)
-        const done = yield* store.advance(chainId, cursor, {
-          blocks: fresh.map(markOf),
-          alerts: judged.alerts,
-          deliveries: judged.deliveries,
-          keep: settings.keep,
-          coverage: joined.flatMap((p) =>
-            p.from === undefined || judged.over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
-          )
-        })
-        if (done.outcome === "moved") {
-          // Another process took this step: start again from where it left the chain.
-          memory.window = undefined
-          return "moved" as const
-        }
-        memory.window = {
-          at: markOf(last),
-          traces,
-          range,
-          blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
-          pending: judged.pending
-        }
-        const s = states.get(chainId)!
-        set(chainId, {
-          cursor: last.number,
-          lag: Math.max(0, head - last.number),
-          blocks: s.blocks + fresh.length,
-          alerts: s.alerts + done.stored.length,
-          lastProgress: Instant.iso(now),
-          state: last.number < target ? "catching up" : "following"
-        })
-        if (done.stored.length > 0) yield* wake
-        return last.number < target ? ("moved" as const) : ("idle" as const)
-      })
-
-      /** Backoff after `failures` failures in a row: doubling from the poll interval, up to the longest wait. */
-      const backoff = (failures: number) =>
-        Math.min(settings.maxBackoffMillis, settings.pollMillis * 2 ** Math.min(failures, 16))
-
-      /** Listens to the chain's new heads, nudging its follower at each; retried while it fails, unless not configured. */
-      const listen = (chainId: number, nudge: Queue.Queue<void>) =>
-        Effect.gen(function* () {
-          let failures = 0
-          while (true) {
-            const ended = yield* Effect.scoped(
-              Effect.gen(function* () {
-                const heads = yield* chain.newHeads(chainId)
-                failures = 0
-                const { headsError: _, ...was } = states.get(chainId)!
-                states.set(chainId, { ...was, heads: "subscribed" })
-                yield* Stream.runForEach(heads, () => Queue.offer(nudge, undefined))
-                return "the node ended the subscription"
-              })
-            ).pipe(Effect.catch((e) => Effect.succeed(e.reason === "NotConfigured" ? undefined : e.message)))
-            if (ended === undefined) return
-            failures++
-            set(chainId, { heads: "polling", headsError: ended })
-            if (failures === 1) yield* Effect.logWarning(`new heads of chain ${chainId}: ${ended}`)
-            yield* Effect.sleep(backoff(failures))
-          }
-        })
-
-      /**
-       * Follows one chain until interrupted: steps at once while there is work, else at the next poll or new head.
-       */
-      const follow = (chainId: number) =>
-        Effect.gen(function* () {
-          const memory: { window: Window | undefined } = { window: undefined }
-          const nudge = yield* Queue.sliding<void>(1)
-          yield* Effect.forkChild(listen(chainId, nudge))
-          let failures = 0
-          while (true) {
-            const outcome = yield* step(chainId, memory).pipe(
-              Effect.map((o) => {
-                failures = 0
-                if (o === "stalled") return "idle" as const
-                // A step that went through ends the trouble: its error is no longer the state.
-                const { lastError: _, stalledSince: __, ...was } = states.get(chainId)!
-                states.set(chainId, {
-                  ...was,
-                  state:
-                    was.state === "backing off" || was.state === "starting" || was.state === "halted"
-                      ? "following"
-                      : was.state
-                })
-                return o
-              }),
-              Effect.catchCause((cause) => {
-                failures++
-                memory.window = undefined
-                const squashed = Cause.hasFails(cause) ? Cause.squash(cause) : undefined
-                const message =
-                  squashed === undefined
-                    ? Cause.pretty(cause)
-                    : String((squashed as { message?: string }).message ?? squashed)
-                return Effect.gen(function* () {
-                  const now = yield* Clock.currentTimeMillis
-                  set(chainId, {
-                    state: squashed instanceof DeepReorganisation ? "halted" : "backing off",
-                    lastError: message,
-                    stalledSince: states.get(chainId)!.stalledSince ?? Instant.iso(now)
-                  })
-                  if (failures === 1) yield* Effect.logWarning(`following chain ${chainId}: ${message}`)
-                  return "failed" as const
-                })
-              })
-            )
-            if (outcome === "moved") continue
-            if (outcome === "failed") yield* Effect.sleep(backoff(failures))
-            else yield* Effect.raceFirst(Effect.sleep(settings.pollMillis), Queue.take(nudge))
-          }
-        })
-
-      // The supervisor: a follower per chain with an active bot, started and stopped as bots change.
+        set: (chainId, change) => states.set(chainId, { ...states.get(chainId)!, ...change }),
+        paused: new Map(),
+        prepare: preparer(bots, contracts, outbox)
+      }
       const running = new Map<number, Fiber.Fiber<never, never>>()
-      const supervise = Effect.gen(function* () {
-        const chains = new Set((yield* bots.active()).map((b) => b.chainId))
-        for (const chainId of chains) {
-          if (running.has(chainId)) continue
-          states.set(chainId, {
-            chainId,
-            state: "starting",
-            heads: "polling",
-            bots: 0,
-            blocks: states.get(chainId)?.blocks ?? 0,
-            alerts: states.get(chainId)?.alerts ?? 0,
-            retractions: states.get(chainId)?.retractions ?? 0,
-            reorganisations: states.get(chainId)?.reorganisations ?? 0
-          })
-          running.set(chainId, yield* Effect.forkScoped(follow(chainId) as Effect.Effect<never>))
-        }
-        for (const [chainId, fiber] of running) {
-          if (chains.has(chainId)) continue
-          yield* Fiber.interrupt(fiber)
-          running.delete(chainId)
-          states.delete(chainId)
-        }
-      }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
       // Bots are re-read at least every second, so a bot switched on is followed soon even with a long poll interval.
       yield* Effect.forkScoped(
-        Effect.forever(Effect.andThen(supervise, Effect.sleep(Math.min(settings.pollMillis, 1_000))))
+        Effect.forever(Effect.andThen(supervise(deps, running), Effect.sleep(Math.min(settings.pollMillis, 1_000))))
       )
-
-      return Follower.of({
-        // A step held in the reader's retries has not failed yet: the reader's trouble says so from its first
-        // failed attempt.
-        status: Effect.gen(function* () {
-          const out: Array<ChainState> = []
-          for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
-            const trouble = state.stalledSince === undefined ? yield* chain.trouble(state.chainId) : undefined
-            out.push(
-              trouble === undefined
-                ? state
-                : {
-                    ...state,
-                    lastError: `the node is failing, retrying: ${trouble.message}`,
-                    stalledSince: Instant.iso(trouble.since)
-                  }
-            )
-          }
-          return out
-        })
-      })
+      return Follower.of({ status: status(deps) })
     })
   )
+
+/** What a chain's follower works with: what its steps share, and the preparer of the chain's bots. */
+interface Deps extends Steps.Shared {
+  readonly prepare: ReturnType<typeof preparer>
+}
+
+/** What a follower keeps between its steps: the window before the cursor, once read. */
+interface Memory {
+  window: Window | undefined
+}
+
+/** A follower per chain with an active bot, started and stopped as bots change. */
+const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<never, never>>) =>
+  Effect.gen(function* () {
+    const { states } = deps
+    const chains = new Set((yield* deps.bots.active()).map((b) => b.chainId))
+    for (const chainId of chains) {
+      if (running.has(chainId)) continue
+      states.set(chainId, {
+        chainId,
+        state: "starting",
+        heads: "polling",
+        bots: 0,
+        blocks: states.get(chainId)?.blocks ?? 0,
+        alerts: states.get(chainId)?.alerts ?? 0,
+        retractions: states.get(chainId)?.retractions ?? 0,
+        reorganisations: states.get(chainId)?.reorganisations ?? 0
+      })
+      running.set(chainId, yield* Effect.forkScoped(follow(deps, chainId) as Effect.Effect<never>))
+    }
+    for (const [chainId, fiber] of running) {
+      if (chains.has(chainId)) continue
+      yield* Fiber.interrupt(fiber)
+      running.delete(chainId)
+      states.delete(chainId)
+    }
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
+
+/**
+ * The state of every chain followed. A step held in the reader's retries has not failed yet: the reader's
+ * trouble says so from its first failed attempt.
+ */
+const status = ({ states, chain }: Deps) =>
+  Effect.gen(function* () {
+    const out: Array<ChainState> = []
+    for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
+      const trouble = state.stalledSince === undefined ? yield* chain.trouble(state.chainId) : undefined
+      out.push(
+        trouble === undefined
+          ? state
+          : {
+              ...state,
+              lastError: `the node is failing, retrying: ${trouble.message}`,
+              stalledSince: Instant.iso(trouble.since)
+            }
+      )
+    }
+    return out
+  })
+
+/**
+ * The chain's bots ready to run now, and whether the node's call traces are read for them; the chain's state
+ * says which active bots are not run, and why.
+ */
+const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
+  const { chain, states } = deps
+  const { ready, problems, active } = yield* deps.prepare(chainId)
+  const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
+  const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
+  const runnable = traces ? ready : ready.filter((p) => !p.rules.some((r) => r.needsTraces))
+  // A paused bot switched on again is no longer said to be paused.
+  const notes = deps.paused.get(chainId)
+  for (const p of ready) notes?.delete(p.bot.id)
+  const skipped = [
+    ...problems,
+    ...ready
+      .filter((p) => !runnable.includes(p))
+      .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`),
+    ...(notes?.values() ?? [])
+  ]
+  const { skipped: _, ...was } = states.get(chainId)!
+  states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
+  return { runnable, traces }
+})
+
+/**
+ * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile):
+ * `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
+ */
+const catchUp = Effect.fnUntraced(function* (
+  deps: Deps,
+  chainId: number,
+  cursor: Mark | undefined,
+  runnable: ReadonlyArray<Prepared>,
+  traces: boolean
+) {
+  if (cursor === undefined) return { outcome: "none" as const, behind: [] }
+  const coverage = yield* deps.store.coverage(chainId)
+  const nextOf = (p: Prepared) => {
+    if (p.from === undefined) return undefined
+    const c = coverage.get(p.bot.id)
+    return c !== undefined && c.from === p.from ? c.through + 1 : p.from
+  }
+  const behind = runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
+  if (behind.length === 0) return { outcome: "none" as const, behind }
+  const p = behind[0]!
+  const outcome = yield* Steps.backfill(deps, chainId, cursor, p, nextOf(p)!, traces)
+  return { outcome: outcome === "moved" ? ("moved" as const) : ("done" as const), behind }
+})
+
+/** One step of a chain: `idle` when there was nothing to do. */
+const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: Memory) {
+  const { settings, chain, store, set } = deps
+  const { runnable, traces } = yield* runnableOf(deps, chainId)
+  if (runnable.length === 0) return "idle" as const
+  const head = yield* chain.head(chainId)
+  const target = head - (settings.confirmations[chainId] ?? settings.defaultConfirmations)
+  const cursor = yield* store.cursor(chainId)
+  set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
+  if (cursor !== undefined && head < cursor.number)
+    return yield* Steps.stall(
+      deps,
+      chainId,
+      `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
+    )
+  const caught = yield* catchUp(deps, chainId, cursor, runnable, traces)
+  if (caught.outcome === "moved") {
+    memory.window = undefined
+    return "moved" as const
+  }
+  const joined = runnable.filter((p) => !caught.behind.includes(p))
+  const idle = caught.outcome === "done" ? ("moved" as const) : ("idle" as const)
+  if (joined.length === 0) return idle
+  if (cursor !== undefined && target <= cursor.number) {
+    // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
+    // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
+    // not taken for a reorganisation.
+    const [onNode] = yield* chain.hashes(chainId, [cursor.number])
+    if (Continuity.atCursor(cursor, onNode) !== "reorganised") return idle
+    memory.window = undefined
+    yield* Steps.rewind(deps, chainId, cursor)
+    return "moved" as const
+  }
+  if (target < 0) return "idle" as const
+  if (cursor === undefined) return yield* Steps.begin(deps, chainId, runnable, target, head)
+  const read = yield* Steps.readFresh(deps, chainId, cursor, target, head, traces)
+  if (read.kind === "reorganised") {
+    memory.window = undefined
+    yield* Steps.rewind(deps, chainId, cursor)
+    return "moved" as const
+  }
+  const { fresh, missing } = read
+  if (fresh.length === 0) return missing === undefined ? idle : yield* Steps.stall(deps, chainId, missing)
+  return yield* advance(deps, chainId, memory, { cursor, fresh, joined, traces, head, target })
+})
+
+/**
+ * Runs the joined bots over fresh blocks linked to the cursor (with the window before them) and stores their
+ * alerts with the new cursor in one transaction: `moved` when another process took the step meanwhile, else
+ * `moved` too while blocks up to the target remain, else `idle`.
+ */
+const advance = Effect.fnUntraced(function* (
+  deps: Deps,
+  chainId: number,
+  memory: Memory,
+  {
+    cursor,
+    fresh,
+    joined,
+    traces,
+    head,
+    target
+  }: {
+    readonly cursor: Mark
+    readonly fresh: ReadonlyArray<Block>
+    readonly joined: ReadonlyArray<Prepared>
+    readonly traces: boolean
+    readonly head: number
+    readonly target: number
+  }
+) {
+  const { settings, store, states, set, wake } = deps
+  const range = Math.max(0, ...joined.map((p) => p.reach))
+  let window = memory.window
+  // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
+  if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
+    window = yield* Steps.rebuild(deps, chainId, cursor, joined, traces)
+  const blocks = [...window.blocks, ...fresh]
+  const last = fresh.at(-1)!
+  const now = yield* Clock.currentTimeMillis
+  const judged = yield* Steps.judgeAll(deps, chainId, joined, window, fresh, cursor, now)
+  const done = yield* store.advance(chainId, cursor, {
+    blocks: fresh.map(markOf),
+    alerts: judged.alerts,
+    deliveries: judged.deliveries,
+    keep: settings.keep,
+    coverage: joined.flatMap((p) =>
+      p.from === undefined || judged.over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
+    )
+  })
+  if (done.outcome === "moved") {
+    // Another process took this step: start again from where it left the chain.
+    memory.window = undefined
+    return "moved" as const
+  }
+  memory.window = {
+    at: markOf(last),
+    traces,
+    range,
+    blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
+    pending: judged.pending
+  }
+  const s = states.get(chainId)!
+  set(chainId, {
+    cursor: last.number,
+    lag: Math.max(0, head - last.number),
+    blocks: s.blocks + fresh.length,
+    alerts: s.alerts + done.stored.length,
+    lastProgress: Instant.iso(now),
+    state: last.number < target ? "catching up" : "following"
+  })
+  if (done.stored.length > 0) yield* wake
+  return last.number < target ? ("moved" as const) : ("idle" as const)
+})
+
+/** Backoff after `failures` failures in a row: doubling from the poll interval, up to the longest wait. */
+const backoff = (settings: Settings, failures: number) =>
+  Math.min(settings.maxBackoffMillis, settings.pollMillis * 2 ** Math.min(failures, 16))
+
+/** Listens to the chain's new heads, nudging its follower at each; retried while it fails, unless not configured. */
+const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
+  Effect.gen(function* () {
+    const { chain, states, set } = deps
+    let failures = 0
+    while (true) {
+      const ended = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const heads = yield* chain.newHeads(chainId)
+          failures = 0
+          const { headsError: _, ...was } = states.get(chainId)!
+          states.set(chainId, { ...was, heads: "subscribed" })
+          yield* Stream.runForEach(heads, () => Queue.offer(nudge, undefined))
+          return "the node ended the subscription"
+        })
+      ).pipe(Effect.catch((e) => Effect.succeed(e.reason === "NotConfigured" ? undefined : e.message)))
+      if (ended === undefined) return
+      failures++
+      set(chainId, { heads: "polling", headsError: ended })
+      if (failures === 1) yield* Effect.logWarning(`new heads of chain ${chainId}: ${ended}`)
+      yield* Effect.sleep(backoff(deps.settings, failures))
+    }
+  })
+
+/**
+ * Follows one chain until interrupted: steps at once while there is work, else at the next poll or new head.
+ */
+const follow = (deps: Deps, chainId: number) =>
+  Effect.gen(function* () {
+    const { states, set } = deps
+    const memory: Memory = { window: undefined }
+    const nudge = yield* Queue.sliding<void>(1)
+    yield* Effect.forkChild(listen(deps, chainId, nudge))
+    let failures = 0
+    while (true) {
+      const outcome = yield* step(deps, chainId, memory).pipe(
+        Effect.map((o) => {
+          failures = 0
+          if (o === "stalled") return "idle" as const
+          // A step that went through ends the trouble: its error is no longer the state.
+          const { lastError: _, stalledSince: __, ...was } = states.get(chainId)!
+          states.set(chainId, {
+            ...was,
+            state:
+              was.state === "backing off" || was.state === "starting" || was.state === "halted"
+                ? "following"
+                : was.state
+          })
+          return o
+        }),
+        Effect.catchCause((cause) => {
+          failures++
+          memory.window = undefined
+          const squashed = Cause.hasFails(cause) ? Cause.squash(cause) : undefined
+          const message =
+            squashed === undefined
+              ? Cause.pretty(cause)
+              : String((squashed as { message?: string }).message ?? squashed)
+          return Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            set(chainId, {
+              state: squashed instanceof DeepReorganisation ? "halted" : "backing off",
+              lastError: message,
+              stalledSince: states.get(chainId)!.stalledSince ?? Instant.iso(now)
+            })
+            if (failures === 1) yield* Effect.logWarning(`following chain ${chainId}: ${message}`)
+            return "failed" as const
+          })
+        })
+      )
+      if (outcome === "moved") continue
+      if (outcome === "failed") yield* Effect.sleep(backoff(deps.settings, failures))
+      else yield* Effect.raceFirst(Effect.sleep(deps.settings.pollMillis), Queue.take(nudge))
+    }
+  })

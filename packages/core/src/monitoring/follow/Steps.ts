@@ -30,319 +30,328 @@ export interface Shared {
   readonly wake: Effect.Effect<void>
   readonly states: Map<number, ChainState>
   readonly set: (chainId: number, change: Partial<ChainState>) => void
+  /** Bots switched off for going over their bounds, by chain: what /health says of them until switched on. */
+  readonly paused: Map<number, Map<string, string>>
 }
 
-/** The steps' parts over `shared`. */
-export const make = ({ settings, bots, store, outbox, chain, wake, states, set }: Shared) => {
-  /** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
-  const rebuild = Effect.fnUntraced(function* (
-    chainId: number,
-    cursor: Mark,
-    ready: ReadonlyArray<Prepared>,
-    traces: boolean
-  ) {
-    const range = Math.max(0, ...ready.map((p) => p.reach))
-    if (range === 0) return { at: cursor, traces, range, blocks: [], pending: new Map() } satisfies Window
-    const from = Math.max(0, cursor.number - range + 1)
-    const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
-    const blocks: Array<Block> = []
-    for (const r of yield* chain.blocks(chainId, numbers, { traces }))
-      // Every block of the window was processed, so the node has it: one it lacks now (a replica behind) would
-      // leave a hole where a multi-transaction rule's match could hide. The step fails and is tried again.
-      if (r._tag === "Missing")
-        return yield* new Unsettled({
-          chainId,
-          message: `block ${r.number}, in the window kept before the cursor: ${r.error.message}`
-        })
-      else blocks.push({ ...r.data, number: r.number })
-    if (
-      !Continuity.intact(
-        blocks.map((b) => b.block),
-        cursor
-      )
-    )
+/** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
+export const rebuild = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  cursor: Mark,
+  ready: ReadonlyArray<Prepared>,
+  traces: boolean
+) {
+  const { chain } = shared
+  const range = Math.max(0, ...ready.map((p) => p.reach))
+  if (range === 0) return { at: cursor, traces, range, blocks: [], pending: new Map() } satisfies Window
+  const from = Math.max(0, cursor.number - range + 1)
+  const numbers = Array.from({ length: cursor.number - from + 1 }, (_, i) => from + i)
+  const blocks: Array<Block> = []
+  for (const r of yield* chain.blocks(chainId, numbers, { traces }))
+    // Every block of the window was processed, so the node has it: one it lacks now (a replica behind) would
+    // leave a hole where a multi-transaction rule's match could hide. The step fails and is tried again.
+    if (r._tag === "Missing")
       return yield* new Unsettled({
         chainId,
-        message: `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
+        message: `block ${r.number}, in the window kept before the cursor: ${r.error.message}`
       })
-    const pending = new Map(ready.map((p) => [p.key, pendingOf(p, blocks, cursor.number)] as const))
-    return { at: cursor, traces, range, blocks, pending } satisfies Window
-  })
-
-  /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
-  const rewind = Effect.fnUntraced(function* (chainId: number, cursor: Mark) {
-    const marks = yield* store.marks(chainId, cursor.number - settings.keep)
-    // The last few first: most reorganisations are shallow.
-    let ancestor: Mark | undefined
-    for (const span of [16, settings.keep]) {
-      const kept = marks.filter((m) => m.number > cursor.number - span)
-      const onNode = yield* chain.hashes(
-        chainId,
-        kept.map((m) => m.number)
-      )
-      const found = Continuity.ancestor(kept, onNode)
-      if (found.kind === "lagging")
-        return yield* new Unsettled({
-          chainId,
-          message: `the node answered without block ${found.number} while checking a reorganisation below block ${cursor.number}: waiting for it rather than retracting`
-        })
-      if (found.kind === "found") ancestor = found.mark
-      if (ancestor !== undefined || kept.length === marks.length) break
-    }
-    if (ancestor === undefined)
-      return yield* new DeepReorganisation({
-        chainId,
-        message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
-      })
-    const orphans = yield* store.orphaned(chainId, ancestor.number)
-    const now = yield* Clock.currentTimeMillis
-    const deliveries: Array<WebhookStore.Delivery> = []
-    for (const alert of orphans) {
-      // An alert that was not notified needs no retraction notice.
-      if (alert.suppressed !== undefined) continue
-      const bot = yield* bots.get(alert.keyId, alert.botId)
-      if (bot === undefined) continue
-      const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
-      deliveries.push(...compose(alert.keyId, channels, Messages.messageOf(alert, bot, "retraction"), now))
-    }
-    const outcome = yield* store.rewind(chainId, cursor, {
-      ancestor,
-      retract: orphans.map((a) => a.id),
-      at: Instant.iso(now),
-      deliveries
-    })
-    if (outcome === "advanced") {
-      const s = states.get(chainId)!
-      set(chainId, {
-        cursor: ancestor.number,
-        retractions: s.retractions + orphans.length,
-        reorganisations: s.reorganisations + 1
-      })
-      yield* Effect.logWarning(
-        `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
-      )
-      if (deliveries.length > 0) yield* wake
-    }
-  })
-
-  /** Bots switched off for going over their bounds, by chain: what /health says of them until switched on. */
-  const paused = new Map<number, Map<string, string>>()
-
-  /** The bot's limits over `blocks` blocks. */
-  const limitsOver = (blocks: number) => ({
-    bindings: settings.limits.bindingsPerStep,
-    matches: settings.limits.matchesPerBlock * Math.max(1, blocks)
-  })
-
-  /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
-  const pause = Effect.fnUntraced(function* (
-    chainId: number,
-    p: Prepared,
-    exceeded: "bindings" | "matches",
-    blockNumber: number
-  ) {
-    const reason =
-      exceeded === "bindings"
-        ? `its rules tried more than ${settings.limits.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange), then switch it on again`
-        : `its rules matched more than ${settings.limits.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule, then switch it on again`
-    const now = yield* Clock.currentTimeMillis
-    const { watchingFrom: _, ...bot } = p.bot
-    // Another update meanwhile wins (the next step reads the bot again and judges it afresh).
-    yield* bots.update({
-      ...bot,
-      active: false,
-      paused: { reason, blockNumber, at: Instant.iso(now) },
-      revision: bot.revision + 1,
-      updated: Instant.iso(now)
-    })
-    const notes = paused.get(chainId) ?? new Map<string, string>()
-    paused.set(chainId, notes)
-    notes.set(p.bot.id, `bot ${p.bot.id}: paused: ${reason}`)
-    yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
-  })
-
-  /** Lets the process's other work run (requests, other chains) when this fiber has held it 10 ms or more. */
-  const breathe = (since: { at: number }) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      if (now - since.at < 10) return
-      yield* Effect.sleep(0)
-      since.at = yield* Clock.currentTimeMillis
-    })
-
-  /** The alerts of a bot's matches over `blocks` (from `first`), after its recent ones, with their deliveries. */
-  const alertsOf = Effect.fnUntraced(function* (
-    chainId: number,
-    p: Prepared,
-    matches: ReadonlyArray<Scan.Found>,
-    blocks: ReadonlyArray<Block>,
-    first: number,
-    now: number
-  ) {
-    if (matches.length === 0) return { alerts: [], deliveries: [] }
-    const from = Alerting.since(p, blocks, first)
-    const history = from === undefined ? [] : yield* store.recent(p.bot.id, from)
-    return Alerting.alertsOf(chainId, p, matches, blocks, history, now)
-  })
-
-  /**
-   * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts
-   * and how far it got, without moving the cursor: a bot created (or switched on) before the follower reached
-   * its `watchingFrom` misses nothing.
-   */
-  const backfill = Effect.fnUntraced(function* (
-    chainId: number,
-    cursor: Mark,
-    p: Prepared,
-    next: number,
-    traces: boolean
-  ) {
-    const to = Math.min(cursor.number, next + settings.batch - 1)
-    const start = Math.max(0, next - p.reach)
-    const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
-    const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
-    const blocks: Array<Block> = []
-    for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-      if (r._tag === "Missing")
-        return yield* new Unsettled({
-          chainId,
-          message: `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
-        })
-      const known = kept.get(r.number)
-      // A block processed on another branch than the node's now: a reorganisation the next step resolves.
-      if (known !== undefined && known !== r.data.block.hash)
-        return yield* new Unsettled({
-          chainId,
-          message: `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
-        })
-      blocks.push({ ...r.data, number: r.number })
-    }
-    const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
-    const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(to - next + 1))
-    if (judged.exceeded !== undefined) {
-      yield* pause(chainId, p, judged.exceeded, to)
-      return "advanced" as const
-    }
-    const now = yield* Clock.currentTimeMillis
-    const made = yield* alertsOf(chainId, p, judged.found, blocks, next, now)
-    const done = yield* store.advance(chainId, cursor, {
-      blocks: [],
-      alerts: made.alerts,
-      deliveries: made.deliveries,
-      keep: settings.keep,
-      coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
-    })
-    if (done.outcome === "advanced") {
-      const s = states.get(chainId)!
-      set(chainId, { alerts: s.alerts + done.stored.length })
-      if (done.stored.length > 0) yield* wake
-    }
-    return done.outcome
-  })
-
-  /**
-   * The node lacks what the step needs (a block it announced, a head below the blocks processed): the step
-   * waits, and the state says why and since when, from the first step that met it.
-   */
-  const stall = (chainId: number, reason: string) =>
-    Effect.gen(function* () {
-      const was = states.get(chainId)!
-      const now = yield* Clock.currentTimeMillis
-      if (was.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
-      set(chainId, { lastError: reason, stalledSince: was.stalledSince ?? Instant.iso(now) })
-      return "stalled" as const
-    })
-
-  /**
-   * Follows the chain for the first time: the cursor is set just below the first block a bot watches from (or at
-   * the head); what came before is not looked at.
-   */
-  const begin = Effect.fnUntraced(function* (
-    chainId: number,
-    runnable: ReadonlyArray<Prepared>,
-    target: number,
-    head: number
-  ) {
-    const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
-    const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
-    if (at === undefined) return "idle" as const
-    const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
-    yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
-    set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
-    return "moved" as const
-  })
-
-  /**
-   * The next blocks after the cursor (a batch, up to `target`) that link to it: `reorganised` when the first does
-   * not follow the cursor; a later one that does not link, or one the node could not give whole (`missing` says
-   * why), ends the run there and the next step reads again from it.
-   */
-  const readFresh = Effect.fnUntraced(function* (
-    chainId: number,
-    cursor: Mark,
-    target: number,
-    head: number,
-    traces: boolean
-  ) {
-    const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
-    const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
-    const read: Array<Block> = []
-    let missing: string | undefined
-    for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-      if (r._tag === "Missing") {
-        missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
-        break
-      }
-      read.push({ ...r.data, number: r.number })
-    }
-    const linked = Continuity.extend(
-      cursor.hash,
-      read.map((b) => b.block)
+    else blocks.push({ ...r.data, number: r.number })
+  if (
+    !Continuity.intact(
+      blocks.map((b) => b.block),
+      cursor
     )
-    if (linked.kind === "reorganised") return { kind: "reorganised" as const }
-    return { kind: "fresh" as const, fresh: read.slice(0, linked.count), missing }
+  )
+    return yield* new Unsettled({
+      chainId,
+      message: `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
+    })
+  const pending = new Map(ready.map((p) => [p.key, pendingOf(p, blocks, cursor.number)] as const))
+  return { at: cursor, traces, range, blocks, pending } satisfies Window
+})
+
+/** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
+export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: number, cursor: Mark) {
+  const { settings, bots, store, outbox, chain, wake, states, set } = shared
+  const marks = yield* store.marks(chainId, cursor.number - settings.keep)
+  // The last few first: most reorganisations are shallow.
+  let ancestor: Mark | undefined
+  for (const span of [16, settings.keep]) {
+    const kept = marks.filter((m) => m.number > cursor.number - span)
+    const onNode = yield* chain.hashes(
+      chainId,
+      kept.map((m) => m.number)
+    )
+    const found = Continuity.ancestor(kept, onNode)
+    if (found.kind === "lagging")
+      return yield* new Unsettled({
+        chainId,
+        message: `the node answered without block ${found.number} while checking a reorganisation below block ${cursor.number}: waiting for it rather than retracting`
+      })
+    if (found.kind === "found") ancestor = found.mark
+    if (ancestor !== undefined || kept.length === marks.length) break
+  }
+  if (ancestor === undefined)
+    return yield* new DeepReorganisation({
+      chainId,
+      message: `the chain reorganised deeper than the ${settings.keep} blocks kept below block ${cursor.number}; the follower cannot find where its branch left the node's: re-anchor it with vigil follow reset --chain ${chainId}`
+    })
+  const orphans = yield* store.orphaned(chainId, ancestor.number)
+  const now = yield* Clock.currentTimeMillis
+  const deliveries: Array<WebhookStore.Delivery> = []
+  for (const alert of orphans) {
+    // An alert that was not notified needs no retraction notice.
+    if (alert.suppressed !== undefined) continue
+    const bot = yield* bots.get(alert.keyId, alert.botId)
+    if (bot === undefined) continue
+    const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
+    deliveries.push(...compose(alert.keyId, channels, Messages.messageOf(alert, bot, "retraction"), now))
+  }
+  const outcome = yield* store.rewind(chainId, cursor, {
+    ancestor,
+    retract: orphans.map((a) => a.id),
+    at: Instant.iso(now),
+    deliveries
+  })
+  if (outcome === "advanced") {
+    const s = states.get(chainId)!
+    set(chainId, {
+      cursor: ancestor.number,
+      retractions: s.retractions + orphans.length,
+      reorganisations: s.reorganisations + 1
+    })
+    yield* Effect.logWarning(
+      `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
+    )
+    if (deliveries.length > 0) yield* wake
+  }
+})
+
+/** The bot's limits over `blocks` blocks. */
+const limitsOver = ({ settings }: Shared, blocks: number) => ({
+  bindings: settings.limits.bindingsPerStep,
+  matches: settings.limits.matchesPerBlock * Math.max(1, blocks)
+})
+
+/** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
+const pause = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  p: Prepared,
+  exceeded: "bindings" | "matches",
+  blockNumber: number
+) {
+  const { settings, bots, paused } = shared
+  const reason =
+    exceeded === "bindings"
+      ? `its rules tried more than ${settings.limits.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange), then switch it on again`
+      : `its rules matched more than ${settings.limits.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule, then switch it on again`
+  const now = yield* Clock.currentTimeMillis
+  const { watchingFrom: _, ...bot } = p.bot
+  // Another update meanwhile wins (the next step reads the bot again and judges it afresh).
+  yield* bots.update({
+    ...bot,
+    active: false,
+    paused: { reason, blockNumber, at: Instant.iso(now) },
+    revision: bot.revision + 1,
+    updated: Instant.iso(now)
+  })
+  const notes = paused.get(chainId) ?? new Map<string, string>()
+  paused.set(chainId, notes)
+  notes.set(p.bot.id, `bot ${p.bot.id}: paused: ${reason}`)
+  yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
+})
+
+/** Lets the process's other work run (requests, other chains) when this fiber has held it 10 ms or more. */
+const breathe = (since: { at: number }) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    if (now - since.at < 10) return
+    yield* Effect.sleep(0)
+    since.at = yield* Clock.currentTimeMillis
   })
 
-  /**
-   * Runs every joined bot over the fresh blocks (with the window before them): the alerts and deliveries of their
-   * matches, each bot's matches left pending, and the bots paused for going over their bounds.
-   */
-  const judgeAll = Effect.fnUntraced(function* (
-    chainId: number,
-    joined: ReadonlyArray<Prepared>,
-    window: Window,
-    fresh: ReadonlyArray<Block>,
-    cursor: Mark,
-    now: number
-  ) {
-    const blocks = [...window.blocks, ...fresh]
-    const first = fresh[0]!.number
-    const last = fresh.at(-1)!.number
-    const alerts: Array<Alert> = []
-    const deliveries: Array<WebhookStore.Delivery> = []
-    const pending = new Map<string, ReadonlySet<string>>()
-    const over = new Set<Prepared>()
-    const held = { at: now }
-    for (const p of joined) {
-      yield* breathe(held)
-      const reached = blocks.filter((b) => b.number >= first - p.reach)
-      const facts = fromBlocks(reached, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: last })
-      // A bot that joined since the window was built: its matches pending at the cursor are found now.
-      const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
-      const judged = Scan.judge(p.rules, facts, first, before, limitsOver(fresh.length))
-      if (judged.exceeded !== undefined) {
-        over.add(p)
-        yield* pause(chainId, p, judged.exceeded, last)
-        continue
-      }
-      pending.set(p.key, judged.pending)
-      if (judged.found.length === 0) continue
-      const made = yield* alertsOf(chainId, p, judged.found, blocks, first, now)
-      alerts.push(...made.alerts)
-      deliveries.push(...made.deliveries)
+/** The alerts of a bot's matches over `blocks` (from `first`), after its recent ones, with their deliveries. */
+const alertsOf = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  p: Prepared,
+  matches: ReadonlyArray<Scan.Found>,
+  blocks: ReadonlyArray<Block>,
+  first: number,
+  now: number
+) {
+  const { store } = shared
+  if (matches.length === 0) return { alerts: [], deliveries: [] }
+  const from = Alerting.since(p, blocks, first)
+  const history = from === undefined ? [] : yield* store.recent(p.bot.id, from)
+  return Alerting.alertsOf(chainId, p, matches, blocks, history, now)
+})
+
+/**
+ * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts
+ * and how far it got, without moving the cursor: a bot created (or switched on) before the follower reached
+ * its `watchingFrom` misses nothing.
+ */
+export const backfill = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  cursor: Mark,
+  p: Prepared,
+  next: number,
+  traces: boolean
+) {
+  const { settings, store, chain, wake, states, set } = shared
+  const to = Math.min(cursor.number, next + settings.batch - 1)
+  const start = Math.max(0, next - p.reach)
+  const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
+  const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
+  const blocks: Array<Block> = []
+  for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+    if (r._tag === "Missing")
+      return yield* new Unsettled({
+        chainId,
+        message: `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
+      })
+    const known = kept.get(r.number)
+    // A block processed on another branch than the node's now: a reorganisation the next step resolves.
+    if (known !== undefined && known !== r.data.block.hash)
+      return yield* new Unsettled({
+        chainId,
+        message: `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
+      })
+    blocks.push({ ...r.data, number: r.number })
+  }
+  const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
+  const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(shared, to - next + 1))
+  if (judged.exceeded !== undefined) {
+    yield* pause(shared, chainId, p, judged.exceeded, to)
+    return "advanced" as const
+  }
+  const now = yield* Clock.currentTimeMillis
+  const made = yield* alertsOf(shared, chainId, p, judged.found, blocks, next, now)
+  const done = yield* store.advance(chainId, cursor, {
+    blocks: [],
+    alerts: made.alerts,
+    deliveries: made.deliveries,
+    keep: settings.keep,
+    coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
+  })
+  if (done.outcome === "advanced") {
+    const s = states.get(chainId)!
+    set(chainId, { alerts: s.alerts + done.stored.length })
+    if (done.stored.length > 0) yield* wake
+  }
+  return done.outcome
+})
+
+/**
+ * The node lacks what the step needs (a block it announced, a head below the blocks processed): the step
+ * waits, and the state says why and since when, from the first step that met it.
+ */
+export const stall = (shared: Shared, chainId: number, reason: string) =>
+  Effect.gen(function* () {
+    const { states, set } = shared
+    const was = states.get(chainId)!
+    const now = yield* Clock.currentTimeMillis
+    if (was.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
+    set(chainId, { lastError: reason, stalledSince: was.stalledSince ?? Instant.iso(now) })
+    return "stalled" as const
+  })
+
+/**
+ * Follows the chain for the first time: the cursor is set just below the first block a bot watches from (or at
+ * the head); what came before is not looked at.
+ */
+export const begin = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  runnable: ReadonlyArray<Prepared>,
+  target: number,
+  head: number
+) {
+  const { settings, store, chain, set } = shared
+  const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
+  const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
+  if (at === undefined) return "idle" as const
+  const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
+  yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
+  set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
+  return "moved" as const
+})
+
+/**
+ * The next blocks after the cursor (a batch, up to `target`) that link to it: `reorganised` when the first does
+ * not follow the cursor; a later one that does not link, or one the node could not give whole (`missing` says
+ * why), ends the run there and the next step reads again from it.
+ */
+export const readFresh = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  cursor: Mark,
+  target: number,
+  head: number,
+  traces: boolean
+) {
+  const { settings, chain } = shared
+  const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
+  const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
+  const read: Array<Block> = []
+  let missing: string | undefined
+  for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+    if (r._tag === "Missing") {
+      missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
+      break
     }
-    return { alerts, deliveries, pending, over }
-  })
+    read.push({ ...r.data, number: r.number })
+  }
+  const linked = Continuity.extend(
+    cursor.hash,
+    read.map((b) => b.block)
+  )
+  if (linked.kind === "reorganised") return { kind: "reorganised" as const }
+  return { kind: "fresh" as const, fresh: read.slice(0, linked.count), missing }
+})
 
-  return { rebuild, rewind, paused, backfill, stall, begin, readFresh, judgeAll }
-}
+/**
+ * Runs every joined bot over the fresh blocks (with the window before them): the alerts and deliveries of their
+ * matches, each bot's matches left pending, and the bots paused for going over their bounds.
+ */
+export const judgeAll = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  joined: ReadonlyArray<Prepared>,
+  window: Window,
+  fresh: ReadonlyArray<Block>,
+  cursor: Mark,
+  now: number
+) {
+  const blocks = [...window.blocks, ...fresh]
+  const first = fresh[0]!.number
+  const last = fresh.at(-1)!.number
+  const alerts: Array<Alert> = []
+  const deliveries: Array<WebhookStore.Delivery> = []
+  const pending = new Map<string, ReadonlySet<string>>()
+  const over = new Set<Prepared>()
+  const held = { at: now }
+  for (const p of joined) {
+    yield* breathe(held)
+    const reached = blocks.filter((b) => b.number >= first - p.reach)
+    const facts = fromBlocks(reached, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: last })
+    // A bot that joined since the window was built: its matches pending at the cursor are found now.
+    const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
+    const judged = Scan.judge(p.rules, facts, first, before, limitsOver(shared, fresh.length))
+    if (judged.exceeded !== undefined) {
+      over.add(p)
+      yield* pause(shared, chainId, p, judged.exceeded, last)
+      continue
+    }
+    pending.set(p.key, judged.pending)
+    if (judged.found.length === 0) continue
+    const made = yield* alertsOf(shared, chainId, p, judged.found, blocks, first, now)
+    alerts.push(...made.alerts)
+    deliveries.push(...made.deliveries)
+  }
+  return { alerts, deliveries, pending, over }
+})
