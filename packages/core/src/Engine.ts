@@ -22,6 +22,7 @@ import {
   Bots,
   type BotStore,
   type ChainData,
+  Channels,
   Contracts,
   type ContractStore,
   Follower,
@@ -99,7 +100,10 @@ export const layer = (
     Quota.pruning,
     screening,
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
-    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }),
+    // Webhooks of the intelligence API, and every kind of notification channel through its own sender.
+    WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }).pipe(
+      Layer.provide(Channels.senders)
+    ),
     Contracts.Contracts.layer,
     Layer.merge(History.History.layer, Alerts.Alerts.layer).pipe(Layer.provideMerge(Bots.Bots.layer)),
     Follower.layer({ ...Follower.defaultSettings, ...settings.follow }),

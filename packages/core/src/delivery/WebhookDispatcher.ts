@@ -1,12 +1,13 @@
 /**
  * The delivery loop: leases due deliveries from the outbox, sends each on its own fiber (a slow receiver holds
- * one slot, never the loop or the API) the way its destination takes it (a signed webhook request, a Slack or
- * Discord incoming-webhook post, a Telegram Bot API call, an email through the relay), and settles it: delivered,
+ * one slot, never the loop or the API) the way its destination takes it (a signed webhook request, or what the
+ * channel's kind sends through its {@link Senders} entry: a Slack or Discord incoming-webhook post, a Telegram
+ * Bot API call, an email through the relay), and settles it: delivered,
  * 410 disables the destination, anything else is retried with exponential backoff and jitter, then dead-lettered.
  */
 import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { Mailer } from "./Mailer.ts"
-import { type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
+import { type ChannelType, type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
 import { type Outcome as SendOutcome, WebhookTransport } from "./WebhookTransport.ts"
 import { Instant, Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
@@ -133,51 +134,64 @@ export const settlement = (
   }
 }
 
-/** The subject and text of a stored email delivery. */
-const mailOf = (body: string): { readonly subject: string; readonly text: string } | undefined => {
-  try {
-    const m = JSON.parse(body) as { subject?: unknown; text?: unknown }
-    return typeof m.subject === "string" && typeof m.text === "string"
-      ? { subject: m.subject, text: m.text }
-      : undefined
-  } catch {
-    return undefined
-  }
+/** What a sender may use: a POST of the delivery's body through the transport, a mail through the relay. */
+export interface Via {
+  /** POSTs the delivery's body as JSON to `url`, with `headers` besides the content type and user agent. */
+  readonly post: (url: string, headers?: Readonly<Record<string, string>>) => Effect.Effect<SendOutcome>
+  readonly mail: (mail: {
+    readonly to: ReadonlyArray<string>
+    readonly subject: string
+    readonly text: string
+  }) => Effect.Effect<SendOutcome>
+  readonly settings: Settings
 }
+
+/** Sends one delivery the way its kind of destination takes it. */
+export type Sender = (delivery: Delivery, destination: Webhook, via: Via) => Effect.Effect<SendOutcome>
+
+/**
+ * The senders of notification channels, by type (each kind's own module provides its sender); a delivery to a
+ * webhook of the intelligence API, which has no channel, is sent {@link signed}.
+ */
+export class Senders extends Context.Service<Senders, Readonly<Partial<Record<ChannelType, Sender>>>>()(
+  "@vigil/core/WebhookDispatcher/Senders"
+) {
+  /** No channels: only webhooks of the intelligence API are sent. */
+  static readonly none: Layer.Layer<Senders> = Layer.succeed(Senders)({})
+}
+
+/** A Standard Webhooks request: the body signed with the destination's secret at the time it is sent. */
+export const signed: Sender = (delivery, destination, via) =>
+  Effect.flatMap(Clock.currentTimeMillis, (sentAt) =>
+    via.post(
+      destination.url,
+      WebhookSigning.headers(destination.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
+    )
+  )
 
 /** Sends one delivery the way its destination takes it. */
 const send = Effect.fnUntraced(function* (settings: Settings, delivery: Delivery, webhook: Webhook) {
   const transport = yield* WebhookTransport
+  const mailer = yield* Mailer
+  const senders = yield* Senders
   const json = { "content-type": "application/json", "user-agent": `Vigil-Webhooks/${Version.version}` }
-  const post = (url: string, headers: Readonly<Record<string, string>> = json) =>
-    transport.send({ url, headers, body: delivery.body, timeoutMillis: settings.timeoutMillis })
-  switch (webhook.channel?.type) {
-    case undefined:
-    case "webhook": {
-      const sentAt = yield* Clock.currentTimeMillis
-      return yield* post(webhook.url, {
-        ...json,
-        ...WebhookSigning.headers(webhook.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
-      })
-    }
-    case "slack":
-    case "discord":
-      return yield* post(webhook.url)
-    case "telegram":
-      return yield* post(`${settings.telegramApiUrl.replace(/\/+$/, "")}/bot${webhook.secret}/sendMessage`)
-    case "email": {
-      const mailer = yield* Mailer
-      const message = mailOf(delivery.body)
-      if (message === undefined) return { _tag: "Permanent", detail: "the stored email is not readable" } as const
-      return yield* mailer.send({
-        to: webhook.channel.to ?? [],
-        subject: message.subject,
-        text: message.text,
-        id: delivery.id,
+  const via: Via = {
+    post: (url, headers = {}) =>
+      transport.send({
+        url,
+        headers: { ...json, ...headers },
+        body: delivery.body,
         timeoutMillis: settings.timeoutMillis
-      })
-    }
+      }),
+    mail: (mail) => mailer.send({ ...mail, id: delivery.id, timeoutMillis: settings.timeoutMillis }),
+    settings
   }
+  const type = webhook.channel?.type
+  if (type === undefined) return yield* signed(delivery, webhook, via)
+  const sender = senders[type]
+  if (sender === undefined)
+    return { _tag: "Permanent", detail: `no sender of ${type} channels in this process` } satisfies SendOutcome
+  return yield* sender(delivery, webhook, via)
 })
 
 /** A sent delivery: how its attempt settles it, and how long the attempt took. */
@@ -234,7 +248,7 @@ const settleAll = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted
  */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake | DeliveryCounts> =>
+): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake | DeliveryCounts | Senders> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore

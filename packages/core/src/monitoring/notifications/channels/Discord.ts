@@ -8,5 +8,6 @@ export const kind: Kind = {
     Effect.map(checkedUrl(request.url, context), (url) => ({ url, secret: "", settings: {} })),
   render: (_, __, message) =>
     JSON.stringify({ content: Messages.cut(message, 2_000), allowed_mentions: { parse: [] } }),
+  send: (_, destination, via) => via.post(destination.url),
   show: (destination) => ({ url: hidePath(destination.url) })
 }

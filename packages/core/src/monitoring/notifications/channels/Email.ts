@@ -8,6 +8,18 @@ import { invalid, type Kind } from "./Kind.ts"
 
 const address = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
+/** The subject and text of a stored email delivery (as `render` made it). */
+const mailOf = (body: string): { readonly subject: string; readonly text: string } | undefined => {
+  try {
+    const m = JSON.parse(body) as { subject?: unknown; text?: unknown }
+    return typeof m.subject === "string" && typeof m.text === "string"
+      ? { subject: m.subject, text: m.text }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export const kind: Kind = {
   destination: (request, context) =>
     Effect.gen(function* () {
@@ -19,5 +31,11 @@ export const kind: Kind = {
       return { url: `mailto:${to.join(",")}`, secret: "", settings: { to } }
     }),
   render: (_, alert, message) => JSON.stringify({ subject: Messages.cut(Messages.title(alert), 200), text: message }),
+  send: (delivery, destination, via) => {
+    const message = mailOf(delivery.body)
+    return message === undefined
+      ? Effect.succeed({ _tag: "Permanent", detail: "the stored email is not readable" } as const)
+      : via.mail({ to: destination.channel?.to ?? [], ...message })
+  },
   show: (destination) => (destination.channel?.to === undefined ? {} : { to: destination.channel.to })
 }

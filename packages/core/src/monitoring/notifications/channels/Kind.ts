@@ -1,10 +1,16 @@
 /**
  * What each kind of notification channel decides for itself: which fields of a request it needs and how they are
- * stored (`destination`), the body of a message to it (`render`), and what the API shows of it (`show`). One
- * module per kind implements it; the delivery outbox sends what `render` made.
+ * stored (`destination`), the body of a message to it (`render`), how the outbox sends that body (`send`), and
+ * what the API shows of it (`show`). One module per kind implements it.
  */
 import { Effect, Schema } from "effect"
-import { type HostResolver, NetworkGuard, Webhooks, type WebhookStore } from "../../../delivery/index.ts"
+import {
+  type HostResolver,
+  NetworkGuard,
+  type WebhookDispatcher,
+  Webhooks,
+  type WebhookStore
+} from "../../../delivery/index.ts"
 import type * as Messages from "../../alerts/Messages.ts"
 import type { Request } from "../Channel.ts"
 
@@ -41,6 +47,8 @@ export interface Kind {
     message: string,
     timestamp: string
   ) => string
+  /** Sends what `render` made, for the delivery loop. */
+  readonly send: WebhookDispatcher.Sender
   /** What the API shows of the destination besides its name, template and deliveries. */
   readonly show: (destination: WebhookStore.Webhook) => {
     readonly url?: string

@@ -10,5 +10,6 @@ export const kind: Kind = {
     Effect.map(checkedUrl(request.url, context), (url) => ({ url, secret: "", settings: {} })),
   // Cut, then escaped: an entity (`&amp;`) is never cut in two.
   render: (_, __, message) => JSON.stringify({ text: escape(Messages.cut(message, 3_000)) }),
+  send: (_, destination, via) => via.post(destination.url),
   show: (destination) => ({ url: hidePath(destination.url) })
 }

@@ -26,5 +26,8 @@ export const kind: Kind = {
       text: Messages.cut(message, 4_096),
       link_preview_options: { is_disabled: true }
     }),
+  // The token is the destination's secret; the Bot API's base is the server's (a local one in tests).
+  send: (_, destination, via) =>
+    via.post(`${via.settings.telegramApiUrl.replace(/\/+$/, "")}/bot${destination.secret}/sendMessage`),
   show: (destination) => (destination.channel?.chatId === undefined ? {} : { chatId: destination.channel.chatId })
 }

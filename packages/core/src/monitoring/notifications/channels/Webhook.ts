@@ -1,6 +1,6 @@
 /** A `webhook` channel: Standard Webhooks signed JSON (the alert, its evidence and the text) to an HTTPS URL. */
 import { Effect } from "effect"
-import { WebhookSigning } from "../../../delivery/index.ts"
+import { WebhookDispatcher, WebhookSigning } from "../../../delivery/index.ts"
 import { checkedUrl, type Kind } from "./Kind.ts"
 
 export const kind: Kind = {
@@ -14,5 +14,6 @@ export const kind: Kind = {
       type: alert.kind,
       data: { ...alert, text: message }
     }),
+  send: WebhookDispatcher.signed,
   show: (destination) => ({ url: destination.url })
 }

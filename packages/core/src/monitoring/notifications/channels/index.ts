@@ -1,5 +1,6 @@
 /** The kinds of notification channel, one module each, and a message rendered for any channel. */
-import type { WebhookStore } from "../../../delivery/index.ts"
+import { Layer } from "effect"
+import { WebhookDispatcher, type WebhookStore } from "../../../delivery/index.ts"
 import * as Messages from "../../alerts/Messages.ts"
 import * as Discord from "./Discord.ts"
 import * as Email from "./Email.ts"
@@ -25,3 +26,8 @@ export const render = (destination: WebhookStore.Webhook, alert: Messages.Alert,
   const message = Messages.text(channel.template ?? Messages.defaultTemplate, alert)
   return kinds[channel.type].render(destination, alert, message, timestamp)
 }
+
+/** Each kind's sender, for the delivery loop. */
+export const senders: Layer.Layer<WebhookDispatcher.Senders> = Layer.succeed(WebhookDispatcher.Senders)(
+  Object.fromEntries(Object.entries(kinds).map(([type, kind]) => [type, kind.send]))
+)
