@@ -70,7 +70,7 @@ const rules = [
       return `core may import only effect and ${corePureLibraries.join(", ")}`
     }
   },
-  ...["adapter-memory", "adapter-sqlite", "adapter-http"].map((name) => ({
+  ...["adapter-memory", "adapter-sqlite", "adapter-postgres", "adapter-http"].map((name) => ({
     tree: `packages/${name}/src`,
     check: (s) => {
       const pkg = packageOf(s)
@@ -90,6 +90,7 @@ const packageRoots = [
   "packages/core",
   "packages/adapter-memory",
   "packages/adapter-sqlite",
+  "packages/adapter-postgres",
   "packages/adapter-http",
   "packages/engine",
   "packages/cli",

@@ -7,6 +7,7 @@ const projects = [
   "packages/core",
   "packages/adapter-memory",
   "packages/adapter-sqlite",
+  "packages/adapter-postgres",
   "packages/adapter-http",
   "packages/cli",
   "packages/engine",

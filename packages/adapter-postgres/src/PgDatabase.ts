@@ -1,0 +1,173 @@
+/**
+ * The PostgreSQL database every port of this adapter shares: a connection pool (`@effect/sql-pg`, its own
+ * wire-protocol driver), the schema migrated at start (`effect/sql`'s Migrator, which takes an exclusive lock on
+ * its table inside the migrating transaction, so instances starting together migrate once), a database written
+ * by a newer build refused, and every driver failure turned into a {@link StoreError} a caller can act on.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { StoreError } from "@vigil/core"
+import { Clock, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import { migrations } from "./PgMigrations.ts"
+
+/** Where the database is and how to talk to it. */
+export interface Options {
+  /** `postgres://` or `postgresql://` URL; what it leaves out comes from the usual `PG*` variables. */
+  readonly url: string
+  /** Connections in the pool (default 10). */
+  readonly maxConnections?: number
+  /** Longest a statement may run before the server cancels it (default 30 s). */
+  readonly statementTimeoutMillis?: number
+  /** The schema every table lives in (`search_path`); default the server's (`public`). */
+  readonly schema?: string
+}
+
+/** The table the migrator keeps applied migrations in. */
+export const migrationsTable = "vigil_migrations"
+
+/** The pool, and how operations on it report failures. */
+export class PgDatabase extends Context.Service<
+  PgDatabase,
+  {
+    readonly sql: PgClient.PgClient
+    /** Runs `effect` as one operation named `operation`, its driver failures as StoreErrors. */
+    readonly run: <A>(
+      operation: string,
+      effect: Effect.Effect<A, SqlError.SqlError>
+    ) => Effect.Effect<A, StoreError.StoreError>
+    /** Runs `effect` in one transaction, as {@link run}. */
+    readonly transaction: <A>(
+      operation: string,
+      effect: Effect.Effect<A, SqlError.SqlError>
+    ) => Effect.Effect<A, StoreError.StoreError>
+  }
+>()("@vigil/adapter-postgres/PgDatabase") {}
+
+/** A driver failure as the StoreError of `operation`. */
+export const storeError = (operation: string) => (error: SqlError.SqlError | Migrator.MigrationError) => {
+  if (error._tag === "MigrationError")
+    return new StoreError.StoreError({ reason: "Unavailable", operation, message: error.message, cause: error })
+  const reason = error.reason
+  const kind: StoreError.StoreErrorReason =
+    reason._tag === "UniqueViolation" || reason._tag === "ConstraintError"
+      ? "Conflict"
+      : reason._tag === "DeadlockError" || reason._tag === "SerializationError" || reason._tag === "LockTimeoutError"
+        ? "Busy"
+        : "Unavailable"
+  // The server's own words ("duplicate key value violates …") rather than the driver's "Query failed".
+  const server = (reason as { readonly cause?: unknown }).cause
+  const message = server instanceof Error && server.message !== "" ? server.message : reason.message || error.message
+  return new StoreError.StoreError({ reason: kind, operation, message, cause: error })
+}
+
+/**
+ * The clock of the pool and of every statement: the real one, whatever clock the caller runs under (a test's
+ * TestClock included). Connection, idle and lock timings are the network's and the server's; the ports take the
+ * times they store as arguments.
+ */
+const realClock = Clock.Clock.defaultValue()
+const onRealClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, realClock)
+
+/** The advisory lock instances take to create their schema one at a time. */
+const schemaLock = 0x76_69_67_69 // "vigi"
+
+/** The migrations of this build, for the migrator. */
+const loader = Migrator.fromRecord(migrations)
+
+/** The highest migration this build knows. */
+export const schemaVersion = Math.max(...Object.keys(migrations).map((name) => Number(name.split("_")[0])))
+
+/**
+ * Migrates the database, refusing one a newer build has migrated (its tables may hold what this build would
+ * misread or lose).
+ */
+const migrate = (schema: string | undefined) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // `IF NOT EXISTS` alone races between instances starting together: the lock makes them take turns.
+    if (schema !== undefined)
+      yield* sql.withTransaction(
+        Effect.andThen(
+          sql`SELECT pg_advisory_xact_lock(${schemaLock})`,
+          sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
+        )
+      )
+    const found = yield* sql<{
+      readonly version: number | null
+    }>`SELECT CASE WHEN to_regclass(${migrationsTable}) IS NULL THEN NULL ELSE 0 END AS version`
+    if (found[0]?.version !== null && found[0]?.version !== undefined) {
+      const [latest] = yield* sql<{
+        readonly id: number | null
+      }>`SELECT max(migration_id) AS id FROM ${sql(migrationsTable)}`
+      if (latest?.id !== null && latest?.id !== undefined && latest.id > schemaVersion)
+        return yield* new StoreError.StoreError({
+          reason: "Incompatible",
+          operation: "migrate",
+          message: `the database was migrated by a newer build of Vigil (schema ${latest.id}; this build knows up to ${schemaVersion}): run that build, or restore a backup made before it`
+        })
+    }
+    yield* Migrator.make({})({ loader, table: migrationsTable })
+  })
+
+/** Opens the pool, migrates, and provides the database to the ports. */
+export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgClient, StoreError.StoreError> => {
+  const client = PgClient.layerFrom(
+    PgClient.make({
+      url: Redacted.make(options.url),
+      maxConnections: options.maxConnections ?? 10,
+      applicationName: "vigil",
+      startupParameters: {
+        statement_timeout: String(options.statementTimeoutMillis ?? 30_000),
+        ...(options.schema === undefined ? {} : { search_path: options.schema })
+      },
+      connectTimeout: Duration.seconds(10)
+    }).pipe(Effect.mapError(storeError("connect")), onRealClock)
+  )
+  const database = Layer.effect(PgDatabase)(
+    Effect.gen(function* () {
+      const sql = yield* PgClient.PgClient
+      yield* migrate(options.schema).pipe(
+        onRealClock,
+        Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
+      )
+      return PgDatabase.of({
+        sql,
+        run: (operation, effect) => onRealClock(Effect.mapError(effect, storeError(operation))),
+        transaction: (operation, effect) =>
+          onRealClock(Effect.mapError(sql.withTransaction(effect), storeError(operation)))
+      })
+    })
+  )
+  return database.pipe(Layer.provideMerge(client))
+}
+
+/**
+ * Collects what arrives in one turn of the event loop and hands it to `run` at once (one transaction, one round
+ * trip for many requests); each caller gets its own result, or the batch's failure.
+ */
+export const batcher = <I, A>(
+  run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, StoreError.StoreError>
+) => {
+  let queue: Array<{ readonly item: I; readonly resume: (effect: Effect.Effect<A, StoreError.StoreError>) => void }> =
+    []
+  const flush = () => {
+    const batch = queue
+    queue = []
+    Effect.runFork(
+      Effect.exit(run(batch.map((b) => b.item))).pipe(
+        Effect.tap((exit) =>
+          Effect.sync(() =>
+            batch.forEach((b, i) =>
+              b.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
+            )
+          )
+        )
+      )
+    )
+  }
+  return (item: I): Effect.Effect<A, StoreError.StoreError> =>
+    Effect.callback<A, StoreError.StoreError>((resume) => {
+      queue.push({ item, resume })
+      if (queue.length === 1) setImmediate(flush)
+    })
+}

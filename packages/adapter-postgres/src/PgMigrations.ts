@@ -1,0 +1,43 @@
+/**
+ * The schema, one migration per step, keyed `<id>_<name>` for the migrator; a released step is never edited,
+ * only followed. Instants are kept as ISO 8601 text, as the ports exchange them; counters and epoch milliseconds
+ * as `bigint`.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+/** Runs each statement of `text` (separated by blank-line-free `;` ends) in order. */
+const statements = (text: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    for (const statement of text
+      .split(/;\s*\n/)
+      .map((s) => s.trim())
+      .filter((s) => s !== ""))
+      yield* sql.unsafe(statement)
+  })
+
+export const migrations = {
+  "1_keys_and_quotas": statements(`
+    CREATE TABLE api_keys (
+      id text PRIMARY KEY,
+      name text NOT NULL,
+      hash text NOT NULL,
+      qps integer NOT NULL,
+      daily integer NOT NULL,
+      monthly integer NOT NULL,
+      created_at text NOT NULL,
+      expires_at text,
+      revoked_at text,
+      seq bigserial NOT NULL
+    );
+    CREATE TABLE quota_windows (
+      key text NOT NULL,
+      window_start bigint NOT NULL,
+      window_end bigint NOT NULL,
+      used bigint NOT NULL,
+      PRIMARY KEY (key, window_start)
+    );
+    CREATE INDEX quota_windows_by_end ON quota_windows (window_end);
+  `)
+}

@@ -1,0 +1,5 @@
+/** PostgreSQL implementations of Vigil's storage ports, for several instances acting as one service. */
+export * as PgAdapter from "./PgAdapter.ts"
+export * as PgApiKeyStore from "./PgApiKeyStore.ts"
+export * as PgDatabase from "./PgDatabase.ts"
+export * as PgQuotaStore from "./PgQuotaStore.ts"

@@ -1,0 +1,110 @@
+/**
+ * What PostgreSQL adds to the contracts: several instances (each its own pool, as separate processes would have) on
+ * one database acting as one store, migrations that instances starting together run once, a database written by a
+ * newer build refused, and a server that does not answer named in one line.
+ */
+import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
+import { ApiKeyStore, QuotaStore } from "@vigil/core"
+import { Postgres } from "@vigil/testkit"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+
+let run: Postgres.RunDatabase | undefined
+
+beforeAll(async () => {
+  run = await Postgres.createDatabase()
+})
+
+afterAll(async () => {
+  await run?.drop()
+})
+
+/** `n` instances of the adapter on one schema, each with its own pool, for the scope's life. */
+const instances = (n: number, schema: string) =>
+  Effect.forEach(
+    Array.from({ length: n }),
+    () => Layer.build(PgAdapter.layer({ url: run!.url, schema, maxConnections: 4 })),
+    { concurrency: "unbounded" }
+  )
+
+const day = (key: string, limit: number): QuotaStore.QuotaWindow => ({ key, start: 0, millis: 86_400_000, limit })
+
+describe("PostgreSQL: several instances, one store", () => {
+  it("grants exactly a quota's limit when two instances charge it at once", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const stores = [Context.get(a!, QuotaStore.QuotaStore), Context.get(b!, QuotaStore.QuotaStore)]
+      // 1000 requests of one address each against a daily limit of 500, alternating between the instances.
+      const outcomes = yield* Effect.forEach(
+        Array.from({ length: 1_000 }, (_, i) => i),
+        (i) =>
+          stores[i % 2]!.charge(1, [day("key-1", 500), { key: "key-1:rate", start: 0, millis: 1_000, limit: 2_000 }]),
+        { concurrency: 64 }
+      )
+      assert.strictEqual(outcomes.filter((o) => o.granted).length, 500)
+      const [usage] = yield* stores[1]!.usage([day("key-1", 500)])
+      assert.strictEqual(usage?.used, 500, "what both decided is what the database holds")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
+  it("sees a key revoked on one instance as revoked on the other at once", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const here = Context.get(a!, ApiKeyStore.ApiKeyStore)
+      const there = Context.get(b!, ApiKeyStore.ApiKeyStore)
+      yield* here.insert({
+        id: "k1",
+        name: "Acme",
+        hash: "00",
+        qps: 10,
+        daily: 10,
+        monthly: 10,
+        createdAt: "2026-01-01T00:00:00.000Z"
+      })
+      assert.isUndefined((yield* there.find("k1"))?.revokedAt)
+      yield* here.revoke("k1", "2026-01-02T00:00:00.000Z")
+      assert.strictEqual((yield* there.find("k1"))?.revokedAt, "2026-01-02T00:00:00.000Z")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: migrations", () => {
+  it("migrates once when several instances start together on a new schema", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const started = yield* instances(4, schema)
+      const { sql } = Context.get(started[0]!, PgDatabase.PgDatabase)
+      const applied = yield* sql<{ readonly migration_id: number }>`
+        SELECT migration_id FROM ${sql(PgDatabase.migrationsTable)} ORDER BY migration_id`
+      assert.deepStrictEqual(
+        applied.map((r) => r.migration_id),
+        Array.from({ length: PgDatabase.schemaVersion }, (_, i) => i + 1)
+      )
+    }).pipe(Effect.scoped, Effect.runPromise))
+
+  it("refuses a database a newer build has migrated, saying so", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const scope = yield* Scope.make()
+      const [first] = yield* instances(1, schema).pipe(Scope.provide(scope))
+      const { sql } = Context.get(first!, PgDatabase.PgDatabase)
+      yield* sql`INSERT INTO ${sql(PgDatabase.migrationsTable)} (migration_id, name) VALUES (${PgDatabase.schemaVersion + 1}, 'from_the_future')`
+      yield* Scope.close(scope, Exit.void)
+      const opened = yield* Effect.exit(instances(1, schema))
+      assert.isTrue(Exit.isFailure(opened))
+      const error = Exit.isFailure(opened) ? JSON.stringify(opened.cause) : ""
+      assert.include(error, "Incompatible")
+      assert.include(error, "migrated by a newer build of Vigil")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
+  it("names a server that does not answer, and how to point elsewhere, in one line", async () => {
+    const refused = await Postgres.createDatabase("postgres://postgres@127.0.0.1:9/postgres").then(
+      () => undefined,
+      (e: Error) => e.message
+    )
+    assert.isDefined(refused)
+    assert.notInclude(refused!, "\n")
+    assert.match(
+      refused!,
+      /^PostgreSQL does not answer at postgres:\/\/postgres@127\.0\.0\.1:9\/postgres .*VIGIL_TEST_POSTGRES_URL/
+    )
+  })
+})

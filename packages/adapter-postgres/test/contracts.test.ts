@@ -1,0 +1,28 @@
+/**
+ * The port contracts on PostgreSQL: the machine's server (or `VIGIL_TEST_POSTGRES_URL`), one database made for
+ * this run and dropped after it, and a schema of its own for every test (a fresh store each time).
+ */
+import { PgAdapter } from "@vigil/adapter-postgres"
+import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
+import { Postgres } from "@vigil/testkit"
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll } from "vitest"
+
+let run: Postgres.RunDatabase | undefined
+
+beforeAll(async () => {
+  run = await Postgres.createDatabase()
+})
+
+afterAll(async () => {
+  await run?.drop()
+})
+
+/** The adapter on a new schema of the run's database, built afresh for each use. */
+const layer = Layer.unwrap(
+  Effect.sync(() => PgAdapter.layer({ url: run!.url, schema: Postgres.schemaName(), maxConnections: 4 }))
+)
+
+QuotaStoreContract.suite("postgres", layer)
+ApiKeyStoreContract.suite("postgres", layer)
