@@ -5,7 +5,7 @@
  * by a newer build refused, and every driver failure turned into a {@link StoreError} a caller can act on.
  */
 import { PgClient } from "@effect/sql-pg"
-import { StoreError } from "@vigil/core"
+import { type StorageProbe, StoreError } from "@vigil/core"
 import { Clock, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { migrations } from "./PgMigrations.ts"
@@ -40,6 +40,10 @@ export class PgDatabase extends Context.Service<
       operation: string,
       effect: Effect.Effect<A, SqlError.SqlError>
     ) => Effect.Effect<A, StoreError.StoreError>
+    /** The last failure any operation met, and when (epoch ms). */
+    readonly lastFailure: () => { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
+    /** When the database was opened and migrated (ISO instant). */
+    readonly openedAt: string
   }
 >()("@vigil/adapter-postgres/PgDatabase") {}
 
@@ -130,11 +134,28 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         onRealClock,
         Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
       )
+      let last: { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
+      /**
+       * The StoreError of `operation`, noted as the last failure met unless another writer only held a lock it
+       * needed (`Busy`): a busy database is not a faulty one, and health must not say otherwise.
+       */
+      const failed = (operation: string) => (error: SqlError.SqlError) => {
+        const e = storeError(operation)(error)
+        if (e.reason === "Busy") return e
+        const atMillis = realClock.currentTimeMillisUnsafe()
+        last = {
+          failure: { operation, reason: e.reason, message: e.message, at: new Date(atMillis).toISOString() },
+          atMillis
+        }
+        return e
+      }
       return PgDatabase.of({
         sql,
-        run: (operation, effect) => onRealClock(Effect.mapError(effect, storeError(operation))),
+        run: (operation, effect) => onRealClock(Effect.mapError(effect, failed(operation))),
         transaction: (operation, effect) =>
-          onRealClock(Effect.mapError(sql.withTransaction(effect), storeError(operation)))
+          onRealClock(Effect.mapError(sql.withTransaction(effect), failed(operation))),
+        lastFailure: () => last,
+        openedAt: new Date(realClock.currentTimeMillisUnsafe()).toISOString()
       })
     })
   )

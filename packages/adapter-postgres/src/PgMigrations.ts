@@ -39,5 +39,11 @@ export const migrations = {
       PRIMARY KEY (key, window_start)
     );
     CREATE INDEX quota_windows_by_end ON quota_windows (window_end);
+  `),
+  "2_health": statements(`
+    CREATE TABLE vigil_health (
+      instance text PRIMARY KEY,
+      checked_at text NOT NULL
+    );
   `)
 }

@@ -4,9 +4,9 @@
  * newer build refused, and a server that does not answer named in one line.
  */
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
-import { ApiKeyStore, QuotaStore } from "@vigil/core"
+import { ApiKeyStore, QuotaStore, StorageProbe } from "@vigil/core"
 import { Postgres } from "@vigil/testkit"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 let run: Postgres.RunDatabase | undefined
@@ -63,6 +63,35 @@ describe("PostgreSQL: several instances, one store", () => {
       assert.isUndefined((yield* there.find("k1"))?.revokedAt)
       yield* here.revoke("k1", "2026-01-02T00:00:00.000Z")
       assert.strictEqual((yield* there.find("k1"))?.revokedAt, "2026-01-02T00:00:00.000Z")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: health", () => {
+  it("reports a write held up by another writer's lock as busy, and stays ready", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const probe = Context.get(a!, StorageProbe.StorageProbe)
+      assert.strictEqual((yield* probe.check).write, "ok")
+      const { sql } = Context.get(b!, PgDatabase.PgDatabase)
+      // The other instance holds the health table in a transaction that has not ended.
+      const held = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.forkScoped(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`LOCK TABLE vigil_health IN EXCLUSIVE MODE`
+            yield* Deferred.succeed(held, undefined)
+            yield* Deferred.await(release)
+          })
+        )
+      )
+      yield* Deferred.await(held)
+      const status = yield* probe.check
+      yield* Deferred.succeed(release, undefined)
+      assert.strictEqual(status.write, "busy")
+      assert.strictEqual(status.kind, "postgres")
+      assert.strictEqual(status.schemaVersion, PgDatabase.schemaVersion)
+      assert.isTrue(StorageProbe.ready(status), "another writer's lock is not a fault")
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 

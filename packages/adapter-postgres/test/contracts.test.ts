@@ -5,6 +5,7 @@
 import { PgAdapter } from "@vigil/adapter-postgres"
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
+import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
 import { Postgres } from "@vigil/testkit"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -26,3 +27,4 @@ const layer = Layer.unwrap(
 
 QuotaStoreContract.suite("postgres", layer)
 ApiKeyStoreContract.suite("postgres", layer)
+StorageProbeContract.suite("postgres", layer, "postgres")

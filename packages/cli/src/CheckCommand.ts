@@ -2,13 +2,13 @@
  * `vigil check`: verifies the database as the server does when it starts (SQLite's full integrity check, and each
  * list's records against the digest written with their last change) and prints what it found as one JSON line.
  */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { IntelIndex, StorageProbe } from "@vigil/core"
 import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
 /** The command: exit 0 when nothing is wrong, 1 (after the report) when verification found damage. */
 export const command = Command.make("check", { db: databaseFlag }, ({ db }) =>
@@ -29,7 +29,7 @@ export const command = Command.make("check", { db: databaseFlag }, ({ db }) =>
         message: `${db} failed verification: ${status.integrity.problems.length} problem(s), first: ${status.integrity.problems[0] ?? ""}`
       })
     }
-  }).pipe(Effect.provide(SqliteAdapter.layer({ filename: db })), Effect.catchTag("StoreError", databaseFailure(db)))
+  }).pipe(Effect.provide(Store.all(db, "check")), Effect.catchTag("StoreError", databaseFailure(db)))
 ).pipe(
   Command.withDescription(
     "Verify the database: SQLite's full integrity check and every list's records against their digest; exit 1 on damage"

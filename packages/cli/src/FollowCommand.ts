@@ -6,13 +6,13 @@
  * The node is `--rpc`, else `VIGIL_RPC_URL_<chainId>`. A running server picks the new cursor up at its next step.
  */
 import { EvmRpc } from "@vigil/adapter-http"
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ChainData, Reanchor } from "@vigil/core"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
 const reset = Command.make(
   "reset",
@@ -36,7 +36,7 @@ const reset = Command.make(
         return yield* new CommandFailed({ message: `--rpc ${url} is not an http(s) URL` })
       const done = yield* Reanchor.reset(chain, Option.getOrUndefined(at)).pipe(
         Effect.provideService(ChainData.ChainData, EvmRpc.make({ urls: new Map([[chain, url]]) })),
-        Effect.provide(SqliteAdapter.layer({ filename: db })),
+        Effect.provide(Store.all(db, "follow")),
         Effect.catchTags({
           StoreError: databaseFailure(db),
           ReanchorRefused: (e) => Effect.fail(new CommandFailed({ message: e.message })),

@@ -1,5 +1,4 @@
 /** `vigil ingest <kind> <file-or-url>`: stores a list as a new version, atomically; `--config` ingests several. */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Intel, type IntelIndex, Ingestion } from "@vigil/core"
 import { SingleBar } from "cli-progress"
 import { Console, Effect, Option, Schema } from "effect"
@@ -9,6 +8,7 @@ import { dirname, resolve } from "node:path"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import { Input } from "@vigil/engine"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
 /** The kinds of input `vigil ingest` reads. */
 export const kinds = Ingestion.Sources.kinds
@@ -173,7 +173,7 @@ export const command = Command.make(
         })
       }))
       yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details), { discard: true }).pipe(
-        Effect.provide(SqliteAdapter.layer({ filename: args.db })),
+        Effect.provide(Store.all(args.db, "ingest")),
         Effect.catchTag("StoreError", databaseFailure(args.db))
       )
     })

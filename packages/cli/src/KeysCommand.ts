@@ -1,13 +1,14 @@
 /** `vigil keys create|list|revoke`: API keys, shown in plain text once, at creation, and stored hashed. */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, type ApiKeyStore } from "@vigil/core"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
-const keysLayer = (db: string) => ApiKeys.ApiKeys.layer.pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: db })))
+/** Keys over the store `db` names: a SQLite file or a PostgreSQL database. */
+const keysLayer = (db: string) => ApiKeys.ApiKeys.layer.pipe(Layer.provideMerge(Store.keys(db)))
 
 /** A key as the CLI shows it: everything but the hash, plus its state now. */
 const view = (record: ApiKeyStore.ApiKeyRecord, now: number) => ({

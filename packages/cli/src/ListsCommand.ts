@@ -2,13 +2,13 @@
  * `vigil lists`: the lists ingested, their current version and counts, one JSON line each; `--delete` removes
  * one, `--rollback` withdraws a list's current version, `--redate` corrects a version's date.
  */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Ingestion, Instant, IntelIndex } from "@vigil/core"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
 /** The JSON line of an amendment: what was done, and the version in force afterwards. */
 const amended = (action: "rolled_back" | "redated", o: IntelIndex.AmendOutcome, extra: object = {}) => ({
@@ -74,7 +74,7 @@ export const command = Command.make(
       Effect.catchTag("AmendRefused", (e) =>
         Effect.fail(new CommandFailed({ message: `${e.message}; nothing changed` }))
       ),
-      Effect.provide(SqliteAdapter.layer({ filename: args.db })),
+      Effect.provide(Store.all(args.db, "lists")),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(

@@ -1,5 +1,4 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Chain, Instant, Screening } from "@vigil/core"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -7,6 +6,7 @@ import { readFileSync } from "node:fs"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import { IsoDate } from "./IngestCommand.ts"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as Store from "./Store.ts"
 
 /** The command. */
 export const command = Command.make(
@@ -76,7 +76,7 @@ export const command = Command.make(
         })
       }
     }).pipe(
-      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(SqliteAdapter.layer({ filename: args.db })))),
+      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(Store.all(args.db, "screen")))),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))

@@ -1,18 +1,23 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { Outbound, VigilServer } from "@vigil/adapter-http"
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import * as Store from "./Store.ts"
 
 /** Default database file, relative to the working directory. */
 export const defaultDatabase = "./.vigil/vigil.db"
 
-/** `--db PATH`, else `VIGIL_DB`, else `./.vigil/vigil.db`; shared by every command that opens the database. */
+/**
+ * `--db PATH|URL`, else `VIGIL_DB`, else `./.vigil/vigil.db`; shared by every command that opens the database
+ * (see {@link Store}).
+ */
 export const databaseFlag = Flag.String("db").pipe(
-  Flag.withDescription("SQLite database file (created with its folder on first use)"),
+  Flag.withDescription(
+    "SQLite database file (created with its folder on first use), or a postgres:// URL (API keys and quotas only, in this version)"
+  ),
   Flag.withFallbackConfig(Config.String("VIGIL_DB").pipe(Config.withDefault(defaultDatabase)))
 )
 
@@ -356,7 +361,7 @@ export const command = Command.make(
           }
         }).pipe(
           Layer.provide(Engine.layer({ webhooks, follow }).pipe(Layer.provide(Outbound.layer(outbound)))),
-          Layer.provideMerge(SqliteAdapter.layer({ filename: db }))
+          Layer.provideMerge(Store.all(db, "serve"))
         )
       )
     }).pipe(
