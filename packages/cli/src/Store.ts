@@ -14,7 +14,7 @@ export type Store =
   { readonly _tag: "Sqlite"; readonly filename: string } | { readonly _tag: "Postgres"; readonly url: string }
 
 /** The store `value` names, or the one line saying why it names none. */
-export const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
+const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase()
   if (scheme === undefined) return Effect.succeed({ _tag: "Sqlite", filename: value })
   if (scheme !== "postgres" && scheme !== "postgresql")
