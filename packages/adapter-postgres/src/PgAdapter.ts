@@ -1,17 +1,28 @@
-/** The storage ports implemented on PostgreSQL so far (keys, quotas, health), over one database, as one layer. */
-import type { ApiKeyStore, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
+/** The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots), over one database, as one layer. */
+import type { ApiKeyStore, BotStore, ContractStore, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
 import { Layer } from "effect"
 import * as PgApiKeyStore from "./PgApiKeyStore.ts"
+import * as PgBotStore from "./PgBotStore.ts"
+import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as PgQuotaStore from "./PgQuotaStore.ts"
 import * as PgStorageProbe from "./PgStorageProbe.ts"
 
 /** The services this adapter provides. */
 export type Services =
-  ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore | StorageProbe.StorageProbe | PgDatabase.PgDatabase
+  | ApiKeyStore.ApiKeyStore
+  | BotStore.BotStore
+  | ContractStore.ContractStore
+  | QuotaStore.QuotaStore
+  | StorageProbe.StorageProbe
+  | PgDatabase.PgDatabase
 
 /** Connects to (and migrates) the database and provides the ports over it. */
 export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
-  Layer.mergeAll(PgApiKeyStore.layer, PgQuotaStore.layer, PgStorageProbe.layer).pipe(
-    Layer.provideMerge(PgDatabase.layer(options))
-  )
+  Layer.mergeAll(
+    PgApiKeyStore.layer,
+    PgBotStore.layer,
+    PgContractStore.layer,
+    PgQuotaStore.layer,
+    PgStorageProbe.layer
+  ).pipe(Layer.provideMerge(PgDatabase.layer(options)))

@@ -192,3 +192,9 @@ export const batcher = <I, A>(
       if (queue.length === 1) setImmediate(flush)
     })
 }
+
+/**
+ * Takes the transaction-scoped advisory lock of `name` (e.g. a key's id): the transactions that take it for the
+ * same name run one after the other, so a count-then-insert under it holds across instances.
+ */
+export const serialised = (sql: PgClient.PgClient, name: string) => sql`SELECT pg_advisory_xact_lock(hashtext(${name}))`

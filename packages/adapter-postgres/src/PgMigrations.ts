@@ -45,5 +45,33 @@ export const migrations = {
       instance text PRIMARY KEY,
       checked_at text NOT NULL
     );
+  `),
+  "3_monitor_contracts_and_bots": statements(`
+    CREATE TABLE monitor_contracts (
+      id text PRIMARY KEY,
+      key_id text NOT NULL,
+      chain_id integer NOT NULL,
+      address text NOT NULL,
+      label text NOT NULL,
+      abi text NOT NULL,
+      abi_source text NOT NULL,
+      proxy_implementation text,
+      created text NOT NULL,
+      seq bigserial NOT NULL,
+      UNIQUE (key_id, chain_id, label)
+    );
+    CREATE INDEX monitor_contracts_by_key ON monitor_contracts (key_id, chain_id, created);
+    CREATE TABLE monitor_bots (
+      id text PRIMARY KEY,
+      key_id text NOT NULL,
+      chain_id integer NOT NULL,
+      revision integer NOT NULL,
+      active boolean NOT NULL,
+      created text NOT NULL,
+      body text NOT NULL,
+      seq bigserial NOT NULL
+    );
+    CREATE INDEX monitor_bots_by_key ON monitor_bots (key_id, chain_id, created);
+    CREATE INDEX monitor_bots_active ON monitor_bots (chain_id, created) WHERE active;
   `)
 }

@@ -4,6 +4,8 @@
  */
 import { PgAdapter } from "@vigil/adapter-postgres"
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
+import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
 import { Postgres } from "@vigil/testkit"
@@ -28,3 +30,5 @@ const layer = Layer.unwrap(
 QuotaStoreContract.suite("postgres", layer)
 ApiKeyStoreContract.suite("postgres", layer)
 StorageProbeContract.suite("postgres", layer, "postgres")
+ContractStoreContract.suite("postgres", layer)
+BotStoreContract.suite("postgres", layer)
