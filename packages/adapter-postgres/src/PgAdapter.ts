@@ -1,7 +1,16 @@
-/** The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots), over one database, as one layer. */
-import type { ApiKeyStore, BotStore, ContractStore, QuotaStore, StorageProbe, StoreError } from "@vigil/core"
+/** The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots, blocks), over one database, as one layer. */
+import type {
+  ApiKeyStore,
+  BlockStore,
+  BotStore,
+  ContractStore,
+  QuotaStore,
+  StorageProbe,
+  StoreError
+} from "@vigil/core"
 import { Layer } from "effect"
 import * as PgApiKeyStore from "./PgApiKeyStore.ts"
+import * as PgBlockStore from "./PgBlockStore.ts"
 import * as PgBotStore from "./PgBotStore.ts"
 import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
@@ -11,6 +20,7 @@ import * as PgStorageProbe from "./PgStorageProbe.ts"
 /** The services this adapter provides. */
 export type Services =
   | ApiKeyStore.ApiKeyStore
+  | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
   | QuotaStore.QuotaStore
@@ -21,6 +31,7 @@ export type Services =
 export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreError.StoreError> =>
   Layer.mergeAll(
     PgApiKeyStore.layer,
+    PgBlockStore.layer,
     PgBotStore.layer,
     PgContractStore.layer,
     PgQuotaStore.layer,

@@ -73,5 +73,20 @@ export const migrations = {
     );
     CREATE INDEX monitor_bots_by_key ON monitor_bots (key_id, chain_id, created);
     CREATE INDEX monitor_bots_active ON monitor_bots (chain_id, created) WHERE active;
+  `),
+  "4_monitor_blocks": statements(`
+    CREATE TABLE monitor_blocks (
+      chain_id integer NOT NULL,
+      number bigint NOT NULL,
+      hash text NOT NULL,
+      traces boolean NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (chain_id, number)
+    );
+    CREATE TABLE monitor_bot_blocks (
+      bot_id text NOT NULL,
+      number bigint NOT NULL,
+      PRIMARY KEY (bot_id, number)
+    );
   `)
 }

@@ -4,6 +4,7 @@
  */
 import { PgAdapter } from "@vigil/adapter-postgres"
 import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreContract.ts"
+import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
@@ -32,3 +33,4 @@ ApiKeyStoreContract.suite("postgres", layer)
 StorageProbeContract.suite("postgres", layer, "postgres")
 ContractStoreContract.suite("postgres", layer)
 BotStoreContract.suite("postgres", layer)
+BlockStoreContract.suite("postgres", layer)
