@@ -1,4 +1,7 @@
-/** The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots, blocks), over one database, as one layer. */
+/**
+ * The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots, blocks, webhooks and their
+ * outbox), over one database, as one layer.
+ */
 import type {
   ApiKeyStore,
   BlockStore,
@@ -6,7 +9,8 @@ import type {
   ContractStore,
   QuotaStore,
   StorageProbe,
-  StoreError
+  StoreError,
+  WebhookStore
 } from "@vigil/core"
 import { Layer } from "effect"
 import * as PgApiKeyStore from "./PgApiKeyStore.ts"
@@ -16,6 +20,7 @@ import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as PgQuotaStore from "./PgQuotaStore.ts"
 import * as PgStorageProbe from "./PgStorageProbe.ts"
+import * as PgWebhookStore from "./PgWebhookStore.ts"
 
 /** The services this adapter provides. */
 export type Services =
@@ -25,6 +30,7 @@ export type Services =
   | ContractStore.ContractStore
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
+  | WebhookStore.WebhookStore
   | PgDatabase.PgDatabase
 
 /** Connects to (and migrates) the database and provides the ports over it. */
@@ -35,5 +41,6 @@ export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreE
     PgBotStore.layer,
     PgContractStore.layer,
     PgQuotaStore.layer,
-    PgStorageProbe.layer
+    PgStorageProbe.layer,
+    PgWebhookStore.layer
   ).pipe(Layer.provideMerge(PgDatabase.layer(options)))

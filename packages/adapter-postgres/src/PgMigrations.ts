@@ -88,5 +88,36 @@ export const migrations = {
       number bigint NOT NULL,
       PRIMARY KEY (bot_id, number)
     );
+  `),
+  "5_webhooks_and_outbox": statements(`
+    CREATE TABLE webhooks (
+      id text PRIMARY KEY,
+      key_id text NOT NULL,
+      url text NOT NULL,
+      secret text NOT NULL,
+      created text NOT NULL,
+      delivery_count bigint NOT NULL DEFAULT 0,
+      last_delivery text,
+      disabled_at text,
+      channel text,
+      seq bigserial NOT NULL
+    );
+    CREATE INDEX webhooks_by_key ON webhooks (key_id, created, seq);
+    CREATE TABLE webhook_deliveries (
+      id text PRIMARY KEY,
+      webhook_id text NOT NULL,
+      key_id text NOT NULL,
+      correlation_id text NOT NULL,
+      body text NOT NULL,
+      attempts integer NOT NULL,
+      next_attempt_at bigint NOT NULL,
+      status text NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
+      last_error text,
+      seq bigserial NOT NULL
+    );
+    CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, next_attempt_at, seq)
+      WHERE status = 'pending';
+    CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, status);
+    CREATE INDEX webhook_deliveries_by_correlation ON webhook_deliveries (correlation_id);
   `)
 }

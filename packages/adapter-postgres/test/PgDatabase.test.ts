@@ -4,7 +4,7 @@
  * newer build refused, and a server that does not answer named in one line.
  */
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
-import { ApiKeyStore, QuotaStore, StorageProbe } from "@vigil/core"
+import { ApiKeyStore, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { Postgres } from "@vigil/testkit"
 import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -63,6 +63,53 @@ describe("PostgreSQL: several instances, one store", () => {
       assert.isUndefined((yield* there.find("k1"))?.revokedAt)
       yield* here.revoke("k1", "2026-01-02T00:00:00.000Z")
       assert.strictEqual((yield* there.find("k1"))?.revokedAt, "2026-01-02T00:00:00.000Z")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: one outbox for every instance", () => {
+  it("never leases one delivery to two instances claiming at once", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const stores = [Context.get(a!, WebhookStore.WebhookStore), Context.get(b!, WebhookStore.WebhookStore)]
+      const hooks = Array.from({ length: 4 }, (_, i) => `wh_${i}`)
+      for (const id of hooks)
+        yield* stores[0]!.register(
+          {
+            id,
+            keyId: `key-${id}`,
+            url: `https://example.com/${id}`,
+            secret: "whsec_c2VjcmV0",
+            created: "2026-01-01T00:00:00.000Z",
+            deliveryCount: 0
+          },
+          5
+        )
+      const deliveries = Array.from({ length: 400 }, (_, i) => ({
+        id: `msg_${i}`,
+        webhookId: hooks[i % hooks.length]!,
+        keyId: `key-${hooks[i % hooks.length]!}`,
+        correlationId: `c_${i}`,
+        body: "{}",
+        attempts: 0,
+        nextAttemptAt: 0,
+        status: "pending" as const
+      }))
+      assert.strictEqual(yield* stores[1]!.enqueue(deliveries), 400)
+      // Both instances claim in turns as fast as they can until nothing is left; every lease is counted.
+      const leased: Array<string> = []
+      const drain = (store: WebhookStore.WebhookStore["Service"]) =>
+        Effect.gen(function* () {
+          for (;;) {
+            const claimed = yield* store.claim(1, 16, 8, 1_000_000, {}, 4)
+            if (claimed.length === 0) return
+            leased.push(...claimed.map((c) => c.delivery.id))
+          }
+        })
+      yield* Effect.all([drain(stores[0]!), drain(stores[1]!), drain(stores[0]!), drain(stores[1]!)], {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(new Set(leased).size, leased.length, "no delivery leased twice")
+      assert.strictEqual(leased.length, 400, "every delivery leased once")
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 

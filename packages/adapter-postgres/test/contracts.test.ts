@@ -8,6 +8,7 @@ import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContra
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
+import * as WebhookStoreContract from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
 import { Postgres } from "@vigil/testkit"
 import { Effect, Layer } from "effect"
@@ -34,3 +35,4 @@ StorageProbeContract.suite("postgres", layer, "postgres")
 ContractStoreContract.suite("postgres", layer)
 BotStoreContract.suite("postgres", layer)
 BlockStoreContract.suite("postgres", layer)
+WebhookStoreContract.suite("postgres", layer)

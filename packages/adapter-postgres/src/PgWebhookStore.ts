@@ -1,0 +1,312 @@
+/**
+ * WebhookStore on PostgreSQL: destinations and their outbox, shared by every instance. A claim locks the
+ * candidates it reads (`FOR UPDATE SKIP LOCKED`), so two instances claiming at once take different deliveries and
+ * never the same one; it leases the ones {@link WebhookStore.fairPick} chooses until `leaseUntil`, and the rest
+ * are free again when its transaction ends. A key's registrations take its advisory lock, so its cap holds across
+ * instances.
+ */
+import { WebhookStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import type { SqlError } from "effect/sql"
+import { PgDatabase, serialised } from "./PgDatabase.ts"
+
+interface WebhookRow {
+  readonly id: string
+  readonly key_id: string
+  readonly url: string
+  readonly secret: string
+  readonly created: string
+  readonly delivery_count: number
+  readonly last_delivery: string | null
+  readonly disabled_at: string | null
+  readonly channel: string | null
+}
+
+interface DeliveryRow {
+  readonly id: string
+  readonly webhook_id: string
+  readonly key_id: string
+  readonly correlation_id: string
+  readonly body: string
+  readonly attempts: number
+  readonly next_attempt_at: number
+  readonly status: "pending" | "delivered" | "dead"
+  readonly last_error: string | null
+}
+
+const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
+  id: r.id,
+  keyId: r.key_id,
+  url: r.url,
+  secret: r.secret,
+  created: r.created,
+  deliveryCount: r.delivery_count,
+  ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
+  ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at }),
+  ...(r.channel === null ? {} : { channel: JSON.parse(r.channel) as WebhookStore.Channel })
+})
+
+const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
+  id: r.id,
+  webhookId: r.webhook_id,
+  keyId: r.key_id,
+  correlationId: r.correlation_id,
+  body: r.body,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  status: r.status,
+  ...(r.last_error === null ? {} : { lastError: r.last_error })
+})
+
+/** True for notification channels, false for intelligence webhooks: the value of `channel IS NOT NULL`. */
+const scoped = (scope: WebhookStore.Scope = "webhooks") => scope === "channels"
+
+const webhookColumns =
+  "id, key_id, url, secret, created, delivery_count::int AS delivery_count, last_delivery, disabled_at, channel"
+const deliveryColumns =
+  "id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at::float8 AS next_attempt_at, status, last_error"
+
+/**
+ * Stores deliveries (those whose destination is gone or disabled by then are left out) inside the caller's
+ * transaction: how many were stored. The outbox's one writer, also for a follower's step.
+ */
+export const inserter =
+  ({ sql }: PgDatabase["Service"]) =>
+  (deliveries: ReadonlyArray<WebhookStore.Delivery>): Effect.Effect<number, SqlError.SqlError> =>
+    deliveries.length === 0
+      ? Effect.succeed(0)
+      : Effect.map(
+          sql<{ readonly id: string }>`
+            INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
+            SELECT t.id, t.webhook_id, t.key_id, t.correlation_id, t.body, t.attempts, t.next_attempt_at, 'pending'
+            FROM unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.webhookId)}::text[],
+                        ${deliveries.map((d) => d.keyId)}::text[], ${deliveries.map((d) => d.correlationId)}::text[],
+                        ${deliveries.map((d) => d.body)}::text[], ${deliveries.map((d) => d.attempts)}::int[],
+                        ${deliveries.map((d) => d.nextAttemptAt)}::bigint[])
+                 AS t(id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at)
+            WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = t.webhook_id AND w.disabled_at IS NULL)
+            RETURNING id`,
+          (rows) => rows.length
+        )
+
+const make = Effect.gen(function* () {
+  const database = yield* PgDatabase
+  const { sql, run, transaction } = database
+  const insert = inserter(database)
+
+  /** Each due destination's `each` oldest due deliveries, destinations by their oldest, locked or skipped. */
+  const candidates = (now: number, each: number) =>
+    Effect.gen(function* () {
+      const ids = yield* sql<{ readonly id: string }>`
+        SELECT id FROM (
+          SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq,
+                 row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rank,
+                 min(d.next_attempt_at) OVER (PARTITION BY d.webhook_id) AS first
+          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.disabled_at IS NULL
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+        ) ranked
+        WHERE rank <= ${each}
+        ORDER BY first, webhook_id, next_attempt_at, seq
+        LIMIT 4096`
+      if (ids.length === 0) return []
+      // Another instance's claim holds some of them: those are skipped, not waited for.
+      const locked = yield* sql<DeliveryRow & { readonly w: string }>`SELECT ${sql.literal(deliveryColumns)},
+               (SELECT row_to_json(x)::text FROM (SELECT ${sql.literal(webhookColumns)} FROM webhooks WHERE id = d.webhook_id) x) AS w
+        FROM webhook_deliveries d
+        WHERE d.id = ANY(${ids.map((r) => r.id)}::text[]) AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+        FOR UPDATE OF d SKIP LOCKED`
+      // In the order the candidates were chosen (a locking read cannot rank them itself).
+      const order = new Map(ids.map((r, i) => [r.id, i]))
+      return [...locked].sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+    })
+
+  return WebhookStore.WebhookStore.of({
+    register: (w, max) =>
+      transaction(
+        "WebhookStore.register",
+        Effect.gen(function* () {
+          yield* serialised(sql, `webhooks:${w.keyId}`)
+          const [count] = yield* sql<{ readonly n: number }>`
+            SELECT count(*)::int AS n FROM webhooks
+            WHERE key_id = ${w.keyId} AND (channel IS NOT NULL) = ${scoped(WebhookStore.scopeOf(w))}`
+          if ((count?.n ?? 0) >= max) return false
+          yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
+                     VALUES (${w.id}, ${w.keyId}, ${w.url}, ${w.secret}, ${w.created},
+                             ${w.channel === undefined ? null : JSON.stringify(w.channel)})`
+          return true
+        })
+      ),
+    list: (keyId, scope) =>
+      Effect.map(
+        run(
+          "WebhookStore.list",
+          sql<WebhookRow>`SELECT ${sql.literal(webhookColumns)} FROM webhooks
+                          WHERE key_id = ${keyId} AND (channel IS NOT NULL) = ${scoped(scope)} ORDER BY created, seq`
+        ),
+        (rows) => rows.map(toWebhook)
+      ),
+    remove: (keyId, id, scope) =>
+      transaction(
+        "WebhookStore.remove",
+        Effect.gen(function* () {
+          const gone = yield* sql`DELETE FROM webhooks
+                                  WHERE key_id = ${keyId} AND id = ${id} AND (channel IS NOT NULL) = ${scoped(scope)}
+                                  RETURNING id`
+          if (gone.length === 0) return false
+          yield* sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${id} AND status = 'pending'`
+          return true
+        })
+      ),
+    enqueue: (deliveries) => run("WebhookStore.enqueue", insert(deliveries)),
+    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
+      transaction(
+        "WebhookStore.claim",
+        Effect.gen(function* () {
+          const each = Math.max(1, Math.min(perDestination, perKey))
+          const rows = yield* candidates(now, each)
+          const picked = WebhookStore.fairPick(
+            rows.map((r) => ({ delivery: toDelivery(r), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
+            limit,
+            perKey,
+            perDestination,
+            inFlight
+          )
+          if (picked.length > 0)
+            yield* sql`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ${leaseUntil}
+                       WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])`
+          return picked.map((c) => ({
+            delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
+            webhook: c.webhook
+          }))
+        })
+      ),
+    backlog: () =>
+      run(
+        "WebhookStore.backlog",
+        sql<{ readonly type: string; readonly pending: number; readonly dead: number }>`
+          SELECT coalesce(w.channel::json->>'type', 'intelligence') AS type,
+                 count(*) FILTER (WHERE d.status = 'pending')::int AS pending,
+                 count(*) FILTER (WHERE d.status = 'dead')::int AS dead
+          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.status IN ('pending', 'dead') GROUP BY 1 ORDER BY 1`
+      ),
+    park: (keyId, ids, reason) =>
+      Effect.map(
+        run(
+          "WebhookStore.park",
+          sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${reason}
+              WHERE key_id = ${keyId} AND status = 'pending' AND webhook_id = ANY(${[...ids]}::text[])
+              RETURNING id`
+        ),
+        (rows) => rows.length
+      ),
+    redeliver: (keyId, id, now, scope) =>
+      transaction(
+        "WebhookStore.redeliver",
+        Effect.gen(function* () {
+          const [owned] = yield* sql<{ readonly disabled_at: string | null }>`
+            SELECT disabled_at FROM webhooks
+            WHERE key_id = ${keyId} AND id = ${id} AND (channel IS NOT NULL) = ${scoped(scope)}`
+          if (owned === undefined) return undefined
+          if (owned.disabled_at !== null) return 0
+          const requeued =
+            yield* sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}
+                                      WHERE webhook_id = ${id} AND status = 'dead' RETURNING id`
+          return requeued.length
+        })
+      ),
+    redeliverEvents: (keyId, correlationIds, now) =>
+      Effect.map(
+        run(
+          "WebhookStore.redeliverEvents",
+          sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}
+              WHERE key_id = ${keyId} AND status = 'dead' AND correlation_id = ANY(${[...correlationIds]}::text[])
+                AND webhook_id IN (SELECT id FROM webhooks WHERE disabled_at IS NULL)
+              RETURNING id`
+        ),
+        (rows) => rows.length
+      ),
+    settle: (id, settlement) => {
+      switch (settlement._tag) {
+        case "Delivered":
+          return run(
+            "WebhookStore.settle",
+            Effect.asVoid(sql`
+              WITH done AS (UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ${id} RETURNING webhook_id)
+              UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ${settlement.at}
+              WHERE id IN (SELECT webhook_id FROM done)`)
+          )
+        case "Retry":
+          return run(
+            "WebhookStore.settle",
+            Effect.asVoid(sql`UPDATE webhook_deliveries SET next_attempt_at = ${settlement.at}, last_error = ${settlement.error}
+                              WHERE id = ${id}`)
+          )
+        case "Dead":
+          return run(
+            "WebhookStore.settle",
+            Effect.asVoid(
+              sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error} WHERE id = ${id}`
+            )
+          )
+        case "Gone":
+          return transaction(
+            "WebhookStore.settle",
+            Effect.gen(function* () {
+              const [row] = yield* sql<{ readonly webhook_id: string }>`
+                UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error} WHERE id = ${id}
+                RETURNING webhook_id`
+              if (row === undefined) return
+              yield* sql`UPDATE webhooks SET disabled_at = ${settlement.at} WHERE id = ${row.webhook_id}`
+              yield* sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+                         WHERE webhook_id = ${row.webhook_id} AND status = 'pending'`
+            })
+          )
+      }
+    },
+    deliveriesOf: (ids) =>
+      Effect.map(
+        run(
+          "WebhookStore.deliveriesOf",
+          sql<DeliveryRow>`SELECT ${sql.literal(deliveryColumns)} FROM webhook_deliveries
+                           WHERE correlation_id = ANY(${[...ids]}::text[]) ORDER BY seq`
+        ),
+        (rows) => rows.map(toDelivery)
+      ),
+    stats: (keyId, scope) =>
+      Effect.map(
+        run(
+          "WebhookStore.stats",
+          sql<WebhookRow & { readonly pending: number; readonly failed: number; readonly last_error: string | null }>`
+            SELECT ${sql.literal(
+              webhookColumns
+                .split(", ")
+                .map((c) => (c.includes(" AS ") ? c.replace(/^(\w+)/, "w.$1") : `w.${c}`))
+                .join(", ")
+            )},
+              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
+              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
+              (SELECT d.last_error FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
+                ORDER BY d.seq DESC LIMIT 1) AS last_error
+            FROM webhooks w WHERE w.key_id = ${keyId} AND (w.channel IS NOT NULL) = ${scoped(scope)}
+            ORDER BY w.created, w.seq`
+        ),
+        (rows) =>
+          rows.map((r) => ({
+            id: r.id,
+            url: r.url,
+            deliveryCount: r.delivery_count,
+            ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
+            pending: r.pending,
+            failed: r.failed,
+            disabled: r.disabled_at !== null,
+            ...(r.last_error === null ? {} : { lastError: r.last_error })
+          }))
+      )
+  })
+})
+
+/** A layer providing WebhookStore over the PgDatabase in context. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore, never, PgDatabase> = Layer.effect(WebhookStore.WebhookStore)(
+  make
+)
