@@ -1,12 +1,13 @@
 /**
  * The storage ports on PostgreSQL so far (keys, quotas, health, contracts, bots, blocks, webhooks and their
- * outbox), over one database, as one layer.
+ * outbox, following), over one database, as one layer.
  */
 import type {
   ApiKeyStore,
   BlockStore,
   BotStore,
   ContractStore,
+  FollowStore,
   QuotaStore,
   StorageProbe,
   StoreError,
@@ -18,6 +19,7 @@ import * as PgBlockStore from "./PgBlockStore.ts"
 import * as PgBotStore from "./PgBotStore.ts"
 import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
+import * as PgFollowStore from "./PgFollowStore.ts"
 import * as PgQuotaStore from "./PgQuotaStore.ts"
 import * as PgStorageProbe from "./PgStorageProbe.ts"
 import * as PgWebhookStore from "./PgWebhookStore.ts"
@@ -28,6 +30,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowStore.FollowStore
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
   | WebhookStore.WebhookStore
@@ -40,6 +43,7 @@ export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreE
     PgBlockStore.layer,
     PgBotStore.layer,
     PgContractStore.layer,
+    PgFollowStore.layer,
     PgQuotaStore.layer,
     PgStorageProbe.layer,
     PgWebhookStore.layer

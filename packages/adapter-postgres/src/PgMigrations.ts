@@ -119,5 +119,48 @@ export const migrations = {
       WHERE status = 'pending';
     CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, status);
     CREATE INDEX webhook_deliveries_by_correlation ON webhook_deliveries (correlation_id);
+  `),
+  "6_following": statements(`
+    CREATE TABLE follow_cursors (
+      chain_id integer PRIMARY KEY,
+      number bigint NOT NULL,
+      hash text NOT NULL,
+      parent_hash text NOT NULL
+    );
+    CREATE TABLE follow_marks (
+      chain_id integer NOT NULL,
+      number bigint NOT NULL,
+      hash text NOT NULL,
+      parent_hash text NOT NULL,
+      PRIMARY KEY (chain_id, number)
+    );
+    CREATE TABLE follow_coverage (
+      chain_id integer NOT NULL,
+      bot_id text NOT NULL,
+      from_block bigint NOT NULL,
+      through bigint NOT NULL,
+      PRIMARY KEY (chain_id, bot_id)
+    );
+    CREATE TABLE monitor_alerts (
+      id text PRIMARY KEY,
+      key_id text NOT NULL,
+      bot_id text NOT NULL,
+      chain_id integer NOT NULL,
+      block_number bigint NOT NULL,
+      block_hash text NOT NULL,
+      block_time bigint NOT NULL,
+      rule integer NOT NULL,
+      expression text NOT NULL,
+      transactions text NOT NULL,
+      evidence text NOT NULL,
+      created text NOT NULL,
+      retracted_at text,
+      unverified_at text,
+      suppressed text,
+      seq bigserial NOT NULL
+    );
+    CREATE INDEX monitor_alerts_by_bot ON monitor_alerts (key_id, bot_id, seq);
+    CREATE INDEX monitor_alerts_live ON monitor_alerts (chain_id, block_number) WHERE retracted_at IS NULL;
+    CREATE INDEX monitor_alerts_by_bot_time ON monitor_alerts (bot_id, block_time) WHERE retracted_at IS NULL;
   `)
 }

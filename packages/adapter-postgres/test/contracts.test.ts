@@ -7,6 +7,7 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
+import * as FollowStoreContract from "@vigil/core-test/contracts/FollowStoreContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as WebhookStoreContract from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -36,3 +37,4 @@ ContractStoreContract.suite("postgres", layer)
 BotStoreContract.suite("postgres", layer)
 BlockStoreContract.suite("postgres", layer)
 WebhookStoreContract.suite("postgres", layer)
+FollowStoreContract.suite("postgres", layer)
