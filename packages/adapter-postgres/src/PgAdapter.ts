@@ -8,6 +8,7 @@ import type {
   BotStore,
   ContractStore,
   FollowStore,
+  IntelIndex,
   QuotaStore,
   StorageProbe,
   StoreError,
@@ -20,6 +21,7 @@ import * as PgBotStore from "./PgBotStore.ts"
 import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
 import * as PgFollowStore from "./PgFollowStore.ts"
+import * as PgIntelIndex from "./PgIntelIndex.ts"
 import * as PgQuotaStore from "./PgQuotaStore.ts"
 import * as PgStorageProbe from "./PgStorageProbe.ts"
 import * as PgWebhookStore from "./PgWebhookStore.ts"
@@ -31,6 +33,7 @@ export type Services =
   | BotStore.BotStore
   | ContractStore.ContractStore
   | FollowStore.FollowStore
+  | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
   | WebhookStore.WebhookStore
@@ -44,6 +47,7 @@ export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreE
     PgBotStore.layer,
     PgContractStore.layer,
     PgFollowStore.layer,
+    PgIntelIndex.layer,
     PgQuotaStore.layer,
     PgStorageProbe.layer,
     PgWebhookStore.layer

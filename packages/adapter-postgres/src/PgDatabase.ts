@@ -7,7 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { type StorageProbe, StoreError } from "@vigil/core"
 import { Clock, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
-import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import { Migrator, SqlClient, SqlError } from "effect/sql"
 import { migrations } from "./PgMigrations.ts"
 
 /** Where the database is and how to talk to it. */
@@ -30,16 +30,16 @@ export class PgDatabase extends Context.Service<
   PgDatabase,
   {
     readonly sql: PgClient.PgClient
-    /** Runs `effect` as one operation named `operation`, its driver failures as StoreErrors. */
-    readonly run: <A>(
+    /** Runs `effect` as one operation named `operation`, its driver failures as StoreErrors (others as they are). */
+    readonly run: <A, E>(
       operation: string,
-      effect: Effect.Effect<A, SqlError.SqlError>
-    ) => Effect.Effect<A, StoreError.StoreError>
-    /** Runs `effect` in one transaction, as {@link run}. */
-    readonly transaction: <A>(
+      effect: Effect.Effect<A, E>
+    ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreError.StoreError>
+    /** Runs `effect` in one transaction, as {@link run}; any failure rolls the whole transaction back. */
+    readonly transaction: <A, E>(
       operation: string,
-      effect: Effect.Effect<A, SqlError.SqlError>
-    ) => Effect.Effect<A, StoreError.StoreError>
+      effect: Effect.Effect<A, E>
+    ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreError.StoreError>
     /** The last failure any operation met, and when (epoch ms). */
     readonly lastFailure: () => { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
     /** When the database was opened and migrated (ISO instant). */
@@ -139,16 +139,19 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
        * The StoreError of `operation`, noted as the last failure met unless another writer only held a lock it
        * needed (`Busy`): a busy database is not a faulty one, and health must not say otherwise.
        */
-      const failed = (operation: string) => (error: SqlError.SqlError) => {
-        const e = storeError(operation)(error)
-        if (e.reason === "Busy") return e
-        const atMillis = realClock.currentTimeMillisUnsafe()
-        last = {
-          failure: { operation, reason: e.reason, message: e.message, at: new Date(atMillis).toISOString() },
-          atMillis
+      const failed =
+        (operation: string) =>
+        <E>(error: E): Exclude<E, SqlError.SqlError> | StoreError.StoreError => {
+          if (!SqlError.isSqlError(error)) return error as Exclude<E, SqlError.SqlError>
+          const e = storeError(operation)(error)
+          if (e.reason === "Busy") return e
+          const atMillis = realClock.currentTimeMillisUnsafe()
+          last = {
+            failure: { operation, reason: e.reason, message: e.message, at: new Date(atMillis).toISOString() },
+            atMillis
+          }
+          return e
         }
-        return e
-      }
       return PgDatabase.of({
         sql,
         run: (operation, effect) => onRealClock(Effect.mapError(effect, failed(operation))),

@@ -162,5 +162,65 @@ export const migrations = {
     CREATE INDEX monitor_alerts_by_bot ON monitor_alerts (key_id, bot_id, seq);
     CREATE INDEX monitor_alerts_live ON monitor_alerts (chain_id, block_number) WHERE retracted_at IS NULL;
     CREATE INDEX monitor_alerts_by_bot_time ON monitor_alerts (bot_id, block_time) WHERE retracted_at IS NULL;
+  `),
+  "7_intelligence": statements(`
+    CREATE TABLE intel_versions (
+      id bigserial PRIMARY KEY,
+      list text NOT NULL,
+      source text NOT NULL,
+      kind text NOT NULL,
+      mode text NOT NULL CHECK (mode IN ('snapshot', 'history')),
+      as_of text NOT NULL,
+      content_hash text NOT NULL,
+      origin text NOT NULL,
+      ingested_at text NOT NULL,
+      state text NOT NULL CHECK (state IN ('staged', 'committed')),
+      authority text NOT NULL CHECK (authority IN ('official', 'curated', 'scraped')),
+      withdrawn_at text
+    );
+    CREATE INDEX intel_versions_by_list ON intel_versions (list, state);
+    CREATE TABLE intel_staged (
+      version bigint NOT NULL REFERENCES intel_versions (id) ON DELETE CASCADE,
+      record text NOT NULL,
+      seq bigserial NOT NULL
+    );
+    CREATE INDEX intel_staged_by_version ON intel_staged (version, seq);
+    CREATE TABLE intel_records (
+      id bigserial PRIMARY KEY,
+      list text NOT NULL,
+      source text NOT NULL,
+      address text NOT NULL,
+      family text NOT NULL,
+      category text NOT NULL,
+      reference text NOT NULL,
+      jurisdiction text,
+      entity_name text,
+      entity_type text,
+      label text,
+      listed_at text NOT NULL,
+      delisted_at text,
+      ingested_at text NOT NULL
+    );
+    CREATE INDEX intel_records_by_address ON intel_records (address);
+    CREATE INDEX intel_records_by_list ON intel_records (list, delisted_at);
+    CREATE TABLE intel_lists (
+      list text PRIMARY KEY,
+      version bigint NOT NULL REFERENCES intel_versions (id)
+    );
+    CREATE TABLE intel_deletions (
+      id bigserial PRIMARY KEY,
+      list text NOT NULL,
+      version integer NOT NULL,
+      records integer NOT NULL,
+      deleted_at text NOT NULL
+    );
+    CREATE TABLE intel_amendments (
+      id bigserial PRIMARY KEY,
+      list text NOT NULL,
+      action text NOT NULL CHECK (action IN ('rollback', 'redate')),
+      version integer NOT NULL,
+      detail text NOT NULL,
+      at text NOT NULL
+    );
   `)
 }

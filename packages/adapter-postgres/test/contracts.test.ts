@@ -8,6 +8,7 @@ import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContra
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
 import * as FollowStoreContract from "@vigil/core-test/contracts/FollowStoreContract.ts"
+import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
 import * as WebhookStoreContract from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import * as StorageProbeContract from "@vigil/core-test/contracts/StorageProbeContract.ts"
@@ -38,3 +39,4 @@ BotStoreContract.suite("postgres", layer)
 BlockStoreContract.suite("postgres", layer)
 WebhookStoreContract.suite("postgres", layer)
 FollowStoreContract.suite("postgres", layer)
+IntelIndexContract.suite("postgres", layer)

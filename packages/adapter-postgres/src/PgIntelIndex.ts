@@ -1,0 +1,372 @@
+/**
+ * IntelIndex on PostgreSQL: staged rows in their own table, each commit applied in one transaction, so readers
+ * (every instance) see the previous version until it commits, and a refused or interrupted ingest leaves it in
+ * force. Changes to one list take its advisory lock: two instances ingesting or amending the same list take turns.
+ * Records go in thousands per statement.
+ */
+import { type Intel, IntelIndex, StoreError } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { PgDatabase, serialised } from "./PgDatabase.ts"
+
+interface RecordRow {
+  readonly list: string
+  readonly source: string
+  readonly address: string
+  readonly family: Intel.IntelRecord["family"]
+  readonly category: Intel.IntelRecord["category"]
+  readonly reference: string
+  readonly jurisdiction: string | null
+  readonly entity_name: string | null
+  readonly entity_type: string | null
+  readonly label: string | null
+  readonly listed_at: string
+  readonly delisted_at: string | null
+  readonly ingested_at: string
+}
+
+interface VersionRow {
+  readonly id: number
+  readonly list: string
+  readonly source: string
+  readonly kind: string
+  readonly mode: IntelIndex.VersionMode
+  readonly as_of: string
+  readonly content_hash: string
+  readonly origin: string
+  readonly ingested_at: string
+  readonly state: "staged" | "committed"
+  readonly authority: Intel.Authority
+  readonly withdrawn_at: string | null
+}
+
+const fromRow = (row: RecordRow): Intel.IntelRecord => ({
+  list: row.list,
+  source: row.source,
+  address: row.address,
+  family: row.family,
+  category: row.category,
+  reference: row.reference,
+  ...(row.jurisdiction === null ? {} : { jurisdiction: row.jurisdiction }),
+  ...(row.entity_name === null ? {} : { entityName: row.entity_name }),
+  ...(row.entity_type === null ? {} : { entityType: row.entity_type }),
+  ...(row.label === null ? {} : { label: row.label }),
+  listedAt: row.listed_at,
+  ...(row.delisted_at === null ? {} : { delistedAt: row.delisted_at }),
+  ingestedAt: row.ingested_at
+})
+
+const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
+  list: row.list,
+  source: row.source,
+  kind: row.kind,
+  mode: row.mode,
+  asOf: row.as_of,
+  contentHash: row.content_hash,
+  origin: row.origin,
+  ingestedAt: row.ingested_at,
+  authority: row.authority
+})
+
+const notStaged = (operation: string, version: number) =>
+  new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
+
+const recordColumns =
+  "list, source, address, family, category, reference, jurisdiction, entity_name, entity_type, label, listed_at, delisted_at, ingested_at"
+const versionColumns =
+  "id::float8 AS id, list, source, kind, mode, as_of, content_hash, origin, ingested_at, state, authority, withdrawn_at"
+
+/** How many rows one statement inserts. */
+const chunk = 5_000
+
+const make = Effect.gen(function* () {
+  const { sql, run, transaction } = yield* PgDatabase
+
+  const versionOf = (id: number) =>
+    Effect.map(
+      sql<VersionRow>`SELECT ${sql.literal(versionColumns)} FROM intel_versions WHERE id = ${id}`,
+      (rows) => rows[0]
+    )
+  const stagedVersion = (id: number) => Effect.map(versionOf(id), (row) => (row?.state === "staged" ? row : undefined))
+  const stagedRecords = (id: number) =>
+    Effect.map(
+      sql<{ readonly record: string }>`SELECT record FROM intel_staged WHERE version = ${id} ORDER BY seq`,
+      (rows) => rows.map((r) => JSON.parse(r.record) as Intel.ParsedRecord)
+    )
+  const listRecords = (list: string) =>
+    Effect.map(sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records WHERE list = ${list}`, (rows) =>
+      rows.map(fromRow)
+    )
+  const currentOf = (list: string) =>
+    Effect.map(
+      sql<{ readonly version: number }>`SELECT version::float8 AS version FROM intel_lists WHERE list = ${list}`,
+      (rows) => rows[0]?.version
+    )
+  const inEffect = (list: string) =>
+    sql<VersionRow>`SELECT ${sql.literal(versionColumns)} FROM intel_versions
+                    WHERE list = ${list} AND state = 'committed' AND withdrawn_at IS NULL ORDER BY id`
+  /** The number the list gives the version with id `id`. */
+  const numberOf = (list: string, id: number) =>
+    Effect.map(
+      sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM intel_versions
+                                  WHERE list = ${list} AND state = 'committed' AND id <= ${id}`,
+      (rows) => rows[0]!.n
+    )
+  const setCurrent = (list: string, version: number) =>
+    sql`INSERT INTO intel_lists (list, version) VALUES (${list}, ${version})
+        ON CONFLICT (list) DO UPDATE SET version = excluded.version`
+
+  /** Inserts records, thousands per statement (as one JSON document: typed columns, nulls included). */
+  const insertAll = (records: ReadonlyArray<Intel.IntelRecord>) =>
+    Effect.forEach(
+      Array.from({ length: Math.ceil(records.length / chunk) }, (_, i) => records.slice(i * chunk, (i + 1) * chunk)),
+      (part) =>
+        sql`
+          INSERT INTO intel_records (${sql.literal(recordColumns)})
+          SELECT t.list, t.source, t.address, t.family, t.category, t.reference, t.jurisdiction, t."entityName",
+                 t."entityType", t.label, t."listedAt", t."delistedAt", t."ingestedAt"
+          FROM json_to_recordset(${JSON.stringify(part)}::json) AS t(
+            list text, source text, address text, family text, category text, reference text, jurisdiction text,
+            "entityName" text, "entityType" text, label text, "listedAt" text, "delistedAt" text, "ingestedAt" text)`,
+      { discard: true }
+    )
+
+  /** Rebuilds a list's records from its versions in effect, in date order, and points the list at its newest. */
+  const rebuildList = (list: string) =>
+    Effect.gen(function* () {
+      const versions = yield* inEffect(list)
+      const kept = yield* Effect.forEach(versions, (v) =>
+        Effect.map(stagedRecords(v.id), (records) => ({ info: infoOf(v), records }))
+      )
+      const records = IntelIndex.rebuild(kept)
+      yield* sql`DELETE FROM intel_records WHERE list = ${list}`
+      yield* insertAll(records)
+      const [newest] = yield* sql<{ readonly id: number }>`
+        SELECT id::float8 AS id FROM intel_versions WHERE list = ${list} AND state = 'committed' AND withdrawn_at IS NULL
+        ORDER BY as_of DESC, id DESC LIMIT 1`
+      if (newest !== undefined) yield* setCurrent(list, newest.id)
+      return records
+    })
+
+  const amendOutcome = (list: string, version: number, records: ReadonlyArray<Intel.IntelRecord>) =>
+    Effect.gen(function* () {
+      const current = (yield* currentOf(list))!
+      const active = records.filter((r) => r.delistedAt === undefined).length
+      return {
+        list,
+        version,
+        current: yield* numberOf(list, current),
+        asOf: (yield* versionOf(current))!.as_of,
+        active,
+        delisted: records.length - active
+      }
+    })
+
+  const noList = (list: string) => new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` })
+
+  const amendment = (list: string, action: "rollback" | "redate", version: number, detail: string, at: string) =>
+    sql`INSERT INTO intel_amendments (list, action, version, detail, at)
+        VALUES (${list}, ${action}, ${version}, ${detail}, ${at})`
+
+  return IntelIndex.IntelIndex.of({
+    stage: (info) =>
+      transaction(
+        "IntelIndex.stage",
+        Effect.gen(function* () {
+          yield* serialised(sql, `intel:${info.list}`)
+          yield* sql`DELETE FROM intel_versions WHERE list = ${info.list} AND state = 'staged'`
+          const [row] = yield* sql<{ readonly id: number }>`
+            INSERT INTO intel_versions (list, source, kind, mode, as_of, content_hash, origin, ingested_at, state, authority)
+            VALUES (${info.list}, ${info.source}, ${info.kind}, ${info.mode}, '', '', ${info.origin}, ${info.ingestedAt},
+                    'staged', ${info.authority})
+            RETURNING id::float8 AS id`
+          return row!.id
+        })
+      ),
+    append: (version, records) =>
+      transaction(
+        "IntelIndex.append",
+        Effect.gen(function* () {
+          if ((yield* stagedVersion(version)) === undefined) return yield* notStaged("IntelIndex.append", version)
+          for (let i = 0; i < records.length; i += chunk) {
+            const part = records.slice(i, i + chunk).map((r) => JSON.stringify(r))
+            yield* sql`INSERT INTO intel_staged (version, record) SELECT ${version}, r FROM unnest(${part}::text[]) AS t(r)`
+          }
+        })
+      ),
+    commit: (version, completion) =>
+      transaction(
+        "IntelIndex.commit",
+        Effect.gen(function* () {
+          const staged = yield* stagedVersion(version)
+          if (staged === undefined) return yield* notStaged("IntelIndex.commit", version)
+          yield* serialised(sql, `intel:${staged.list}`)
+          const row = yield* stagedVersion(version)
+          if (row === undefined) return yield* notStaged("IntelIndex.commit", version)
+          const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
+          const activeRows = yield* sql<{
+            readonly id: number
+            readonly address: string
+            readonly category: Intel.Category
+            readonly reference: string
+          }>`SELECT id::float8 AS id, address, category, reference FROM intel_records
+             WHERE list = ${info.list} AND delisted_at IS NULL`
+          const active = new Map(activeRows.map((r) => [IntelIndex.recordKey(r), r.id]))
+          const before = new Set(active.keys())
+          const current = yield* currentOf(info.list)
+          const newestDate = current === undefined ? undefined : (yield* versionOf(current))!.as_of
+          yield* sql`UPDATE intel_versions SET as_of = ${completion.asOf}, content_hash = ${completion.contentHash},
+                       state = 'committed' WHERE id = ${version}`
+          if (newestDate !== undefined && completion.asOf < newestDate) {
+            // A backfill: the version takes its place in the list's history and the list is rebuilt from it.
+            const previous = yield* listRecords(info.list)
+            const rebuilt = yield* rebuildList(info.list)
+            const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeKeysOf(rebuilt), completion)
+            if (refused !== undefined) return yield* refused
+            return {
+              list: info.list,
+              version: yield* numberOf(info.list, version),
+              ...IntelIndex.intervalChanges(previous, rebuilt)
+            }
+          }
+          const plan = IntelIndex.planCommit(info, before, yield* stagedRecords(version))
+          const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeAfter(plan, before), completion)
+          if (refused !== undefined) return yield* refused
+          if (plan.replaceAll) yield* sql`DELETE FROM intel_records WHERE list = ${info.list}`
+          const closed = plan.close.map((key) => active.get(key)!)
+          if (closed.length > 0)
+            yield* sql`UPDATE intel_records SET delisted_at = ${info.asOf} WHERE id = ANY(${closed}::bigint[])`
+          yield* insertAll(plan.insert)
+          yield* setCurrent(info.list, version)
+          return {
+            list: info.list,
+            version: yield* numberOf(info.list, version),
+            added: plan.added,
+            delisted: plan.delisted,
+            unchanged: plan.unchanged
+          }
+        })
+      ),
+    remove: (list, at) =>
+      transaction(
+        "IntelIndex.remove",
+        Effect.gen(function* () {
+          yield* serialised(sql, `intel:${list}`)
+          const current = yield* currentOf(list)
+          if (current === undefined) return undefined
+          const version = yield* numberOf(list, current)
+          const [count] = yield* sql<{ readonly n: number }>`
+            SELECT count(*)::int AS n FROM intel_records WHERE list = ${list}`
+          const records = count?.n ?? 0
+          yield* sql`DELETE FROM intel_records WHERE list = ${list}`
+          yield* sql`DELETE FROM intel_versions WHERE list = ${list} AND state = 'staged'`
+          yield* sql`DELETE FROM intel_lists WHERE list = ${list}`
+          yield* sql`UPDATE intel_versions SET withdrawn_at = ${at}
+                     WHERE list = ${list} AND state = 'committed' AND withdrawn_at IS NULL`
+          yield* sql`INSERT INTO intel_deletions (list, version, records, deleted_at)
+                     VALUES (${list}, ${version}, ${records}, ${at})`
+          return { list, version, records }
+        })
+      ),
+    rollback: (list, at) =>
+      transaction(
+        "IntelIndex.rollback",
+        Effect.gen(function* () {
+          yield* serialised(sql, `intel:${list}`)
+          const current = yield* currentOf(list)
+          if (current === undefined) return yield* noList(list)
+          const number = yield* numberOf(list, current)
+          if ((yield* inEffect(list)).length < 2)
+            return yield* new IntelIndex.AmendRefused({
+              list,
+              message: `${list} has only one version in effect (version ${number}); nothing to roll back to (--delete removes the list)`
+            })
+          yield* sql`UPDATE intel_versions SET withdrawn_at = ${at} WHERE id = ${current}`
+          const records = yield* rebuildList(list)
+          yield* amendment(list, "rollback", number, `withdrew version ${number}`, at)
+          return yield* amendOutcome(list, number, records)
+        })
+      ),
+    redate: (list, version, asOf, at) =>
+      transaction(
+        "IntelIndex.redate",
+        Effect.gen(function* () {
+          yield* serialised(sql, `intel:${list}`)
+          if ((yield* currentOf(list)) === undefined) return yield* noList(list)
+          const [row] =
+            version >= 1
+              ? yield* sql<VersionRow>`SELECT ${sql.literal(versionColumns)} FROM intel_versions
+                                       WHERE list = ${list} AND state = 'committed' ORDER BY id LIMIT 1 OFFSET ${version - 1}`
+              : []
+          if (row === undefined || row.withdrawn_at !== null)
+            return yield* new IntelIndex.AmendRefused({ list, message: `${list} has no version ${version} in effect` })
+          yield* sql`UPDATE intel_versions SET as_of = ${asOf} WHERE id = ${row.id}`
+          const records = yield* rebuildList(list)
+          yield* amendment(list, "redate", version, `${row.as_of} -> ${asOf}`, at)
+          return yield* amendOutcome(list, version, records)
+        })
+      ),
+    discard: (version) =>
+      run(
+        "IntelIndex.discard",
+        Effect.asVoid(sql`DELETE FROM intel_versions WHERE id = ${version} AND state = 'staged'`)
+      ),
+    lookup: (addresses) =>
+      addresses.length === 0
+        ? Effect.succeed([])
+        : Effect.map(
+            run(
+              "IntelIndex.lookup",
+              sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records
+                             WHERE address = ANY(${[...addresses]}::text[]) ORDER BY id`
+            ),
+            (rows) => rows.map(fromRow)
+          ),
+    // Commits raise the newest committed version id; deletions and amendments add to their counts: each moves it.
+    generation: Effect.map(
+      run(
+        "IntelIndex.generation",
+        sql<{ readonly g: number }>`
+          SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
+            + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments))::float8 AS g`
+      ),
+      (rows) => rows[0]?.g ?? 0
+    ),
+    lists: Effect.map(
+      run(
+        "IntelIndex.lists",
+        sql<
+          VersionRow & { active: number; delisted: number; number: number; since: string; declared: Intel.Authority }
+        >`
+          SELECT v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
+            v.ingested_at, v.state, v.authority, v.withdrawn_at,
+            (SELECT count(*)::int FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
+            (SELECT min(e.as_of) FROM intel_versions e
+               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
+            (SELECT e.authority FROM intel_versions e
+               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
+               ORDER BY e.id DESC LIMIT 1) AS declared,
+            (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
+            (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
+          FROM intel_lists l JOIN intel_versions v ON v.id = l.version ORDER BY l.list`
+      ),
+      (rows) =>
+        rows.map((row) => ({
+          list: row.list,
+          source: row.source,
+          kind: row.kind,
+          authority: row.declared,
+          version: row.number,
+          asOf: row.as_of,
+          since: row.since,
+          contentHash: row.content_hash,
+          origin: row.origin,
+          ingestedAt: row.ingested_at,
+          active: row.active,
+          delisted: row.delisted
+        }))
+    )
+  })
+})
+
+/** A layer providing IntelIndex over the PgDatabase in context. */
+export const layer: Layer.Layer<IntelIndex.IntelIndex, never, PgDatabase> = Layer.effect(IntelIndex.IntelIndex)(make)
