@@ -29,7 +29,7 @@ export const command = Command.make("check", { db: databaseFlag }, ({ db }) =>
         message: `${db} failed verification: ${status.integrity.problems.length} problem(s), first: ${status.integrity.problems[0] ?? ""}`
       })
     }
-  }).pipe(Effect.provide(Store.all(db, "check")), Effect.catchTag("StoreError", databaseFailure(db)))
+  }).pipe(Effect.provide(Store.all(db)), Effect.catchTag("StoreError", databaseFailure(db)))
 ).pipe(
   Command.withDescription(
     "Verify the database: SQLite's full integrity check and every list's records against their digest; exit 1 on damage"

@@ -36,7 +36,7 @@ const reset = Command.make(
         return yield* new CommandFailed({ message: `--rpc ${url} is not an http(s) URL` })
       const done = yield* Reanchor.reset(chain, Option.getOrUndefined(at)).pipe(
         Effect.provideService(ChainData.ChainData, EvmRpc.make({ urls: new Map([[chain, url]]) })),
-        Effect.provide(Store.all(db, "follow")),
+        Effect.provide(Store.all(db)),
         Effect.catchTags({
           StoreError: databaseFailure(db),
           ReanchorRefused: (e) => Effect.fail(new CommandFailed({ message: e.message })),

@@ -173,7 +173,7 @@ export const command = Command.make(
         })
       }))
       yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details), { discard: true }).pipe(
-        Effect.provide(Store.all(args.db, "ingest")),
+        Effect.provide(Store.all(args.db)),
         Effect.catchTag("StoreError", databaseFailure(args.db))
       )
     })

@@ -74,7 +74,7 @@ export const command = Command.make(
       Effect.catchTag("AmendRefused", (e) =>
         Effect.fail(new CommandFailed({ message: `${e.message}; nothing changed` }))
       ),
-      Effect.provide(Store.all(args.db, "lists")),
+      Effect.provide(Store.all(args.db)),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(

@@ -76,7 +76,7 @@ export const command = Command.make(
         })
       }
     }).pipe(
-      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(Store.all(args.db, "screen")))),
+      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(Store.all(args.db)))),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))

@@ -15,9 +15,7 @@ export const defaultDatabase = "./.vigil/vigil.db"
  * (see {@link Store}).
  */
 export const databaseFlag = Flag.String("db").pipe(
-  Flag.withDescription(
-    "SQLite database file (created with its folder on first use), or a postgres:// URL (API keys and quotas only, in this version)"
-  ),
+  Flag.withDescription("SQLite database file (created with its folder on first use), or a postgres:// URL"),
   Flag.withFallbackConfig(Config.String("VIGIL_DB").pipe(Config.withDefault(defaultDatabase)))
 )
 
@@ -361,7 +359,7 @@ export const command = Command.make(
           }
         }).pipe(
           Layer.provide(Engine.layer({ webhooks, follow }).pipe(Layer.provide(Outbound.layer(outbound)))),
-          Layer.provideMerge(Store.all(db, "serve"))
+          Layer.provideMerge(Store.all(db))
         )
       )
     }).pipe(
@@ -377,4 +375,4 @@ export const command = Command.make(
           )
       })
     )
-).pipe(Command.withDescription("Run the HTTP server (SQLite at --db / VIGIL_DB)"))
+).pipe(Command.withDescription("Run the HTTP server (on the SQLite file or PostgreSQL database of --db / VIGIL_DB)"))

@@ -5,7 +5,7 @@
  */
 import { PgAdapter } from "@vigil/adapter-postgres"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeyStore, QuotaStore, type StoreError } from "@vigil/core"
+import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { CommandFailed, shown } from "./CommandFailed.ts"
 
@@ -31,28 +31,14 @@ const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
   return Effect.succeed({ _tag: "Postgres", url: value })
 }
 
-/** What PostgreSQL holds in this version: the stores of API keys and quotas. */
-const onPostgres = "API keys and quotas"
+/** Every storage port, as a command that opens the database uses them. */
+export type Ports = Engine.Storage | StorageProbe.StorageProbe
 
-/**
- * Every store on the SQLite file `db` names, for a command that needs them all; on PostgreSQL, which holds only
- * {@link onPostgres} in this version, the one line saying so.
- */
-export const all = (
-  db: string,
-  command: string
-): Layer.Layer<SqliteAdapter.Services, StoreError.StoreError | CommandFailed> =>
+/** Every store on the database `db` names (a SQLite file or a PostgreSQL database). */
+export const all = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
   Layer.unwrap(
-    Effect.map(parse(db), (store): Layer.Layer<SqliteAdapter.Services, StoreError.StoreError | CommandFailed> =>
-      store._tag === "Sqlite"
-        ? SqliteAdapter.layer({ filename: store.filename })
-        : Layer.effectContext(
-            Effect.fail(
-              new CommandFailed({
-                message: `--db ${shown(db)}: PostgreSQL holds only ${onPostgres} in this version, and vigil ${command} needs every store; use a SQLite file for it (vigil keys works on either)`
-              })
-            )
-          )
+    Effect.map(parse(db), (store): Layer.Layer<Ports, StoreError.StoreError> =>
+      store._tag === "Sqlite" ? SqliteAdapter.layer({ filename: store.filename }) : PgAdapter.layer({ url: store.url })
     )
   )
 

@@ -1,7 +1,7 @@
 /**
- * `--db` / `VIGIL_DB` names a SQLite file or a PostgreSQL database: a postgres:// URL keeps API keys (and quotas)
- * on the server, shared by every instance; any other scheme:// is refused in one line, and nothing is created for
- * it; a password in the URL never reaches a message.
+ * `--db` / `VIGIL_DB` names a SQLite file or a PostgreSQL database: a postgres:// URL keeps everything on the
+ * server, shared by every instance; any other scheme:// is refused in one line, and nothing is created for it; a
+ * password in the URL never reaches a message.
  */
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
@@ -61,20 +61,6 @@ describe("vigil --db", () => {
     assert.strictEqual(revoked.code, 0, revoked.stderr)
     assert.strictEqual(JSON.parse(revoked.stdout).status, "revoked")
     assert.deepStrictEqual(readdirSync(cwd), [], "nothing written beside the command")
-  })
-
-  it("says in one line that a command needing every store wants a SQLite file", async () => {
-    const refused = await runVigil(tempDir(), {}, [
-      "screen",
-      "--db",
-      run!.url,
-      "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-    ])
-    assert.strictEqual(refused.code, 1)
-    assert.match(
-      oneLine(refused.stderr),
-      /PostgreSQL holds only API keys and quotas in this version, and vigil screen needs every store/
-    )
   })
 
   it("never prints the password of a URL", async () => {

@@ -1,0 +1,103 @@
+/**
+ * Several `vigil serve` processes on one PostgreSQL database acting as one service: a key, its quota and the
+ * lists are the database's, so what one process or the CLI changes, every process answers by at once.
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Postgres } from "@vigil/testkit"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { runVigil, serve, tempDir } from "./VigilProcess.ts"
+
+const LAZARUS = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
+const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+
+let run: Postgres.RunDatabase | undefined
+
+beforeAll(async () => {
+  run = await Postgres.createDatabase()
+})
+
+afterAll(async () => {
+  await run?.drop()
+})
+
+describe("two vigil serve processes on one PostgreSQL database", () => {
+  it("share lists, keys and quotas: an ingest or a revocation by the CLI reaches both at once, a quota is exact", async () => {
+    const cwd = tempDir()
+    const db = run!.url
+    const created = await runVigil(cwd, {}, [
+      "keys",
+      "create",
+      "--db",
+      db,
+      "--name",
+      "Acme",
+      "--daily",
+      "40",
+      "--qps",
+      "1000"
+    ])
+    assert.strictEqual(created.code, 0, created.stderr)
+    const key = JSON.parse(created.stdout).key as string
+    writeFileSync(join(cwd, "list1.txt"), `${LAZARUS}\n`)
+    writeFileSync(join(cwd, "list2.txt"), `${LAZARUS}\n${CLEAN}\n`)
+    const ingest = (file: string, asOf: string) =>
+      runVigil(cwd, { VIGIL_DB: db }, [
+        "ingest",
+        "address-list",
+        file,
+        "--list",
+        "watch",
+        "--category",
+        "sanctions",
+        "--authority",
+        "official",
+        "--as-of",
+        asOf
+      ])
+    const first = await ingest("list1.txt", "2025-01-01")
+    assert.strictEqual(first.code, 0, first.stderr)
+
+    const [a, b] = await Promise.all([serve(cwd, { VIGIL_DB: db }), serve(cwd, { VIGIL_DB: db })])
+    const v2 = async (url: string, address: string) => {
+      const response = await fetch(`${url}/api/v2/intel?address=${address}`, { headers: { "x-api-key": key } })
+      return { status: response.status, cache: response.headers.get("x-cache"), body: (await response.json()) as any }
+    }
+    for (const s of [a!, b!]) {
+      const health = (await (await fetch(`${s.url}/health`)).json()) as any
+      assert.strictEqual(health.storage.kind, "postgres")
+      assert.strictEqual((await v2(s.url, LAZARUS)).body.data.risk_assessment.risk_level, "critical")
+      assert.strictEqual((await v2(s.url, CLEAN)).body.data.risk_assessment.risk_level, "clean")
+      assert.strictEqual((await v2(s.url, CLEAN)).cache, "HIT", "each keeps its own cache")
+    }
+
+    // A list changed by the CLI: both answer by it at their next request, their caches notwithstanding.
+    assert.strictEqual((await ingest("list2.txt", "2025-06-01")).code, 0)
+    for (const s of [a!, b!]) {
+      const after = await v2(s.url, CLEAN)
+      assert.strictEqual(after.cache, "MISS")
+      assert.strictEqual(after.body.data.risk_assessment.risk_level, "critical")
+    }
+
+    // The daily quota (40 addresses, 8 used above) is one count for both: 60 requests at once, split over the two.
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        fetch(`${[a!, b!][i % 2]!.url}/api/v3/intel`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify({ address: CLEAN })
+        }).then(async (r) => {
+          await r.arrayBuffer()
+          return r.status
+        })
+      )
+    )
+    assert.strictEqual(outcomes.filter((s) => s === 200).length, 32, JSON.stringify(outcomes))
+    assert.strictEqual(outcomes.filter((s) => s === 429).length, 28)
+
+    // Revoked by the CLI: refused by both.
+    const id = key.split("_")[1]!
+    assert.strictEqual((await runVigil(cwd, {}, ["keys", "revoke", "--db", db, id])).code, 0)
+    for (const s of [a!, b!]) assert.strictEqual((await v2(s.url, LAZARUS)).status, 401)
+  })
+})
