@@ -5,7 +5,7 @@
  * by a newer build refused, and every driver failure turned into a {@link StoreError} a caller can act on.
  */
 import { PgClient } from "@effect/sql-pg"
-import { type StorageProbe, StoreError } from "@vigil/core"
+import { Instant, type StorageProbe, StoreError } from "@vigil/core"
 import { Clock, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import { Migrator, SqlClient, SqlError } from "effect/sql"
 import { migrations } from "./PgMigrations.ts"
@@ -147,7 +147,7 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
           if (e.reason === "Busy") return e
           const atMillis = realClock.currentTimeMillisUnsafe()
           last = {
-            failure: { operation, reason: e.reason, message: e.message, at: new Date(atMillis).toISOString() },
+            failure: { operation, reason: e.reason, message: e.message, at: Instant.iso(atMillis) },
             atMillis
           }
           return e
@@ -158,7 +158,7 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         transaction: (operation, effect) =>
           onRealClock(Effect.mapError(sql.withTransaction(effect), failed(operation))),
         lastFailure: () => last,
-        openedAt: new Date(realClock.currentTimeMillisUnsafe()).toISOString()
+        openedAt: Instant.iso(realClock.currentTimeMillisUnsafe())
       })
     })
   )

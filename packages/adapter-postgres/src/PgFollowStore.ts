@@ -36,6 +36,9 @@ interface AlertRow {
 
 const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
 
+/** A value as JSON text. */
+const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
+
 /** Stored evidence read back through its Schema (a row that does not decode is a store fault, not a cast). */
 const decodeEvidence = Schema.decodeUnknownSync(FollowStore.Evidence)
 
@@ -157,7 +160,7 @@ const make = Effect.gen(function* () {
               INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
                 expression, transactions, evidence, created, suppressed)
               VALUES (${a.id}, ${a.keyId}, ${a.botId}, ${a.chainId}, ${a.blockNumber}, ${a.blockHash}, ${a.blockTime},
-                ${a.rule}, ${a.expression}, ${JSON.stringify(a.transactions)}, ${JSON.stringify(a.evidence)},
+                ${a.rule}, ${a.expression}, ${toJson(a.transactions)}, ${toJson(a.evidence)},
                 ${a.created}, ${a.suppressed ?? null})
               ON CONFLICT (id) DO NOTHING RETURNING id`
             if (inserted.length > 0) stored.add(a.id)

@@ -6,7 +6,7 @@
  * instances.
  */
 import { WebhookStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
 
@@ -57,6 +57,9 @@ const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
   status: r.status,
   ...(r.last_error === null ? {} : { lastError: r.last_error })
 })
+
+/** A value as JSON text. */
+const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 /** True for notification channels, false for intelligence webhooks: the value of `channel IS NOT NULL`. */
 const scoped = (scope: WebhookStore.Scope = "webhooks") => scope === "channels"
@@ -132,7 +135,7 @@ const make = Effect.gen(function* () {
           if ((count?.n ?? 0) >= max) return false
           yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
                      VALUES (${w.id}, ${w.keyId}, ${w.url}, ${w.secret}, ${w.created},
-                             ${w.channel === undefined ? null : JSON.stringify(w.channel)})`
+                             ${w.channel === undefined ? null : toJson(w.channel)})`
           return true
         })
       ),

@@ -6,12 +6,13 @@
  */
 import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Config, Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 
 /** The server tests use (its maintenance database). */
-export const serverUrl = (): string =>
-  process.env.VIGIL_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const serverUrl = Config.String("VIGIL_TEST_POSTGRES_URL").pipe(
+  Config.withDefault("postgres://postgres@127.0.0.1:5432/postgres")
+)
 
 /** `url` with its password hidden, for messages. */
 const shown = (url: string) => url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@")
@@ -32,7 +33,14 @@ export interface RunDatabase {
 }
 
 /** Makes a database of its own for a test run (`vigil_test_<random>`) on the server at `server`. */
-export const createDatabase = async (server: string = serverUrl()): Promise<RunDatabase> => {
+export const createDatabase = async (at?: string): Promise<RunDatabase> => {
+  const server =
+    at ??
+    (await Effect.runPromise(
+      Effect.gen(function* () {
+        return yield* serverUrl
+      })
+    ))
   const name = `vigil_test_${randomBytes(6).toString("hex")}`
   try {
     await Effect.runPromise(onServer(server, `CREATE DATABASE ${name}`))
