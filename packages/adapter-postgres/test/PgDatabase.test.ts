@@ -156,6 +156,16 @@ describe("PostgreSQL: migrations", () => {
       )
     }).pipe(Effect.scoped, Effect.runPromise))
 
+  it("sets the statement timeout it was given on every connection", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(
+        PgAdapter.layer({ url: run!.url, schema: Postgres.schemaName(), statementTimeoutMillis: 1_234 })
+      )
+      const { sql } = Context.get(context, PgDatabase.PgDatabase)
+      const [row] = yield* sql<{ readonly statement_timeout: string }>`SHOW statement_timeout`
+      assert.strictEqual(row?.statement_timeout, "1234ms")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("refuses a database a newer build has migrated, saying so", () =>
     Effect.gen(function* () {
       const schema = Postgres.schemaName()

@@ -6,7 +6,7 @@
 import { PgAdapter } from "@vigil/adapter-postgres"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Config, Effect, Layer, Schema } from "effect"
 import { CommandFailed, shown } from "./CommandFailed.ts"
 
 /** A store named by `--db`. */
@@ -34,11 +34,28 @@ const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
 /** Every storage port, as a command that opens the database uses them. */
 export type Ports = Engine.Storage | StorageProbe.StorageProbe
 
+/** A whole number within a range, from the environment variable `name`, else `fallback`. */
+const setting = (name: string, minimum: number, maximum: number, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(
+    Config.withDefault(fallback),
+    Effect.mapError(
+      () => new CommandFailed({ message: `${name}: must be a whole number from ${minimum} to ${maximum}` })
+    )
+  )
+
+/** The PostgreSQL adapter on `url`, with the pool size and statement timeout of the environment. */
+const postgres = (url: string) =>
+  Effect.gen(function* () {
+    const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 1, 1_000, 10)
+    const statementTimeoutMillis = yield* setting("VIGIL_PG_STATEMENT_TIMEOUT_MS", 100, 3_600_000, 30_000)
+    return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis })
+  })
+
 /** Every store on the database `db` names (a SQLite file or a PostgreSQL database). */
 export const all = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
   Layer.unwrap(
-    Effect.map(parse(db), (store): Layer.Layer<Ports, StoreError.StoreError> =>
-      store._tag === "Sqlite" ? SqliteAdapter.layer({ filename: store.filename }) : PgAdapter.layer({ url: store.url })
+    Effect.flatMap(parse(db), (store): Effect.Effect<Layer.Layer<Ports, StoreError.StoreError>, CommandFailed> =>
+      store._tag === "Sqlite" ? Effect.succeed(SqliteAdapter.layer({ filename: store.filename })) : postgres(store.url)
     )
   )
 
@@ -60,10 +77,4 @@ const keysAndQuotas = Layer.merge(
 export const keys = (
   db: string
 ): Layer.Layer<ApiKeyStore.ApiKeyStore | QuotaStore.QuotaStore, StoreError.StoreError | CommandFailed> =>
-  Layer.unwrap(
-    Effect.map(parse(db), (store) =>
-      store._tag === "Sqlite"
-        ? keysAndQuotas.pipe(Layer.provide(SqliteAdapter.layer({ filename: store.filename })))
-        : keysAndQuotas.pipe(Layer.provide(PgAdapter.layer({ url: store.url })))
-    )
-  )
+  keysAndQuotas.pipe(Layer.provide(all(db)))

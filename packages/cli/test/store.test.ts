@@ -9,6 +9,8 @@ import { Postgres } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVigil, tempDir } from "./VigilProcess.ts"
 
+const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+
 let run: Postgres.RunDatabase | undefined
 
 beforeAll(async () => {
@@ -61,6 +63,26 @@ describe("vigil --db", () => {
     assert.strictEqual(revoked.code, 0, revoked.stderr)
     assert.strictEqual(JSON.parse(revoked.stdout).status, "revoked")
     assert.deepStrictEqual(readdirSync(cwd), [], "nothing written beside the command")
+  })
+
+  it("takes the pool size and statement timeout from the environment, refusing a bad one in one line", async () => {
+    const cwd = tempDir()
+    const ok = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "2", VIGIL_PG_STATEMENT_TIMEOUT_MS: "5000" }, [
+      "keys",
+      "list",
+      "--db",
+      run!.url
+    ])
+    assert.strictEqual(ok.code, 0, ok.stderr)
+    const refused = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "0" }, ["keys", "list", "--db", run!.url])
+    assert.strictEqual(refused.code, 1)
+    assert.strictEqual(oneLine(refused.stderr), "vigil: VIGIL_PG_POOL_SIZE: must be a whole number from 1 to 1000")
+    const slow = await runVigil(cwd, { VIGIL_PG_STATEMENT_TIMEOUT_MS: "soon" }, ["screen", "--db", run!.url, CLEAN])
+    assert.strictEqual(slow.code, 1)
+    assert.strictEqual(
+      oneLine(slow.stderr),
+      "vigil: VIGIL_PG_STATEMENT_TIMEOUT_MS: must be a whole number from 100 to 3600000"
+    )
   })
 
   it("never prints the password of a URL", async () => {
