@@ -96,10 +96,10 @@ const migrate = (schema: string | undefined) =>
           sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
         )
       )
-    const found = yield* sql<{
-      readonly version: number | null
-    }>`SELECT CASE WHEN to_regclass(${migrationsTable}) IS NULL THEN NULL ELSE 0 END AS version`
-    if (found[0]?.version !== null && found[0]?.version !== undefined) {
+    const [table] = yield* sql<{
+      readonly exists: boolean
+    }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS exists`
+    if (table?.exists === true) {
       const [latest] = yield* sql<{
         readonly id: number | null
       }>`SELECT max(migration_id) AS id FROM ${sql(migrationsTable)}`

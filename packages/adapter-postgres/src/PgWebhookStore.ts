@@ -281,12 +281,8 @@ const make = Effect.gen(function* () {
         run(
           "WebhookStore.stats",
           sql<WebhookRow & { readonly pending: number; readonly failed: number; readonly last_error: string | null }>`
-            SELECT ${sql.literal(
-              webhookColumns
-                .split(", ")
-                .map((c) => (c.includes(" AS ") ? c.replace(/^(\w+)/, "w.$1") : `w.${c}`))
-                .join(", ")
-            )},
+            SELECT w.id, w.key_id, w.url, w.secret, w.created, w.delivery_count::int AS delivery_count,
+              w.last_delivery, w.disabled_at, w.channel,
               (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
               (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
               (SELECT d.last_error FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
