@@ -69,7 +69,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const started = yield* Clock.currentTimeMillis
           const detected = Chain.detect(payload.address)
           if (!detected.valid) return yield* HttpErrors.fromInvalidAddress("v2")({ message: detected.reason })
-          const active = (yield* webhooks.list(client.id)).filter((w) => w.disabledAt === undefined)
+          const active = yield* webhooks.active(client.id)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
           const decision = yield* charge("v2", client, 1)
           const result = yield* screening.screen(payload.address, { detected })
@@ -83,7 +83,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
             processing_time_ms: finished - started,
             webhook_delivery: true
           }
-          const count = yield* webhooks.enqueue(client.id, { correlationId: correlation, data })
+          const count = yield* webhooks.enqueue(active, { correlationId: correlation, data })
           return Responses.json(
             202,
             {

@@ -134,10 +134,12 @@ const make = Effect.gen(function* () {
        LIMIT ?`
     ),
     backlog: db.prepare<[], { type: string; pending: number; dead: number }>(
-      `SELECT coalesce(json_extract(w.channel, '$.type'), 'intelligence') AS type,
-         sum(d.status = 'pending') AS pending, sum(d.status = 'dead') AS dead
-       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.status IN ('pending', 'dead') GROUP BY 1 ORDER BY 1`
+      `SELECT type, sum(pending) AS pending, sum(dead) AS dead FROM (
+         SELECT coalesce(json_extract(w.channel, '$.type'), 'intelligence') AS type,
+           (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
+           (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS dead
+         FROM webhooks w
+       ) WHERE pending + dead > 0 GROUP BY 1 ORDER BY 1`
     ),
     park: db.prepare<[string, string, string]>(
       `UPDATE webhook_deliveries SET status = 'dead', last_error = ?
@@ -146,7 +148,7 @@ const make = Effect.gen(function* () {
     lease: db.prepare<[number, string]>(
       "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
     ),
-    delivery: db.prepare<[string], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE id = ?"),
+    destination: db.prepare<[string], string>("SELECT webhook_id FROM webhook_deliveries WHERE id = ?").pluck(),
     byCorrelation: db.prepare<[string], DeliveryRow>(
       "SELECT * FROM webhook_deliveries WHERE correlation_id IN (SELECT value FROM json_each(?)) ORDER BY rowid"
     ),
@@ -184,12 +186,12 @@ const make = Effect.gen(function* () {
   }))
 
   const settleOne = (id: string, settlement: WebhookStore.Settlement) => {
-    const row = s.delivery.get(id)
-    if (row === undefined) return
+    const webhookId = s.destination.get(id)
+    if (webhookId === undefined) return
     switch (settlement._tag) {
       case "Delivered":
         s.delivered.run(id)
-        s.counted.run(settlement.at, row.webhook_id)
+        s.counted.run(settlement.at, webhookId)
         return
       case "Retry":
         s.retry.run(settlement.at, settlement.error, id)
@@ -198,9 +200,9 @@ const make = Effect.gen(function* () {
         s.dead.run(settlement.error, id)
         return
       case "Gone":
-        s.disable.run(settlement.at, row.webhook_id)
+        s.disable.run(settlement.at, webhookId)
         s.dead.run(settlement.error, id)
-        s.deadAll.run(settlement.error, row.webhook_id)
+        s.deadAll.run(settlement.error, webhookId)
     }
   }
 

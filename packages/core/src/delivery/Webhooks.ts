@@ -59,7 +59,18 @@ export const defaultSettings: Settings = { maxPerKey: 5, allowHosts: [] }
 const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 /** `n` random lowercase alphanumerics. */
-const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
+const randomSuffix = (n: number) => {
+  if (pooled + n > randomPool.length) {
+    randomPool = randomBytes(4096)
+    pooled = 0
+  }
+  let suffix = ""
+  for (let i = 0; i < n; i++) suffix += alphabet[randomPool[pooled++]! % alphabet.length]
+  return suffix
+}
+/** Random bytes drawn 4 KiB at a time (one call to the generator per ~250 ids, not one per id). */
+let randomPool: Uint8Array = new Uint8Array(0)
+let pooled = 0
 
 /** Checks the addresses `host` stands for now; the transport checks again at every delivery. */
 export const guardHost = Effect.fnUntraced(function* (allowHosts: ReadonlyArray<string>, host: string) {
@@ -103,13 +114,19 @@ export class Webhooks extends Context.Service<
       url: string
     ) => Effect.Effect<Registered, InvalidWebhookUrl | WebhookLimitReached | StoreError.StoreError>
     readonly list: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
+    /** The key's webhooks that are not disabled: where {@link enqueue} would send an event now. */
+    readonly active: (keyId: string) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
     readonly remove: (keyId: string, id: string) => Effect.Effect<void, WebhookNotFound | StoreError.StoreError>
     readonly stats: (keyId: string) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
     /**
-     * Stores one signed-on-send delivery of `event` per active webhook of the key, all or none, and returns how
-     * many; the request may be acknowledged once this succeeds.
+     * Stores one signed-on-send delivery of `event` per webhook of `destinations` (the key's {@link active} ones, as
+     * the caller read them) that is still active, all or none, and returns how many; the request may be
+     * acknowledged once this succeeds. None stored (no destinations, or all removed or disabled since): NoWebhooks.
      */
-    readonly enqueue: (keyId: string, event: Event) => Effect.Effect<number, NoWebhooks | StoreError.StoreError>
+    readonly enqueue: (
+      destinations: ReadonlyArray<Webhook>,
+      event: Event
+    ) => Effect.Effect<number, NoWebhooks | StoreError.StoreError>
   }
 >()("@vigil/core/Webhooks") {
   static readonly layer = (
@@ -141,15 +158,17 @@ export class Webhooks extends Context.Service<
           return { id: webhook.id, url: webhook.url, created: webhook.created, secret: webhook.secret }
         })
 
-        const enqueue = Effect.fn("Webhooks.enqueue")(function* (keyId: string, event: Event) {
-          const active = (yield* store.list(keyId)).filter((w) => w.disabledAt === undefined)
-          if (active.length === 0) return yield* new NoWebhooks()
+        const active = (keyId: string) =>
+          Effect.map(store.list(keyId), (all) => all.filter((w) => w.disabledAt === undefined))
+
+        const enqueue = Effect.fn("Webhooks.enqueue")(function* (destinations: ReadonlyArray<Webhook>, event: Event) {
+          if (destinations.length === 0) return yield* new NoWebhooks()
           const now = yield* Clock.currentTimeMillis
           const timestamp = nowIso(now)
-          const deliveries = active.map((w) => ({
+          const deliveries = destinations.map((w) => ({
             id: `msg_${now.toString(36)}${randomSuffix(16)}`,
             webhookId: w.id,
-            keyId,
+            keyId: w.keyId,
             correlationId: event.correlationId,
             body: JSON.stringify({
               timestamp,
@@ -169,6 +188,7 @@ export class Webhooks extends Context.Service<
         return Webhooks.of({
           register,
           list: store.list,
+          active,
           remove: (keyId, id) =>
             Effect.flatMap(store.remove(keyId, id), (removed) =>
               removed ? Effect.void : Effect.fail(new WebhookNotFound({ id }))
