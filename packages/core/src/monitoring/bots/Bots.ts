@@ -54,6 +54,91 @@ export {
   limits
 } from "./Checks.ts"
 
+/** The ports the operations of {@link Bots} use. */
+interface Deps {
+  readonly store: BotStore["Service"]
+  readonly chain: ChainData["Service"]
+  readonly contracts: ContractStore["Service"]
+  readonly destinations: WebhookStore.WebhookStore["Service"]
+}
+
+/**
+ * The block a bot switched on now watches from: the one after the node's head, so every transaction mined
+ * after the answer is watched (and none mined before); none when no node is configured.
+ */
+const watchingFrom = (chain: ChainData["Service"], chainId: number) =>
+  chain.head(chainId).pipe(
+    Effect.map((head) => ({ watchingFrom: { chainId, blockNumber: head + 1 } })),
+    Effect.catchIf(
+      (e) => e.reason === "NotConfigured",
+      () => Effect.succeed({})
+    )
+  )
+/** Every channel id of `fields` is a notification channel of the key. */
+const channelsOf = Effect.fnUntraced(function* (deps: Deps, keyId: string, fields: Fields) {
+  if (fields.notifications.length === 0) return fields
+  const known = new Set((yield* deps.destinations.list(keyId, "channels")).map((c) => c.id))
+  const unknown = [...new Set(fields.notifications)].filter((id) => !known.has(id))
+  if (unknown.length > 0)
+    return yield* new InvalidBot({
+      field: "notifications",
+      message: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a notification channel" : "are not notification channels"} of this key (POST /v1/notifications)`
+    })
+  return { ...fields, notifications: [...new Set(fields.notifications)] }
+})
+
+/** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
+const problemsOf = Effect.fnUntraced(function* (
+  deps: Deps,
+  keyId: string,
+  fields: Fields,
+  options: { readonly without?: string; readonly requireJoin?: boolean } = {}
+) {
+  const onChain = (yield* deps.contracts.list(keyId, fields.chainId)).filter((c) => c.id !== options.without)
+  const literalDefs =
+    fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
+  if (typeof literalDefs === "string") return { field: "options.literalDefs", message: literalDefs, problems: [] }
+  const result = Checker.checkRule(fields.watchRule.expressions, {
+    contracts: onChain,
+    literalDefs,
+    watchRuleType: fields.watchRule.watchRuleType,
+    ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope }),
+    ...(options.requireJoin === true ? { requireJoin: true } : {})
+  })
+  return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
+})
+
+/**
+ * Parks the backlog of those of `channels` no bot of the key sends to any more: dead-lettered with the
+ * reason (visible, sent again on redelivery), so it is never retried ahead of live messages.
+ */
+const parkUnused = Effect.fnUntraced(function* (deps: Deps, keyId: string, channels: ReadonlyArray<string>) {
+  if (channels.length === 0) return
+  const used = new Set((yield* deps.store.list(keyId)).flatMap((b) => b.notifications))
+  const unused = channels.filter((c) => !used.has(c))
+  if (unused.length === 0) return
+  yield* deps.destinations.park(
+    keyId,
+    unused,
+    "parked: no bot sends to this channel any more (POST /v1/notifications/:channelId/redeliver sends it)"
+  )
+})
+
+/** `fields` with their rules checked; new rules must join their transactions (stored ones run as they are). */
+const checked = Effect.fnUntraced(function* (deps: Deps, keyId: string, fields: Fields, newRules: boolean) {
+  const found = yield* problemsOf(deps, keyId, fields, { requireJoin: newRules })
+  if (found === undefined) return fields
+  const first = found.problems[0]
+  return yield* new InvalidBot({
+    field: found.field,
+    message:
+      first === undefined
+        ? found.message
+        : `expression ${first.expression + 1} at ${first.offset}: ${first.message}${found.problems.length > 1 ? ` (and ${found.problems.length - 1} more)` : ""}`,
+    ...(found.problems.length === 0 ? {} : { problems: found.problems })
+  })
+})
+
 /** Bots, per API key. */
 export class Bots extends Context.Service<
   Bots,
@@ -87,85 +172,9 @@ export class Bots extends Context.Service<
       Effect.gen(function* () {
         const store = yield* BotStore
         const chain = yield* ChainData
-        /**
-         * The block a bot switched on now watches from: the one after the node's head, so every transaction mined
-         * after the answer is watched (and none mined before); none when no node is configured.
-         */
-        const watchingFrom = (chainId: number) =>
-          chain.head(chainId).pipe(
-            Effect.map((head) => ({ watchingFrom: { chainId, blockNumber: head + 1 } })),
-            Effect.catchIf(
-              (e) => e.reason === "NotConfigured",
-              () => Effect.succeed({})
-            )
-          )
         const contracts = yield* ContractStore
         const destinations = yield* WebhookStore.WebhookStore
-
-        /** Every channel id of `fields` is a notification channel of the key. */
-        const channelsOf = Effect.fnUntraced(function* (keyId: string, fields: Fields) {
-          if (fields.notifications.length === 0) return fields
-          const known = new Set((yield* destinations.list(keyId, "channels")).map((c) => c.id))
-          const unknown = [...new Set(fields.notifications)].filter((id) => !known.has(id))
-          if (unknown.length > 0)
-            return yield* new InvalidBot({
-              field: "notifications",
-              message: `${unknown.join(", ")} ${unknown.length === 1 ? "is not a notification channel" : "are not notification channels"} of this key (POST /v1/notifications)`
-            })
-          return { ...fields, notifications: [...new Set(fields.notifications)] }
-        })
-
-        /** The problems of `fields`' rules against the key's contracts on its chain, positioned per expression. */
-        const problemsOf = Effect.fnUntraced(function* (
-          keyId: string,
-          fields: Fields,
-          options: { readonly without?: string; readonly requireJoin?: boolean } = {}
-        ) {
-          const onChain = (yield* contracts.list(keyId, fields.chainId)).filter((c) => c.id !== options.without)
-          const literalDefs =
-            fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
-          if (typeof literalDefs === "string")
-            return { field: "options.literalDefs", message: literalDefs, problems: [] }
-          const result = Checker.checkRule(fields.watchRule.expressions, {
-            contracts: onChain,
-            literalDefs,
-            watchRuleType: fields.watchRule.watchRuleType,
-            ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope }),
-            ...(options.requireJoin === true ? { requireJoin: true } : {})
-          })
-          return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
-        })
-
-        /**
-         * Parks the backlog of those of `channels` no bot of the key sends to any more: dead-lettered with the
-         * reason (visible, sent again on redelivery), so it is never retried ahead of live messages.
-         */
-        const parkUnused = Effect.fnUntraced(function* (keyId: string, channels: ReadonlyArray<string>) {
-          if (channels.length === 0) return
-          const used = new Set((yield* store.list(keyId)).flatMap((b) => b.notifications))
-          const unused = channels.filter((c) => !used.has(c))
-          if (unused.length === 0) return
-          yield* destinations.park(
-            keyId,
-            unused,
-            "parked: no bot sends to this channel any more (POST /v1/notifications/:channelId/redeliver sends it)"
-          )
-        })
-
-        /** `fields` with their rules checked; new rules must join their transactions (stored ones run as they are). */
-        const checked = Effect.fnUntraced(function* (keyId: string, fields: Fields, newRules: boolean) {
-          const found = yield* problemsOf(keyId, fields, { requireJoin: newRules })
-          if (found === undefined) return fields
-          const first = found.problems[0]
-          return yield* new InvalidBot({
-            field: found.field,
-            message:
-              first === undefined
-                ? found.message
-                : `expression ${first.expression + 1} at ${first.offset}: ${first.message}${found.problems.length > 1 ? ` (and ${found.problems.length - 1} more)` : ""}`,
-            ...(found.problems.length === 0 ? {} : { problems: found.problems })
-          })
-        })
+        const deps: Deps = { store, chain, contracts, destinations }
 
         const get = (keyId: string, id: string) =>
           Effect.flatMap(store.get(keyId, id), (b) =>
@@ -174,11 +183,15 @@ export class Bots extends Context.Service<
 
         return {
           create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
-            const fields = yield* channelsOf(keyId, yield* checked(keyId, yield* merge(undefined, request), true))
+            const fields = yield* channelsOf(
+              deps,
+              keyId,
+              yield* checked(deps, keyId, yield* merge(undefined, request), true)
+            )
             // Checked first so a full key is told at once; the store checks again as it stores (a race).
             if ((yield* store.list(keyId)).length >= limits.maxPerKey)
               return yield* new BotLimitReached({ max: limits.maxPerKey })
-            const from = fields.active ? yield* watchingFrom(fields.chainId) : {}
+            const from = fields.active ? yield* watchingFrom(chain, fields.chainId) : {}
             const now = yield* Clock.currentTimeMillis
             const bot: Bot = {
               id: `bot_${now}_${randomSuffix(9)}`,
@@ -198,8 +211,8 @@ export class Bots extends Context.Service<
             // A bot a removed contract broke can still be switched off without mending its rules first.
             const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
             const newRules = ruleOf(current) !== ruleOf(merged)
-            const ruled = merged.active || touchesRules ? yield* checked(keyId, merged, newRules) : merged
-            const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(keyId, ruled)
+            const ruled = merged.active || touchesRules ? yield* checked(deps, keyId, merged, newRules) : merged
+            const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(deps, keyId, ruled)
             // Paused by the follower and still off: the reason stays until it is switched on.
             const paused =
               !fields.active && current.paused !== undefined && request.fields.active === undefined
@@ -209,7 +222,7 @@ export class Bots extends Context.Service<
             const from = !fields.active
               ? {}
               : !current.active || newRules
-                ? yield* watchingFrom(fields.chainId)
+                ? yield* watchingFrom(chain, fields.chainId)
                 : current.watchingFrom === undefined
                   ? {}
                   : { watchingFrom: current.watchingFrom }
@@ -225,7 +238,7 @@ export class Bots extends Context.Service<
               updated: Instant.iso(now)
             }
             if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
-            yield* parkUnused(keyId, current.notifications)
+            yield* parkUnused(deps, keyId, current.notifications)
             return bot
           }),
           list: (keyId, chainId) => store.list(keyId, chainId),
@@ -233,7 +246,7 @@ export class Bots extends Context.Service<
           remove: Effect.fn("Bots.remove")(function* (keyId: string, id: string) {
             const current = yield* get(keyId, id)
             if (!(yield* store.remove(keyId, id))) return yield* new BotNotFound({ id })
-            yield* parkUnused(keyId, current.notifications)
+            yield* parkUnused(deps, keyId, current.notifications)
           }),
           audit: Effect.fn("Bots.audit")(function* (
             keyId: string,
@@ -242,6 +255,7 @@ export class Bots extends Context.Service<
             const broken: Array<Broken> = []
             for (const bot of yield* store.list(keyId, options.chainId)) {
               const found = yield* problemsOf(
+                deps,
                 keyId,
                 bot,
                 options.without === undefined ? {} : { without: options.without }

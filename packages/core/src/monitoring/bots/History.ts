@@ -6,6 +6,7 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Instant, type StoreError } from "../../kernel/index.ts"
 import { type StoredBlock, BlockStore } from "../chain/BlockStore.ts"
+import type { Bot } from "./Bot.ts"
 import { type BotNotFound, Bots } from "./Bots.ts"
 import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
 import { fromBlocks } from "../chain/ChainFacts.ts"
@@ -79,6 +80,100 @@ export interface Outcome {
   readonly transactions: number
 }
 
+/** A rule's matches over the blocks of a query, each at its first block, and their counts per occurrence and span. */
+const summarise = (
+  rule: { readonly index: number; readonly checked: Checker.Checked },
+  found: ReadonlyArray<{ readonly evidence: Evaluator.Evidence }>
+): { readonly matches: ReadonlyArray<HistoricalMatch>; readonly pattern: Outcome["patterns"][number] } => {
+  const matches: Array<HistoricalMatch> = []
+  const occurrences: Record<string, number> = {}
+  let first: number | undefined
+  let last: number | undefined
+  for (const m of found) {
+    const numbers = Object.values(m.evidence.transactions).map((t) => t.blockNumber)
+    const blockNumber = Math.min(...numbers)
+    first = first === undefined ? blockNumber : Math.min(first, blockNumber)
+    last = Math.max(last ?? blockNumber, ...numbers)
+    for (const o of Object.values(m.evidence.occurrences)) {
+      const name = `${o.contract}.${o.logIndex === undefined ? "F" : "E"}.${o.name}`
+      occurrences[name] = (occurrences[name] ?? 0) + 1
+    }
+    matches.push({ rule: rule.index, expression: rule.checked.normal, blockNumber, evidence: m.evidence })
+  }
+  const pattern = {
+    rule: rule.index,
+    expression: rule.checked.normal,
+    matches: found.length,
+    occurrences,
+    ...(first === undefined ? {} : { firstBlock: first, lastBlock: last! })
+  }
+  return { matches, pattern }
+}
+
+/**
+ * Reads one step of a submission's blocks from the node and stores those it has as the bot's, noting in `outcome`
+ * what became of each.
+ */
+const readStep = Effect.fnUntraced(function* (
+  chain: ChainData["Service"],
+  store: BlockStore["Service"],
+  bot: { readonly id: string; readonly chainId: number },
+  step: ReadonlyArray<number>,
+  traces: boolean,
+  outcome: Map<number, Submitted["blocks"][number]>
+) {
+  const stored: Array<StoredBlock> = []
+  for (const r of yield* chain.blocks(bot.chainId, step, { traces })) {
+    if (r._tag === "Missing") {
+      outcome.set(r.number, { number: r.number, status: "missing", reason: r.error.message })
+      continue
+    }
+    stored.push({ chainId: bot.chainId, number: r.number, hash: r.data.block.hash, traces, data: r.data })
+    outcome.set(r.number, { number: r.number, status: "stored" })
+  }
+  yield* store.put(stored)
+  yield* store.submit(
+    bot.id,
+    stored.map((b) => b.number)
+  )
+})
+
+/** The submitted block numbers, distinct and in order; anything else is refused. */
+const blockNumbers = (list: unknown): Effect.Effect<ReadonlyArray<number>, InvalidHistoryRequest> =>
+  Array.isArray(list) &&
+  list.length > 0 &&
+  list.length <= maxBlocksPerRequest &&
+  list.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)
+    ? Effect.succeed([...new Set(list as ReadonlyArray<number>)].sort((a, b) => a - b))
+    : Effect.fail(
+        new InvalidHistoryRequest({
+          field: "blocks",
+          message: `must be 1 to ${maxBlocksPerRequest} block numbers (whole numbers, 0 or more)`
+        })
+      )
+
+/** The bot's rules, checked against the key's contracts as they are now. */
+const rulesOf = Effect.fnUntraced(function* (contracts: ContractStore["Service"], keyId: string, bot: Bot) {
+  const onChain = yield* contracts.list(keyId, bot.chainId)
+  const literalDefs = bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
+  if (typeof literalDefs === "string") return yield* new HistoryNotReady({ message: literalDefs })
+  const result = Checker.checkRule(bot.watchRule.expressions, {
+    contracts: onChain,
+    literalDefs,
+    watchRuleType: bot.watchRule.watchRuleType,
+    ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+  })
+  if (!result.ok) {
+    const first = result.problems[0]!
+    return yield* new HistoryNotReady({
+      message: `expression ${first.expression + 1} no longer checks against the key's contracts: ${first.message}`
+    })
+  }
+  // The bot's expressions are one rule (AND-ed), index 0.
+  const rules = [{ index: 0, checked: result.rule }]
+  return { rules, contracts: onChain }
+})
+
 /** Historical analysis of bots. */
 export class History extends Context.Service<
   History,
@@ -119,45 +214,11 @@ export class History extends Context.Service<
           return bot
         })
 
-      /** The bot's rules, checked against the key's contracts as they are now. */
-      const rulesOf = Effect.fnUntraced(function* (keyId: string, bot: Effect.Success<ReturnType<typeof botOn>>) {
-        const onChain = yield* contracts.list(keyId, bot.chainId)
-        const literalDefs =
-          bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
-        if (typeof literalDefs === "string") return yield* new HistoryNotReady({ message: literalDefs })
-        const result = Checker.checkRule(bot.watchRule.expressions, {
-          contracts: onChain,
-          literalDefs,
-          watchRuleType: bot.watchRule.watchRuleType,
-          ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
-        })
-        if (!result.ok) {
-          const first = result.problems[0]!
-          return yield* new HistoryNotReady({
-            message: `expression ${first.expression + 1} no longer checks against the key's contracts: ${first.message}`
-          })
-        }
-        // The bot's expressions are one rule (AND-ed), index 0.
-        const rules = [{ index: 0, checked: result.rule }]
-        return { rules, contracts: onChain }
-      })
-
       return {
         submit: Effect.fn("History.submit")(function* (keyId, botId, request) {
           const bot = yield* botOn(keyId, botId, request.chainId)
-          const list = request.blocks
-          if (
-            !Array.isArray(list) ||
-            list.length === 0 ||
-            list.length > maxBlocksPerRequest ||
-            !list.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)
-          )
-            return yield* new InvalidHistoryRequest({
-              field: "blocks",
-              message: `must be 1 to ${maxBlocksPerRequest} block numbers (whole numbers, 0 or more)`
-            })
-          const numbers = [...new Set(list as ReadonlyArray<number>)].sort((a, b) => a - b)
-          const { rules } = yield* Effect.catchTag(rulesOf(keyId, bot), "HistoryNotReady", () =>
+          const numbers = yield* blockNumbers(request.blocks)
+          const { rules } = yield* Effect.catchTag(rulesOf(contracts, keyId, bot), "HistoryNotReady", () =>
             Effect.succeed({ rules: [] })
           )
           const traces = rules.some((r) => r.checked.needsTraces)
@@ -187,29 +248,12 @@ export class History extends Context.Service<
                   wanted.slice(i * blocksPerStep, (i + 1) * blocksPerStep)
                 ),
                 (step) =>
-                  Effect.gen(function* () {
-                    const stored: Array<StoredBlock> = []
-                    for (const r of yield* chain.blocks(bot.chainId, step, { traces })) {
-                      if (r._tag === "Missing") {
-                        outcome.set(r.number, { number: r.number, status: "missing", reason: r.error.message })
-                        continue
-                      }
-                      stored.push({
-                        chainId: bot.chainId,
-                        number: r.number,
-                        hash: r.data.block.hash,
-                        traces,
-                        data: r.data
-                      })
-                      outcome.set(r.number, { number: r.number, status: "stored" })
-                    }
-                    yield* store.put(stored)
-                    yield* store.submit(
-                      bot.id,
-                      stored.map((b) => b.number)
-                    )
-                    progress.processed += step.length
-                  }),
+                  Effect.tap(
+                    readStep(chain, store, bot, step, traces, outcome),
+                    Effect.sync(() => {
+                      progress.processed += step.length
+                    })
+                  ),
                 { discard: true }
               ),
             () => Effect.sync(() => running.get(bot.id) === progress && running.delete(bot.id))
@@ -226,7 +270,7 @@ export class History extends Context.Service<
             return yield* new HistoryNotReady({
               message: `no blocks were submitted for bot ${bot.id}: POST /v1/bots/${bot.id}/historical-blocks first`
             })
-          const { rules, contracts: onChain } = yield* rulesOf(keyId, bot)
+          const { rules, contracts: onChain } = yield* rulesOf(contracts, keyId, bot)
           const blocks = yield* store.get(bot.chainId, numbers)
           const facts = fromBlocks(
             blocks.map((b) => b.data),
@@ -249,27 +293,12 @@ export class History extends Context.Service<
                     ? `the rule tried more than ${queryLimits.bindings} bindings over these blocks: it matches too widely; join its transactions on a field or narrow it, or submit fewer blocks`
                     : `the rule matched more than ${queryLimits.matches} times over these blocks: narrow it, or submit fewer blocks`
               })
-            const found = evaluated.matches.filter((m) => !m.pending)
-            const occurrences: Record<string, number> = {}
-            let first: number | undefined
-            let last: number | undefined
-            for (const m of found) {
-              const blockNumber = Math.min(...Object.values(m.evidence.transactions).map((t) => t.blockNumber))
-              first = first === undefined ? blockNumber : Math.min(first, blockNumber)
-              last = Math.max(last ?? blockNumber, ...Object.values(m.evidence.transactions).map((t) => t.blockNumber))
-              for (const o of Object.values(m.evidence.occurrences)) {
-                const name = `${o.contract}.${o.logIndex === undefined ? "F" : "E"}.${o.name}`
-                occurrences[name] = (occurrences[name] ?? 0) + 1
-              }
-              matches.push({ rule: rule.index, expression: rule.checked.normal, blockNumber, evidence: m.evidence })
-            }
-            patterns.push({
-              rule: rule.index,
-              expression: rule.checked.normal,
-              matches: found.length,
-              occurrences,
-              ...(first === undefined ? {} : { firstBlock: first, lastBlock: last! })
-            })
+            const summary = summarise(
+              rule,
+              evaluated.matches.filter((m) => !m.pending)
+            )
+            matches.push(...summary.matches)
+            patterns.push(summary.pattern)
           }
           return { matches, patterns, blocks: blocks.length, transactions: facts.transactions.length }
         }),

@@ -103,6 +103,64 @@ export const compose = (
       status: "pending" as const
     }))
 
+/** A refusal of a channel request, naming the field. */
+const invalid = (field: string, message: string) => new InvalidChannel({ field, message })
+
+/** The request's common fields checked, then its kind's: the destination to store. */
+const destination = Effect.fnUntraced(function* (settings: Settings, mailRelay: boolean, request: Channel.Request) {
+  const name = request.name
+  if (name.trim() === "" || name.length > 200)
+    return yield* invalid("name", "must be a non-empty string of at most 200 characters")
+  if (Messages.controlCharacter.test(name))
+    return yield* invalid("name", "must not contain control characters (line breaks, tabs, escapes)")
+  const template = request.template
+  if (template !== undefined) {
+    if (template.trim() === "" || template.length > 4_000)
+      return yield* invalid("template", "must be a non-empty string of at most 4,000 characters")
+    const unknown = Messages.unknownPlaceholders(template)
+    if (unknown.length > 0)
+      return yield* invalid(
+        "template",
+        `unknown placeholder ${unknown.map((u) => `{{${u}}}`).join(", ")}; known: ${Messages.placeholders.map((p) => `{{${p}}}`).join(", ")}`
+      )
+  }
+  const d = yield* kinds[request.type].destination(request, { allowHosts: settings.allowHosts, mailRelay })
+  return {
+    url: d.url,
+    secret: d.secret,
+    channel: {
+      type: request.type,
+      name: name.trim(),
+      ...d.settings,
+      ...(template === undefined ? {} : { template })
+    }
+  }
+})
+
+const channelOf = (store: WebhookStore.WebhookStore["Service"], keyId: string, id: string) =>
+  Effect.flatMap(store.stats(keyId, "channels"), (stats) =>
+    Effect.map(store.list(keyId, "channels"), (all) => {
+      const w = all.find((c) => c.id === id)
+      return w === undefined ? undefined : { webhook: w, stats: stats.find((s) => s.id === id) }
+    })
+  )
+
+/** The key's channel, refused when unknown or when its receiver disabled it (410 Gone). */
+const enabledChannel = Effect.fnUntraced(function* (
+  store: WebhookStore.WebhookStore["Service"],
+  keyId: string,
+  id: string
+) {
+  const found = yield* channelOf(store, keyId, id)
+  if (found === undefined) return yield* new ChannelNotFound({ id })
+  if (found.webhook.disabledAt !== undefined)
+    return yield* invalid(
+      "channelId",
+      `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); nothing is sent to it: create the channel again`
+    )
+  return found.webhook
+})
+
 /** Notification channels, per API key, and the queuing of alerts to them. */
 export class Notifications extends Context.Service<
   Notifications,
@@ -161,61 +219,6 @@ export class Notifications extends Context.Service<
         const resolver = yield* Effect.context<HostResolver.HostResolver>()
         const outbox = yield* Outbox.Outbox
 
-        const invalid = (field: string, message: string) => new InvalidChannel({ field, message })
-
-        /** The request's common fields checked, then its kind's: the destination to store. */
-        const destination = Effect.fnUntraced(function* (request: Channel.Request) {
-          const name = request.name
-          if (name.trim() === "" || name.length > 200)
-            return yield* invalid("name", "must be a non-empty string of at most 200 characters")
-          if (Messages.controlCharacter.test(name))
-            return yield* invalid("name", "must not contain control characters (line breaks, tabs, escapes)")
-          const template = request.template
-          if (template !== undefined) {
-            if (template.trim() === "" || template.length > 4_000)
-              return yield* invalid("template", "must be a non-empty string of at most 4,000 characters")
-            const unknown = Messages.unknownPlaceholders(template)
-            if (unknown.length > 0)
-              return yield* invalid(
-                "template",
-                `unknown placeholder ${unknown.map((u) => `{{${u}}}`).join(", ")}; known: ${Messages.placeholders.map((p) => `{{${p}}}`).join(", ")}`
-              )
-          }
-          const d = yield* kinds[request.type]
-            .destination(request, { allowHosts: settings.allowHosts, mailRelay: mailer.configured })
-            .pipe(Effect.provide(resolver))
-          return {
-            url: d.url,
-            secret: d.secret,
-            channel: {
-              type: request.type,
-              name: name.trim(),
-              ...d.settings,
-              ...(template === undefined ? {} : { template })
-            }
-          }
-        })
-
-        const channelOf = (keyId: string, id: string) =>
-          Effect.flatMap(store.stats(keyId, "channels"), (stats) =>
-            Effect.map(store.list(keyId, "channels"), (all) => {
-              const w = all.find((c) => c.id === id)
-              return w === undefined ? undefined : { webhook: w, stats: stats.find((s) => s.id === id) }
-            })
-          )
-
-        /** The key's channel, refused when unknown or when its receiver disabled it (410 Gone). */
-        const enabledChannel = Effect.fnUntraced(function* (keyId: string, id: string) {
-          const found = yield* channelOf(keyId, id)
-          if (found === undefined) return yield* new ChannelNotFound({ id })
-          if (found.webhook.disabledAt !== undefined)
-            return yield* invalid(
-              "channelId",
-              `is disabled since ${found.webhook.disabledAt} (its receiver answered 410 Gone); nothing is sent to it: create the channel again`
-            )
-          return found.webhook
-        })
-
         const queue = Effect.fnUntraced(function* (
           keyId: string,
           targets: ReadonlyArray<WebhookStore.Webhook>,
@@ -229,7 +232,7 @@ export class Notifications extends Context.Service<
 
         return Notifications.of({
           create: Effect.fn("Notifications.create")(function* (keyId, request) {
-            const d = yield* destination(request)
+            const d = yield* destination(settings, mailer.configured, request).pipe(Effect.provide(resolver))
             const now = yield* Clock.currentTimeMillis
             const webhook: WebhookStore.Webhook = {
               id: `nc_${now}_${randomSuffix(9)}`,
@@ -259,7 +262,7 @@ export class Notifications extends Context.Service<
               )
             ),
           get: (keyId, id) =>
-            Effect.flatMap(channelOf(keyId, id), (found) =>
+            Effect.flatMap(channelOf(store, keyId, id), (found) =>
               found === undefined
                 ? Effect.fail(new ChannelNotFound({ id }))
                 : Effect.succeed(view(found.webhook, found.stats))
@@ -271,14 +274,14 @@ export class Notifications extends Context.Service<
             if (!(yield* store.remove(keyId, id, "channels"))) return yield* new ChannelNotFound({ id })
           }),
           test: Effect.fn("Notifications.test")(function* (keyId, id) {
-            const channel = yield* enabledChannel(keyId, id)
+            const channel = yield* enabledChannel(store, keyId, id)
             const now = yield* Clock.currentTimeMillis
             const { ids } = yield* queue(keyId, [channel], Messages.sample(`test_${now}_${randomSuffix(9)}`))
             if (ids.length === 0) return yield* new ChannelNotFound({ id })
             return ids[0]!
           }),
           redeliver: Effect.fn("Notifications.redeliver")(function* (keyId, id) {
-            yield* enabledChannel(keyId, id)
+            yield* enabledChannel(store, keyId, id)
             const requeued = yield* store.redeliver(keyId, id, yield* Clock.currentTimeMillis, "channels")
             if (requeued === undefined) return yield* new ChannelNotFound({ id })
             if (requeued > 0) yield* outbox.wake
