@@ -34,11 +34,24 @@ export const Health = Schema.Struct({
     })
   }),
   uptime_seconds: Schema.Finite,
+  instance: Schema.String.annotate({
+    description:
+      "This instance's name as a holder of chains' leases (VIGIL_INSTANCE; by default host:pid): instances on one database follow each chain once, and each says here who follows what"
+  }),
   follow: Schema.optionalKey(
     Schema.Array(
       Schema.Struct({
         chainId: Schema.Int,
-        state: Schema.Literals(["starting", "following", "catching up", "backing off", "halted"]),
+        state: Schema.Literals(["starting", "following", "catching up", "backing off", "halted", "standby"]).annotate({
+          description:
+            "standby: another instance holds the chain's lease and follows it (holder); this one takes the chain over if that lease runs out (holderUntil)"
+        }),
+        holder: Schema.optionalKey(
+          Schema.String.annotate({ description: "The instance that follows the chain (this one unless standby)" })
+        ),
+        holderUntil: Schema.optionalKey(
+          Schema.String.annotate({ description: "When the holder's lease runs out unless renewed (ISO 8601)" })
+        ),
         heads: Schema.Literals(["polling", "subscribed"]).annotate({
           description:
             "subscribed: the node announces new heads over its websocket (VIGIL_RPC_WS_URL_<chainId>) and each starts a step at once; polling goes on beside it"
@@ -66,7 +79,7 @@ export const Health = Schema.Struct({
       })
     ).annotate({
       description:
-        "Each chain followed for its active bots. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves. A halted chain (reorganised deeper than the hashes kept) makes /health 503 until it is re-anchored (vigil follow reset)."
+        "Each chain with an active bot: followed here, or in standby while another instance on the same database follows it. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves. A halted chain (reorganised deeper than the hashes kept) makes /health 503 until it is re-anchored (vigil follow reset)."
     })
   )
 }).annotate({ identifier: "Health" })

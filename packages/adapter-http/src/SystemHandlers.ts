@@ -71,6 +71,8 @@ export const layer: Layer.Layer<
           const follow = states.map((c) => ({
             chainId: c.chainId,
             state: c.state,
+            ...(c.holder === undefined ? {} : { holder: c.holder }),
+            ...(c.holderUntil === undefined ? {} : { holderUntil: c.holderUntil }),
             bots: c.bots,
             heads: c.heads,
             ...(c.headsError === undefined ? {} : { headsError: c.headsError }),
@@ -87,6 +89,7 @@ export const layer: Layer.Layer<
             version: Version.version,
             storage: { kind: storage.kind, schema_version: storage.schemaVersion, write: storage.write },
             uptime_seconds: Math.round((now - startedAt) / 1000),
+            instance: follower.instance,
             ...(follow.length === 0 ? {} : { follow })
           }
         }).pipe(

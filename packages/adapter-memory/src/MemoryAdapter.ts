@@ -4,6 +4,7 @@ import type {
   BlockStore,
   BotStore,
   ContractStore,
+  FollowLeases,
   FollowStore,
   IntelIndex,
   QuotaStore,
@@ -15,6 +16,7 @@ import * as MemoryApiKeyStore from "./MemoryApiKeyStore.ts"
 import * as MemoryBlockStore from "./MemoryBlockStore.ts"
 import * as MemoryBotStore from "./MemoryBotStore.ts"
 import * as MemoryContractStore from "./MemoryContractStore.ts"
+import * as MemoryFollowLeases from "./MemoryFollowLeases.ts"
 import * as MemoryFollowStore from "./MemoryFollowStore.ts"
 import * as MemoryIntelIndex from "./MemoryIntelIndex.ts"
 import * as MemoryQuotaStore from "./MemoryQuotaStore.ts"
@@ -27,6 +29,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowLeases.FollowLeases
   | FollowStore.FollowStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
@@ -39,6 +42,7 @@ export const layer: Layer.Layer<Services> = Layer.mergeAll(
   MemoryBlockStore.layer,
   MemoryBotStore.layer,
   MemoryContractStore.layer,
+  MemoryFollowLeases.layer,
   MemoryIntelIndex.layer,
   MemoryQuotaStore.layer,
   MemoryStorageProbe.layer,

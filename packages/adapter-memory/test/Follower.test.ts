@@ -7,7 +7,17 @@
  */
 import { fc } from "@fast-check/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
-import { Abi, Bots, ChainData, ContractStore, FollowStore, Follower, Outbox, WebhookDispatcher } from "@vigil/core"
+import {
+  Abi,
+  Bots,
+  ChainData,
+  ContractStore,
+  FollowLeases,
+  FollowStore,
+  Follower,
+  Outbox,
+  WebhookDispatcher
+} from "@vigil/core"
 import { Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, describe, it } from "vitest"
@@ -179,6 +189,8 @@ type Operation =
   | { readonly kind: "mine"; readonly transfers: ReadonlyArray<number> }
   | { readonly kind: "reorganise"; readonly depth: number; readonly count: number; readonly transfers: number }
   | { readonly kind: "restart" }
+  /** The instance dies without a word: its chain's lease is left to run out (with two instances). */
+  | { readonly kind: "kill"; readonly instance: number }
   | { readonly kind: "lag"; readonly depth: number; readonly hashesOnly: boolean }
   | { readonly kind: "fail"; readonly calls: number }
   | { readonly kind: "wait"; readonly seconds: number }
@@ -187,7 +199,7 @@ type Operation =
  * Runs `operations` against a follower of chain 1 with one bot alerting on every USDC transfer, then lets it
  * catch up on a healthy node; the chain and the alerts stored.
  */
-const run = (operations: ReadonlyArray<Operation>) =>
+const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
   Effect.gen(function* () {
     const chain = new Scripted()
     const node = Layer.succeed(ChainData.ChainData)(chain.service)
@@ -209,12 +221,26 @@ const run = (operations: ReadonlyArray<Operation>) =>
     const bot = yield* bots.create("key", {
       fields: { botName: "transfers", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
     })
+    // Instances share the stores, as processes share a database; one that is killed never releases its lease.
+    const leases = Context.get(stores, FollowLeases.FollowLeases)
+    const killed = new Set<string>()
+    const shared = Layer.succeed(FollowLeases.FollowLeases)({
+      ...leases,
+      release: (chainId, holder) => (killed.has(holder) ? Effect.void : leases.release(chainId, holder))
+    })
+    let started = 0
     const start = Effect.gen(function* () {
       const scope = yield* Scope.make()
-      yield* Layer.buildWithScope(Follower.layer(settings).pipe(Layer.provide(services)), scope)
-      return scope
+      const instance = `i${started++}`
+      const built = yield* Layer.buildWithScope(
+        Follower.layer({ ...settings, instance }).pipe(Layer.provide(shared), Layer.provide(services)),
+        scope
+      )
+      return { scope, instance, follower: Context.get(built, Follower.Follower) }
     })
-    let scope = yield* start
+    const running = [yield* start]
+    for (let i = 1; i < instances; i++) running.push(yield* start)
+    const stop = (i: number) => Scope.close(running[i]!.scope, Exit.void)
     const wait = (seconds: number) =>
       Effect.gen(function* () {
         for (let i = 0; i < seconds; i++) yield* TestClock.adjust("1 second")
@@ -228,9 +254,16 @@ const run = (operations: ReadonlyArray<Operation>) =>
           chain.reorganise(op.depth, op.count, op.transfers)
           break
         case "restart":
-          yield* Scope.close(scope, Exit.void)
-          scope = yield* start
+          yield* stop(0)
+          running[0] = yield* start
           break
+        case "kill": {
+          const i = op.instance % running.length
+          killed.add(running[i]!.instance)
+          yield* stop(i)
+          running[i] = yield* start
+          break
+        }
         case "lag":
           chain.lagAbove = Math.max(0, chain.blocks.length - 1 - op.depth)
           chain.lagHashesOnly = op.hashesOnly
@@ -261,8 +294,10 @@ const run = (operations: ReadonlyArray<Operation>) =>
       ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "active" })),
       ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "retracted" }))
     ]
-    yield* Scope.close(scope, Exit.void)
-    return { chain, bot, cursor, alerts: all }
+    const states = yield* Effect.forEach(running, (r) => r.follower.status)
+    const held = yield* leases.leases()
+    for (let i = 0; i < running.length; i++) yield* stop(i)
+    return { chain, bot, cursor, alerts: all, states, leases: held, instances: running.map((r) => r.instance) }
   }).pipe(
     Effect.scoped,
     Effect.provide(TestClock.layer()),
@@ -304,6 +339,12 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   fc.record({ kind: fc.constant("lag" as const), depth: fc.integer({ min: 1, max: 3 }), hashesOnly: fc.boolean() }),
   fc.record({ kind: fc.constant("fail" as const), calls: fc.integer({ min: 1, max: 4 }) }),
   fc.record({ kind: fc.constant("wait" as const), seconds: fc.integer({ min: 1, max: 4 }) })
+)
+
+/** The operations of two instances: any of one's, and either instance killed. */
+const twoInstances: fc.Arbitrary<Operation> = fc.oneof(
+  operation,
+  fc.record({ kind: fc.constant("kill" as const), instance: fc.integer({ min: 0, max: 1 }) })
 )
 
 describe("Follower over a scripted chain", () => {
@@ -364,6 +405,54 @@ describe("Follower over a scripted chain", () => {
     )
     check(result)
     assert.strictEqual(result.alerts.filter((a) => a.retractedAt !== undefined).length, 1)
+  })
+
+  it("with two instances one follows and the other stands by, naming the holder; killed, it is taken over", async () => {
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "mine", transfers: [1, 1] },
+          { kind: "wait", seconds: 2 },
+          { kind: "kill", instance: 0 },
+          { kind: "mine", transfers: [1, 0, 1] },
+          { kind: "wait", seconds: 1 }
+        ],
+        2
+      )
+    )
+    check(result)
+    assert.strictEqual(result.alerts.length, 4)
+    // i0 was killed holding the chain; once its lease ran out another instance took the chain over (i1, or i2:
+    // i0 restarted), and the other stands by naming it.
+    assert.deepStrictEqual(result.instances, ["i2", "i1"])
+    const [lease] = result.leases
+    assert.deepStrictEqual([result.leases.length, lease?.chainId, lease?.term], [1, 1, 2])
+    assert.include(["i1", "i2"], lease!.holder)
+    const states = result.states.map((s) => s[0]!)
+    const holding = states[result.instances.indexOf(lease!.holder)]!
+    const standing = states[1 - result.instances.indexOf(lease!.holder)]!
+    assert.deepStrictEqual([holding.state, holding.holder], ["following", lease!.holder])
+    assert.deepStrictEqual([standing.state, standing.holder], ["standby", lease!.holder])
+    // As it last looked (once a second; the holder renews as often): at most one renewal behind.
+    const until = Date.parse(standing.holderUntil!)
+    const expires = Date.parse(lease!.expiresAt)
+    assert.isTrue(until <= expires && until >= expires - 1_000, `${standing.holderUntil} vs ${lease!.expiresAt}`)
+  })
+
+  it("with two instances, either killed at any point, alerts every transfer of the final chain exactly once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(twoInstances, { minLength: 1, maxLength: 12 }), async (operations) => {
+        const result = await Effect.runPromise(run(operations, 2))
+        check(result)
+        assert.strictEqual(result.leases.length, 1)
+        assert.strictEqual(
+          result.states.filter((s) => s[0]?.state !== "standby").length,
+          1,
+          "one instance follows the chain"
+        )
+      }),
+      { numRuns: 100 }
+    )
   })
 
   it("alerts every transfer of the final chain exactly once and retracts every orphan, whatever happens", async () => {

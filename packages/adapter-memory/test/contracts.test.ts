@@ -3,6 +3,7 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
+import * as FollowLeasesContract from "@vigil/core-test/contracts/FollowLeasesContract.ts"
 import * as FollowStoreContract from "@vigil/core-test/contracts/FollowStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
@@ -18,3 +19,4 @@ ContractStoreContract.suite("memory", MemoryAdapter.layer)
 BotStoreContract.suite("memory", MemoryAdapter.layer)
 BlockStoreContract.suite("memory", MemoryAdapter.layer)
 FollowStoreContract.suite("memory", MemoryAdapter.layer)
+FollowLeasesContract.suite("memory", MemoryAdapter.layer)

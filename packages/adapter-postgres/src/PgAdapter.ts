@@ -7,6 +7,7 @@ import type {
   BlockStore,
   BotStore,
   ContractStore,
+  FollowLeases,
   FollowStore,
   IntelIndex,
   QuotaStore,
@@ -20,6 +21,7 @@ import * as PgBlockStore from "./PgBlockStore.ts"
 import * as PgBotStore from "./PgBotStore.ts"
 import * as PgContractStore from "./PgContractStore.ts"
 import * as PgDatabase from "./PgDatabase.ts"
+import * as PgFollowLeases from "./PgFollowLeases.ts"
 import * as PgFollowStore from "./PgFollowStore.ts"
 import * as PgIntelIndex from "./PgIntelIndex.ts"
 import * as PgQuotaStore from "./PgQuotaStore.ts"
@@ -32,6 +34,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowLeases.FollowLeases
   | FollowStore.FollowStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
@@ -46,6 +49,7 @@ export const layer = (options: PgDatabase.Options): Layer.Layer<Services, StoreE
     PgBlockStore.layer,
     PgBotStore.layer,
     PgContractStore.layer,
+    PgFollowLeases.layer,
     PgFollowStore.layer,
     PgIntelIndex.layer,
     PgQuotaStore.layer,

@@ -222,5 +222,13 @@ export const migrations = {
       detail text NOT NULL,
       at text NOT NULL
     );
+  `),
+  "8_follow_leases": statements(`
+    CREATE TABLE follow_leases (
+      chain_id bigint PRIMARY KEY,
+      holder text NOT NULL,
+      term bigint NOT NULL,
+      expires_at timestamptz NOT NULL
+    );
   `)
 }

@@ -7,6 +7,7 @@ import * as ApiKeyStoreContract from "@vigil/core-test/contracts/ApiKeyStoreCont
 import * as BlockStoreContract from "@vigil/core-test/contracts/BlockStoreContract.ts"
 import * as BotStoreContract from "@vigil/core-test/contracts/BotStoreContract.ts"
 import * as ContractStoreContract from "@vigil/core-test/contracts/ContractStoreContract.ts"
+import * as FollowLeasesContract from "@vigil/core-test/contracts/FollowLeasesContract.ts"
 import * as FollowStoreContract from "@vigil/core-test/contracts/FollowStoreContract.ts"
 import * as IntelIndexContract from "@vigil/core-test/contracts/IntelIndexContract.ts"
 import * as QuotaStoreContract from "@vigil/core-test/contracts/QuotaStoreContract.ts"
@@ -39,4 +40,5 @@ BotStoreContract.suite("postgres", layer)
 BlockStoreContract.suite("postgres", layer)
 WebhookStoreContract.suite("postgres", layer)
 FollowStoreContract.suite("postgres", layer)
+FollowLeasesContract.suite("postgres", layer)
 IntelIndexContract.suite("postgres", layer)

@@ -4,6 +4,7 @@ import type {
   BlockStore,
   BotStore,
   ContractStore,
+  FollowLeases,
   FollowStore,
   IntelIndex,
   QuotaStore,
@@ -16,6 +17,7 @@ import * as SqliteApiKeyStore from "./SqliteApiKeyStore.ts"
 import * as SqliteBlockStore from "./SqliteBlockStore.ts"
 import * as SqliteBotStore from "./SqliteBotStore.ts"
 import * as SqliteContractStore from "./SqliteContractStore.ts"
+import * as SqliteFollowLeases from "./SqliteFollowLeases.ts"
 import * as SqliteFollowStore from "./SqliteFollowStore.ts"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 import * as SqliteIntelIndex from "./SqliteIntelIndex.ts"
@@ -29,6 +31,7 @@ export type Services =
   | BlockStore.BlockStore
   | BotStore.BotStore
   | ContractStore.ContractStore
+  | FollowLeases.FollowLeases
   | FollowStore.FollowStore
   | IntelIndex.IntelIndex
   | QuotaStore.QuotaStore
@@ -43,6 +46,7 @@ export const layer = (options: SqliteDatabase.Options): Layer.Layer<Services, St
     SqliteBlockStore.layer,
     SqliteBotStore.layer,
     SqliteContractStore.layer,
+    SqliteFollowLeases.layer,
     SqliteFollowStore.layer,
     SqliteIntelIndex.layer,
     SqliteQuotaStore.layer,

@@ -332,6 +332,19 @@ export const migrations: ReadonlyArray<Migration> = [
       DROP INDEX webhook_deliveries_due_by_webhook;
       CREATE INDEX webhook_deliveries_dead ON webhook_deliveries (webhook_id) WHERE status = 'dead';
     `
+  },
+  {
+    version: 19,
+    name: "follow leases",
+    // Who follows each chain when several processes share the file (FollowLeases).
+    sql: `
+      CREATE TABLE follow_leases (
+        chain_id INTEGER PRIMARY KEY,
+        holder TEXT NOT NULL,
+        term INTEGER NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+    `
   }
 ]
 

@@ -2,6 +2,7 @@
 import { Outbound, VigilServer } from "@vigil/adapter-http"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
@@ -171,7 +172,9 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
  * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
  * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
  * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
- * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`), and
+ * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`; with
+ * several instances on one database, `VIGIL_INSTANCE` names this one, default `host:pid`, and `VIGIL_FOLLOW_LEASE_MS`
+ * is how long a chain's lease lives unrenewed, default three polls and at least 3 s), and
  * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
  * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
  */
@@ -234,7 +237,10 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
     batch?: number
     defaultConfirmations?: number
     confirmations: Record<number, number>
+    instance: string
+    leaseMillis?: number
   } = {
+    instance: `${hostname()}:${process.pid}`,
     confirmations: Object.fromEntries(
       chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations]]))
     )
@@ -260,6 +266,16 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
       const n = whole(name, value, 10, 600_000)
       if (n instanceof CommandFailed) return yield* n
       follow.pollMillis = n
+    } else if (name === "VIGIL_FOLLOW_LEASE_MS") {
+      const n = whole(name, value, 1_000, 600_000)
+      if (n instanceof CommandFailed) return yield* n
+      follow.leaseMillis = n
+    } else if (name === "VIGIL_INSTANCE") {
+      if (!/^[\x21-\x7e]{1,100}$/.test(value))
+        return yield* new CommandFailed({
+          message: `invalid VIGIL_INSTANCE: expected 1 to 100 printable characters without spaces`
+        })
+      follow.instance = value
     } else if (name === "VIGIL_FOLLOW_BATCH") {
       const n = whole(name, value, 1, 1_000)
       if (n instanceof CommandFailed) return yield* n

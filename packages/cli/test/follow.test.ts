@@ -36,7 +36,9 @@ describe("live monitoring across crashes", () => {
       ["VIGIL_CONFIRMATIONS_x", "1"],
       ["VIGIL_CONFIRMATIONS", "-1"],
       ["VIGIL_RPC_BATCH", "0"],
-      ["VIGIL_RPC_IN_FLIGHT", "17"]
+      ["VIGIL_RPC_IN_FLIGHT", "17"],
+      ["VIGIL_FOLLOW_LEASE_MS", "999"],
+      ["VIGIL_INSTANCE", "two words"]
     ] as const) {
       const refused = await runVigil(tempDir(), { VIGIL_DB: "v.db", VIGIL_PORT: "0", [name]: value }, ["serve"])
       assert.strictEqual(refused.code, 1, name)

@@ -26,6 +26,7 @@ import {
   Contracts,
   type ContractStore,
   Follower,
+  type FollowLeases,
   type FollowStore,
   History,
   Notifications
@@ -66,6 +67,7 @@ export type Storage =
   | BotStore.BotStore
   | BlockStore.BlockStore
   | FollowStore.FollowStore
+  | FollowLeases.FollowLeases
 
 /**
  * What the services reach outside the process: names, webhooks and chat services, the mail relay, verified-source

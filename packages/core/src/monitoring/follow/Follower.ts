@@ -20,17 +20,19 @@
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Random, Stream } from "effect"
 import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Continuity from "./Continuity.ts"
+import { FollowLeases } from "./FollowLeases.ts"
 import { FollowStore, type Mark } from "./FollowStore.ts"
 import { type Block, markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
 import * as Steps from "./Steps.ts"
+import * as Tenure from "./Tenure.ts"
 
 export { type ChainState, DeepReorganisation, defaultSettings, type Settings, Unsettled } from "./Settings.ts"
 
@@ -38,8 +40,10 @@ export { type ChainState, DeepReorganisation, defaultSettings, type Settings, Un
 export class Follower extends Context.Service<
   Follower,
   {
-    /** The state of every chain followed since the process started. */
+    /** The state of every chain with an active bot: followed here, or in standby while another instance does. */
     readonly status: Effect.Effect<ReadonlyArray<ChainState>>
+    /** This instance's name as a holder of chains' leases. */
+    readonly instance: string
   }
 >()("@vigil/core/Follower") {}
 
@@ -49,7 +53,7 @@ export const layer = (
 ): Layer.Layer<
   Follower,
   never,
-  BotStore | ContractStore | FollowStore | WebhookStore.WebhookStore | Outbox.Outbox | ChainData
+  BotStore | ContractStore | FollowStore | FollowLeases | WebhookStore.WebhookStore | Outbox.Outbox | ChainData
 > =>
   Layer.effect(Follower)(
     Effect.gen(function* () {
@@ -58,7 +62,10 @@ export const layer = (
       const outbox = yield* WebhookStore.WebhookStore
       const chain = yield* ChainData
       const states = new Map<number, ChainState>()
+      const instance = settings.instance ?? `instance-${(yield* Random.nextInt).toString(36)}`
       const deps: Deps = {
+        leases: yield* FollowLeases,
+        instance,
         settings,
         bots,
         store: yield* FollowStore,
@@ -70,18 +77,20 @@ export const layer = (
         paused: new Map(),
         prepare: preparer(bots, contracts, outbox)
       }
-      const running = new Map<number, Fiber.Fiber<never, never>>()
+      const running = new Map<number, Fiber.Fiber<void>>()
       // Bots are re-read at least every second, so a bot switched on is followed soon even with a long poll interval.
       yield* Effect.forkScoped(
         Effect.forever(Effect.andThen(supervise(deps, running), Effect.sleep(Math.min(settings.pollMillis, 1_000))))
       )
-      return Follower.of({ status: status(deps) })
+      return Follower.of({ status: status(deps), instance })
     })
   )
 
 /** What a chain's follower works with: what its steps share, and the preparer of the chain's bots. */
 interface Deps extends Steps.Shared {
   readonly prepare: ReturnType<typeof preparer>
+  readonly leases: FollowLeases["Service"]
+  readonly instance: string
 }
 
 /** What a follower keeps between its steps: the window before the cursor, once read. */
@@ -90,31 +99,66 @@ interface Memory {
 }
 
 /** A follower per chain with an active bot, started and stopped as bots change. */
-const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<never, never>>) =>
+const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<void>>) =>
   Effect.gen(function* () {
     const { states } = deps
-    const chains = new Set((yield* deps.bots.active()).map((b) => b.chainId))
+    const active = yield* deps.bots.active()
+    const chains = new Set(active.map((b) => b.chainId))
+    const ttl = Tenure.ttlOf(deps.settings)
     for (const chainId of chains) {
       if (running.has(chainId)) continue
-      states.set(chainId, {
-        chainId,
-        state: "starting",
-        heads: "polling",
-        bots: 0,
-        blocks: states.get(chainId)?.blocks ?? 0,
-        alerts: states.get(chainId)?.alerts ?? 0,
-        retractions: states.get(chainId)?.retractions ?? 0,
-        reorganisations: states.get(chainId)?.reorganisations ?? 0
-      })
-      running.set(chainId, yield* Effect.forkScoped(follow(deps, chainId) as Effect.Effect<never>))
+      const lease = yield* deps.leases.hold(chainId, deps.instance, ttl)
+      const was = states.get(chainId)
+      const counts = {
+        blocks: was?.blocks ?? 0,
+        alerts: was?.alerts ?? 0,
+        retractions: was?.retractions ?? 0,
+        reorganisations: was?.reorganisations ?? 0
+      }
+      if (lease === undefined) {
+        // Another instance follows the chain: say who, and until when unless it renews.
+        const held = (yield* deps.leases.leases()).find((l) => l.chainId === chainId)
+        states.set(chainId, {
+          chainId,
+          state: "standby",
+          heads: "polling",
+          bots: active.filter((b) => b.chainId === chainId).length,
+          ...counts,
+          ...(held === undefined ? {} : { holder: held.holder, holderUntil: held.expiresAt })
+        })
+        continue
+      }
+      states.set(chainId, { chainId, state: "starting", heads: "polling", bots: 0, ...counts, holder: deps.instance })
+      if (was?.state === "standby")
+        yield* Effect.logInfo(`chain ${chainId}: taking over from ${was.holder ?? "a stopped instance"}`)
+      running.set(chainId, yield* Effect.forkScoped(hold(deps, chainId, running, ttl)))
     }
     for (const [chainId, fiber] of running) {
       if (chains.has(chainId)) continue
       yield* Fiber.interrupt(fiber)
       running.delete(chainId)
-      states.delete(chainId)
     }
+    for (const chainId of states.keys()) if (!chains.has(chainId)) states.delete(chainId)
   }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
+
+/**
+ * Follows the chain for as long as this instance holds its lease (renewed meanwhile); when the lease is lost the
+ * chain is left to the instance that took it, and a stop releases it so another takes it over at once.
+ */
+const hold = (deps: Deps, chainId: number, running: Map<number, Fiber.Fiber<void>>, ttl: number) =>
+  Effect.raceFirst(
+    follow(deps, chainId) as Effect.Effect<never>,
+    Effect.flatMap(Tenure.keep(deps.leases, chainId, deps.instance, ttl), (why) =>
+      Effect.logWarning(`chain ${chainId}: no longer followed here: ${why}`)
+    )
+  ).pipe(
+    Effect.ensuring(
+      Effect.andThen(
+        Effect.sync(() => running.delete(chainId)),
+        Effect.ignore(deps.leases.release(chainId, deps.instance))
+      )
+    )
+  )
 
 /**
  * The state of every chain followed. A step held in the reader's retries has not failed yet: the reader's
@@ -124,7 +168,8 @@ const status = ({ states, chain }: Deps) =>
   Effect.gen(function* () {
     const out: Array<ChainState> = []
     for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
-      const trouble = state.stalledSince === undefined ? yield* chain.trouble(state.chainId) : undefined
+      const trouble =
+        state.stalledSince === undefined && state.state !== "standby" ? yield* chain.trouble(state.chainId) : undefined
       out.push(
         trouble === undefined
           ? state

@@ -23,6 +23,13 @@ export interface Settings {
    * its channels; the others go on.
    */
   readonly limits: { readonly bindingsPerStep: number; readonly matchesPerBlock: number }
+  /**
+   * This instance's name as a holder of chains' leases (several instances on one store follow each chain once);
+   * by default one made when the follower starts.
+   */
+  readonly instance?: string
+  /** How long a chain's lease lives unrenewed: how soon another instance takes over a dead one's chains. */
+  readonly leaseMillis?: number
 }
 
 export const defaultSettings: Settings = {
@@ -44,7 +51,13 @@ export interface ChainState {
    * alerts still stand; it goes no further until an operator re-anchors it (`vigil follow reset`), and the
    * process is not ready (`/health` 503) meanwhile.
    */
-  readonly state: "starting" | "following" | "catching up" | "backing off" | "halted"
+  readonly state: "starting" | "following" | "catching up" | "backing off" | "halted" | "standby"
+  /**
+   * The instance that holds the chain's lease (this one while it follows it). `standby`: another instance holds
+   * it, until `holderUntil` unless renewed; this one takes the chain over when that lease runs out.
+   */
+  readonly holder?: string
+  readonly holderUntil?: string
   /**
    * How new heads are learnt: `subscribed` while the node announces them over its websocket (each announcement
    * starts a step at once; polling goes on), else `polling`.
