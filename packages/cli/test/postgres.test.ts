@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { Postgres } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVigil, serve, tempDir } from "./VigilProcess.ts"
@@ -12,12 +13,15 @@ const LAZARUS = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 
 let run: Postgres.RunDatabase | undefined
+let certs: Receiver.Certificates
 
 beforeAll(async () => {
   run = await Postgres.createDatabase()
+  certs = Receiver.certificates()
 })
 
 afterAll(async () => {
+  certs.dispose()
   await run?.drop()
 })
 
@@ -99,5 +103,60 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
     const id = key.split("_")[1]!
     assert.strictEqual((await runVigil(cwd, {}, ["keys", "revoke", "--db", db, id])).code, 0)
     for (const s of [a!, b!]) assert.strictEqual((await v2(s.url, LAZARUS)).status, 401)
+    for (const s of [a!, b!]) s.child.kill("SIGTERM")
+    await Promise.all([a!.exited, b!.exited])
+  })
+
+  it("share one outbox: asynchronous requests spread over both are each delivered once, none twice", async () => {
+    const cwd = tempDir()
+    const db = run!.url
+    const created = await runVigil(cwd, {}, ["keys", "create", "--db", db, "--name", "Hooks", "--qps", "1000"])
+    assert.strictEqual(created.code, 0, created.stderr)
+    const key = JSON.parse(created.stdout).key as string
+    const receiver = await Receiver.start(certs)
+    const env = { VIGIL_DB: db, VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1", VIGIL_WEBHOOK_CA_FILE: certs.caFile }
+    const servers = await Promise.all([serve(cwd, env), serve(cwd, env)])
+    try {
+      const post = (i: number, path: string, body: unknown) =>
+        fetch(`${servers[i % 2]!.url}${path}`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }))
+      assert.strictEqual((await post(0, "/api/v2/webhooks", { url: receiver.url("/intel") })).status, 201)
+      const accepted = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          post(i, "/api/v2/intel/webhook", { address: i % 3 === 0 ? LAZARUS : CLEAN })
+        )
+      )
+      assert.deepStrictEqual(
+        accepted.map((r) => r.status),
+        Array.from({ length: 60 }, () => 202)
+      )
+      await receiver.until((got) => new Set(got.map((g) => g.headers["webhook-id"])).size >= 60, 30_000)
+      // Both instances deliver from the one outbox; wait until every delivery is settled, then count.
+      for (let i = 0; i < 400; i++) {
+        const stats = await fetch(`${servers[1]!.url}/api/v2/webhooks/stats`, { headers: { "x-api-key": key } })
+        const hooks = ((await stats.json()) as any).stats.webhooks as Array<{ pending: number; failed: number }>
+        if (hooks.every((w) => w.pending === 0 && w.failed === 0)) break
+        await new Promise((done) => setTimeout(done, 25))
+      }
+      const byId = new Map<string, number>()
+      for (const got of receiver.received) {
+        const id = String(got.headers["webhook-id"])
+        byId.set(id, (byId.get(id) ?? 0) + 1)
+      }
+      assert.strictEqual(byId.size, 60, "one delivery per request")
+      assert.deepStrictEqual(
+        [...byId.entries()].filter(([, n]) => n > 1),
+        [],
+        "none sent twice"
+      )
+      const correlations = new Set(receiver.received.map((g) => JSON.parse(g.body).correlation_id))
+      assert.deepStrictEqual([...correlations].sort(), accepted.map((r) => r.json.correlation_id).sort())
+    } finally {
+      for (const s of servers) s.child.kill("SIGTERM")
+      await Promise.all([...servers.map((s) => s.exited), receiver.close()])
+    }
   })
 })
