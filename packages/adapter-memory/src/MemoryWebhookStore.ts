@@ -118,10 +118,10 @@ const make = Effect.sync(() => {
         }
         return requeued
       }),
-    settle: (id, s) =>
+    settle: (id, attempt, s) =>
       Effect.sync(() => {
         const d = deliveries.get(id)
-        if (d === undefined) return
+        if (d === undefined || d.attempts !== attempt || d.status !== "pending") return
         switch (s._tag) {
           case "Delivered": {
             deliveries.set(id, { ...d, status: "delivered" })

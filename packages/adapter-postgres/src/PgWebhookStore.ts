@@ -229,13 +229,14 @@ const make = Effect.gen(function* () {
         ),
         (rows) => rows.length
       ),
-    settle: (id, settlement) => {
+    // Only the attempt being settled, still pending: a sender whose lease ran out changes nothing.
+    settle: (id, attempt, settlement) => {
       switch (settlement._tag) {
         case "Delivered":
           return run(
             "WebhookStore.settle",
             Effect.asVoid(sql`
-              WITH done AS (UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ${id} RETURNING webhook_id)
+              WITH done AS (UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending' RETURNING webhook_id)
               UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ${settlement.at}
               WHERE id IN (SELECT webhook_id FROM done)`)
           )
@@ -243,13 +244,14 @@ const make = Effect.gen(function* () {
           return run(
             "WebhookStore.settle",
             Effect.asVoid(sql`UPDATE webhook_deliveries SET next_attempt_at = ${settlement.at}, last_error = ${settlement.error}
-                              WHERE id = ${id}`)
+                              WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`)
           )
         case "Dead":
           return run(
             "WebhookStore.settle",
             Effect.asVoid(
-              sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error} WHERE id = ${id}`
+              sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+                  WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`
             )
           )
         case "Gone":
@@ -257,7 +259,8 @@ const make = Effect.gen(function* () {
             "WebhookStore.settle",
             Effect.gen(function* () {
               const [row] = yield* sql<{ readonly webhook_id: string }>`
-                UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error} WHERE id = ${id}
+                UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+                WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'
                 RETURNING webhook_id`
               if (row === undefined) return
               yield* sql`UPDATE webhooks SET disabled_at = ${settlement.at} WHERE id = ${row.webhook_id}`

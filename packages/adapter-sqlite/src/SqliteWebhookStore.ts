@@ -148,7 +148,12 @@ const make = Effect.gen(function* () {
     lease: db.prepare<[number, string]>(
       "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
     ),
-    destination: db.prepare<[string], string>("SELECT webhook_id FROM webhook_deliveries WHERE id = ?").pluck(),
+    // The delivery's destination, if it is still pending at the attempt being settled.
+    destination: db
+      .prepare<[string, number], string>(
+        "SELECT webhook_id FROM webhook_deliveries WHERE id = ? AND attempts = ? AND status = 'pending'"
+      )
+      .pluck(),
     byCorrelation: db.prepare<[string], DeliveryRow>(
       "SELECT * FROM webhook_deliveries WHERE correlation_id IN (SELECT value FROM json_each(?)) ORDER BY rowid"
     ),
@@ -185,8 +190,8 @@ const make = Effect.gen(function* () {
     )
   }))
 
-  const settleOne = (id: string, settlement: WebhookStore.Settlement) => {
-    const webhookId = s.destination.get(id)
+  const settleOne = (id: string, attempt: number, settlement: WebhookStore.Settlement) => {
+    const webhookId = s.destination.get(id, attempt)
     if (webhookId === undefined) return
     switch (settlement._tag) {
       case "Delivered":
@@ -217,8 +222,14 @@ const make = Effect.gen(function* () {
 
   const settle = database.groupCommit(
     "WebhookStore.settle",
-    (_, batch: ReadonlyArray<{ readonly id: string; readonly settlement: WebhookStore.Settlement }>) =>
-      batch.map((p) => settleOne(p.id, p.settlement))
+    (
+      _,
+      batch: ReadonlyArray<{
+        readonly id: string
+        readonly attempt: number
+        readonly settlement: WebhookStore.Settlement
+      }>
+    ) => batch.map((p) => settleOne(p.id, p.attempt, p.settlement))
   )
 
   return WebhookStore.WebhookStore.of({
@@ -282,7 +293,7 @@ const make = Effect.gen(function* () {
         "WebhookStore.redeliverEvents",
         () => s.requeueEvents.run(now, keyId, JSON.stringify(correlationIds)).changes
       ),
-    settle: (id, settlement) => settle({ id, settlement }),
+    settle: (id, attempt, settlement) => settle({ id, attempt, settlement }),
     deliveriesOf: (ids) =>
       database.use("WebhookStore.deliveriesOf", () => s.byCorrelation.all(JSON.stringify(ids)).map(toDelivery)),
     stats: (keyId, scope) =>

@@ -228,7 +228,7 @@ const settleAll = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted
     attempts,
     ({ claimed: { delivery, webhook }, settlement: settled, seconds }) =>
       Effect.gen(function* () {
-        yield* store.settle(delivery.id, settled)
+        yield* store.settle(delivery.id, delivery.attempts, settled)
         yield* counts.record(webhook.channel?.type ?? "intelligence", counted[settled._tag], seconds)
         if (settled._tag !== "Delivered")
           yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)

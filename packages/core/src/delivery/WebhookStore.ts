@@ -215,8 +215,12 @@ export class WebhookStore extends Context.Service<
       correlationIds: ReadonlyArray<string>,
       now: number
     ) => Effect.Effect<number, StoreError.StoreError>
-    /** Records how an attempt ended (a delivered one also counts on its webhook). */
-    readonly settle: (id: string, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
+    /**
+     * Records how attempt number `attempt` of the delivery ended (a delivered one also counts on its webhook), if it
+     * is still that attempt: a sender whose lease ran out, and whose delivery was claimed again (by this or another
+     * instance), changes nothing, so it never overwrites the result of the attempt that came after it.
+     */
+    readonly settle: (id: string, attempt: number, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
     /** The deliveries of these events (by `correlationId`), in queueing order. */
     readonly deliveriesOf: (
       correlationIds: ReadonlyArray<string>

@@ -177,9 +177,9 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w1"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
         yield* store.claim(0, 10, 10, 100)
-        yield* store.settle("d1", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
-        yield* store.settle("d2", { _tag: "Retry", at: 5_000, error: "HTTP 503" })
-        yield* store.settle("d3", { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
+        yield* store.settle("d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* store.settle("d2", 1, { _tag: "Retry", at: 5_000, error: "HTTP 503" })
+        yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
         const [w] = yield* store.list("key-a")
         assert.deepStrictEqual([w?.deliveryCount, w?.lastDelivery], [1, "2026-01-01T00:00:05.000Z"])
         assert.lengthOf(yield* store.claim(4_999, 10, 10, 6_000), 0)
@@ -204,15 +204,42 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         })
       }))
 
+    test("settles only the attempt still leased: a sender whose lease ran out overwrites nothing", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1")])
+        assert.deepStrictEqual(
+          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.attempts),
+          [1]
+        )
+        // The first sender stalls past its lease; the delivery is claimed again (here, or by another instance).
+        assert.deepStrictEqual(
+          (yield* store.claim(100, 10, 10, 200)).map((c) => c.delivery.attempts),
+          [2]
+        )
+        yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 500 (after 4 attempts)" })
+        yield* store.settle("d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
+        const [before] = yield* store.stats("key-a")
+        assert.deepStrictEqual([before?.pending, before?.failed, before?.deliveryCount], [1, 0, 0], "unchanged")
+        yield* store.settle("d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:02.000Z" })
+        yield* store.settle("d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:03.000Z" })
+        const [after] = yield* store.stats("key-a")
+        assert.deepStrictEqual(
+          [after?.pending, after?.failed, after?.deliveryCount, after?.lastDelivery],
+          [0, 0, 1, "2026-01-01T00:00:02.000Z"],
+          "settled once, by the attempt that held it"
+        )
+      }))
+
     test("redelivers the owner's dead letters afresh, due now; not another key's, nor a disabled webhook's", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
         yield* store.claim(0, 10, 10, 100)
-        yield* store.settle("d1", { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
-        yield* store.settle("d2", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
-        yield* store.settle("d3", { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        yield* store.settle("d2", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
         assert.strictEqual(yield* store.redeliver("key-b", "w1", 7_000), undefined, "another key's")
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000, "channels"), undefined, "another scope")
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000), 2)
@@ -234,7 +261,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 9_000), 0, "nothing dead any more")
         yield* store.enqueue([delivery("d4", "w2", "key-a", 9_000)])
         yield* store.claim(9_000, 10, 10, 10_000)
-        yield* store.settle("d4", { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        yield* store.settle("d4", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliver("key-a", "w2", 9_000), 0, "a disabled webhook gets nothing")
         assert.deepStrictEqual(
           (yield* store.stats("key-a")).map((x) => [x.id, x.failed]),
@@ -257,8 +284,8 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           delivery("d5", "w1")
         ])
         yield* store.claim(0, 10, 10, 100)
-        for (const id of ["d1", "d2", "d3", "d4"]) yield* store.settle(id, { _tag: "Dead", error: "HTTP 503" })
-        yield* store.settle("d5", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        for (const id of ["d1", "d2", "d3", "d4"]) yield* store.settle(id, 1, { _tag: "Dead", error: "HTTP 503" })
+        yield* store.settle("d5", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
         const events = ["corr-d1", "corr-d2", "corr-d5"]
         assert.strictEqual(yield* store.redeliverEvents("key-b", events, 7_000), 0, "another key's")
         assert.strictEqual(yield* store.redeliverEvents("key-a", [], 7_000), 0, "no events")
@@ -276,10 +303,11 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           ["dead"],
           "another event's dead letter stays"
         )
-        yield* store.settle("d2", { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        yield* store.settle("d2", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d2"], 9_000), 0, "a disabled webhook's")
         yield* store.claim(9_000, 10, 10, 9_500)
-        yield* store.settle("d1", { _tag: "Dead", error: "HTTP 503" })
+        // d1's second attempt (its first lease ran out at 8,000).
+        yield* store.settle("d1", 2, { _tag: "Dead", error: "HTTP 503" })
         assert.isTrue(yield* store.remove("key-a", "w1"))
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d1"], 10_000), 0, "a removed webhook's")
       }))
@@ -290,7 +318,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1", "key-a", 1_000), delivery("d3", "w2")])
         yield* store.claim(0, 1, 10, 100)
-        yield* store.settle("d1", { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
+        yield* store.settle("d1", 1, { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
         const stats = yield* store.stats("key-a")
         assert.deepStrictEqual(
           stats.map((s) => [s.id, s.disabled, s.pending, s.failed]),
@@ -341,7 +369,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
             ["d2", undefined]
           ]
         )
-        yield* store.settle("d1", { _tag: "Retry", at: 50, error: "SMTP 421: try later" })
+        yield* store.settle("d1", 1, { _tag: "Retry", at: 50, error: "SMTP 421: try later" })
         assert.deepStrictEqual(
           (yield* store.stats("key-a", "channels")).map((s) => [s.id, s.pending, s.lastError]),
           [
