@@ -1,6 +1,5 @@
 /** Child process of the ingest scenario: ingests (or only decompresses) one file and prints time and peak RSS. */
-import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { IngestCommand } from "@vigil/cli"
+import { IngestCommand, Store } from "@vigil/cli"
 import { Input } from "@vigil/engine"
 import { Effect, Stream } from "effect"
 
@@ -17,7 +16,8 @@ const program: Effect.Effect<number, unknown> =
       )
     : IngestCommand.ingestOne({ kind: "ofac-sdn-xml", input: file! }).pipe(
         Effect.map((o) => o.records),
-        Effect.provide(SqliteAdapter.layer({ filename: db! }))
+        // A SQLite file or a postgres:// URL, opened as the CLI opens it.
+        Effect.provide(Store.all(db!))
       )
 const count = await Effect.runPromise(program)
 console.log(

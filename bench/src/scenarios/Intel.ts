@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { ratiosTo, type Scenario } from "../Harness.ts"
+import { Postgres } from "@vigil/testkit"
 import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
@@ -32,6 +33,30 @@ const batch = Array.from(
   (_, i) => `0x${(i * 2654435761 + 17).toString(16).padStart(40, "0").slice(-40)}`
 )
 
+/** Lists a sanctioned address and five of the batch, and creates a key without limits: the key. */
+const prepare = (db: string, listFile: string) => {
+  vigil(
+    [
+      "ingest",
+      "address-list",
+      listFile,
+      "--list",
+      "bench-sanctions",
+      "--category",
+      "sanctions",
+      "--authority",
+      "official"
+    ],
+    db
+  )
+  return JSON.parse(
+    vigil(
+      ["keys", "create", "--name", "Bench", "--qps", "1000000000", "--daily", "1000000000", "--monthly", "1000000000"],
+      db
+    )
+  ).key as string
+}
+
 const vigil = (args: ReadonlyArray<string>, db: string) =>
   execFileSync(process.execPath, [vigilBin, ...args, "--db", db], {
     encoding: "utf8",
@@ -42,51 +67,31 @@ const vigil = (args: ReadonlyArray<string>, db: string) =>
 export const scenario: Scenario = {
   name: "http-intel",
   description:
-    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request; a clean one, screened every time (its index lookup remembered until the lists change); 20,000 distinct checksummed clean addresses in turn, so no memory of recent addresses helps), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. v3 single and v2 GET take the hot-routes lane; `router only` is a second server on the same database with VIGIL_HOT_ROUTES=off, every request through the HttpApi router. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
+    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request; a clean one, screened every time (its index lookup remembered until the lists change); 20,000 distinct checksummed clean addresses in turn, so no memory of recent addresses helps), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. v3 single and v2 GET take the hot-routes lane; `router only` is a second server on the same database with VIGIL_HOT_ROUTES=off, every request through the HttpApi router. The same v3 routes are measured on a third server whose store is a PostgreSQL database on the machine's server (over loopback, a pool of 10), each as a ratio to its SQLite figure. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
   run: async ({ connections, durationSeconds, rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-"))
     const db = join(dir, "vigil.db")
     const listFile = join(dir, "list.txt")
     writeFileSync(listFile, [SANCTIONED, ...batch.slice(0, 5)].join("\n") + "\n")
-    vigil(
-      [
-        "ingest",
-        "address-list",
-        listFile,
-        "--list",
-        "bench-sanctions",
-        "--category",
-        "sanctions",
-        "--authority",
-        "official"
-      ],
-      db
-    )
-    const key = JSON.parse(
-      vigil(
-        [
-          "keys",
-          "create",
-          "--name",
-          "Bench",
-          "--qps",
-          "1000000000",
-          "--daily",
-          "1000000000",
-          "--monthly",
-          "1000000000"
-        ],
-        db
-      )
-    ).key as string
+    const key = prepare(db, listFile)
+    // The same on PostgreSQL, when a server answers (the key is the database's: one of its own there).
+    let pg: Postgres.RunDatabase | undefined
+    let unavailable: string | undefined
+    try {
+      pg = await Postgres.createDatabase()
+    } catch (cause) {
+      unavailable = String((cause as Error).message ?? cause)
+    }
+    const pgKey = pg === undefined ? undefined : prepare(pg.url, listFile)
     const env = { VIGIL_DB: db, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" }
     const server = await startServer([vigilBin, "serve"], env)
     const routerOnly = await startServer([vigilBin, "serve"], { ...env, VIGIL_HOT_ROUTES: "off" })
+    const onPg = pg === undefined ? undefined : await startServer([vigilBin, "serve"], { ...env, VIGIL_DB: pg.url })
     const bare = await startServer([bareServer])
-    const post = (body: unknown): Request => ({
+    const post = (body: unknown, as = key): Request => ({
       method: "POST",
       path: "/api/v3/intel",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${as}`, "content-type": "application/json" },
       body: JSON.stringify(body)
     })
     const distinct = distinctAddresses(20_000).map((address) => JSON.stringify({ address }))
@@ -102,7 +107,18 @@ export const scenario: Scenario = {
         "v3 batch of 25",
         server.url,
         { ...post({ addresses: batch, options: { batch_size: 10 } }), path: "/api/v3/intel/batch" }
-      ]
+      ],
+      ...(onPg === undefined || pgKey === undefined
+        ? []
+        : ([
+            ["v3 single, clean, PostgreSQL", onPg.url, post({ address: CLEAN }, pgKey)],
+            ["v3 single, 20,000 distinct clean, PostgreSQL", onPg.url, { ...post({}, pgKey), bodies: distinct }],
+            [
+              "v3 batch of 25, PostgreSQL",
+              onPg.url,
+              { ...post({ addresses: batch, options: { batch_size: 10 } }, pgKey), path: "/api/v3/intel/batch" }
+            ]
+          ] satisfies ReadonlyArray<[string, string, Request]>))
     ]
     try {
       const runs = new Map<string, Array<LoadFigures>>(subjects.map(([name]) => [name, []]))
@@ -125,11 +141,21 @@ export const scenario: Scenario = {
         ratios: ratiosTo(baseline, measurements),
         notes: [
           `v3 batch of 25: ${figures("v3 batch of 25")["req/s"]! * 25} addresses/s`,
+          onPg === undefined
+            ? `PostgreSQL not measured: ${unavailable}`
+            : `PostgreSQL beside SQLite (req/s, target ≥ 0.5×): ${[
+                "v3 single, clean",
+                "v3 single, 20,000 distinct clean",
+                "v3 batch of 25"
+              ]
+                .map((s) => `${s} ${(figures(`${s}, PostgreSQL`)["req/s"]! / figures(s)["req/s"]!).toFixed(3)}×`)
+                .join("; ")}`,
           `v3 single, 20,000 distinct clean: ${distinctRatio.toFixed(3)}× the bare server sent the same rotating bodies (a body per request slows autocannon itself, so that is the like-for-like baseline)`
         ]
       }
     } finally {
-      await Promise.all([server.stop(), routerOnly.stop(), bare.stop()])
+      await Promise.all([server.stop(), routerOnly.stop(), bare.stop(), onPg?.stop()])
+      await pg?.drop()
       rmSync(dir, { recursive: true, force: true })
     }
   }

@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
+import { withDatabase } from "../Postgres.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -53,7 +54,7 @@ const pool = async (n: number, c: number, task: (i: number) => Promise<void>) =>
 /** The scenario. */
 export const scenario: Scenario = {
   name: "webhook-deliveries",
-  description: `\`vigil serve\` on SQLite with ${WEBHOOKS} webhooks on one key: ${REQUESTS} asynchronous intelligence requests (${CONCURRENCY} at a time) fan out into ${REQUESTS * WEBHOOKS} durable, signed deliveries to an HTTPS receiver on loopback; measured, after a first such burst that warms the server up, from the first request until the receiver has every delivery (distinct webhook-id) and stats show none pending or failed. Baseline: the same number of HTTPS POSTs of the same body sent straight to the receiver with ${CONCURRENCY} keep-alive connections. Server on core 0, receiver and clients on core 1.`,
+  description: `\`vigil serve\` on SQLite (and on a PostgreSQL database of the machine's server) with ${WEBHOOKS} webhooks on one key: ${REQUESTS} asynchronous intelligence requests (${CONCURRENCY} at a time) fan out into ${REQUESTS * WEBHOOKS} durable, signed deliveries to an HTTPS receiver on loopback; measured, after a first such burst that warms the server up, from the first request until the receiver has every delivery (distinct webhook-id) and stats show none pending or failed. Baseline: the same number of HTTPS POSTs of the same body sent straight to the receiver with ${CONCURRENCY} keep-alive connections. Server on core 0, receiver and clients on core 1.`,
   run: async ({ rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-webhooks-"))
     const certs = certificates(dir)
@@ -71,76 +72,80 @@ export const scenario: Scenario = {
     })
     await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", () => done()))
     const port = (receiver.address() as { port: number }).port
+    const pg = "vigil durable deliveries, PostgreSQL"
+    let unavailable: string | undefined
     const runs: Record<string, Array<{ "deliveries/s": number; seconds: number; lost: number }>> = {
       "HTTPS POST (bare)": [],
-      "vigil durable deliveries": []
+      "vigil durable deliveries": [],
+      [pg]: []
+    }
+    /** One round of `vigil serve` on `db` (a file or a postgres:// URL), recorded under `subject`. */
+    const measure = async (subject: string, db: string) => {
+      const key = JSON.parse(
+        execFileSync(process.execPath, [vigilBin, "keys", "create", "--db", db, "--name", "Bench", "--qps", "100000"], {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+      ).key as string
+      const server = await startServer([vigilBin, "serve"], {
+        VIGIL_DB: db,
+        VIGIL_HOST: "127.0.0.1",
+        VIGIL_PORT: "0",
+        VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+        VIGIL_WEBHOOK_CA_FILE: certs.caFile
+      })
+      try {
+        const post = (path: string, body: unknown) =>
+          fetch(`${server.url}${path}`, {
+            method: "POST",
+            headers: { "x-api-key": key, "content-type": "application/json" },
+            body: JSON.stringify(body)
+          })
+        for (let i = 0; i < WEBHOOKS; i++) await post("/api/v2/webhooks", { url: `https://127.0.0.1:${port}/h${i}` })
+        /** `REQUESTS` asynchronous requests, and the seconds until the receiver has every delivery. */
+        const burst = async () => {
+          seen.clear()
+          const started = performance.now()
+          await pool(REQUESTS, CONCURRENCY, async () => {
+            const r = await post("/api/v2/intel/webhook", { address: CLEAN })
+            if (r.status !== 202) throw new Error(`async intel answered ${r.status}`)
+            await r.arrayBuffer()
+          })
+          while (seen.size < REQUESTS * WEBHOOKS && performance.now() - started < 120_000) {
+            await new Promise((done) => setTimeout(done, 5))
+          }
+          return (performance.now() - started) / 1000
+        }
+        // A first burst warms the server up (as the HTTP scenarios' warm-up does); the second is measured.
+        await burst()
+        const seconds = await burst()
+        // The receiver can see the last deliveries a moment before the server has recorded them as delivered.
+        const unsettled = async () => {
+          const body = (await (
+            await fetch(`${server.url}/api/v2/webhooks/stats`, { headers: { "x-api-key": key } })
+          ).json()) as { stats: { webhooks: Array<{ pending: number; failed: number }> } }
+          return body.stats.webhooks.reduce((n, w) => n + w.pending + w.failed, 0)
+        }
+        let open = await unsettled()
+        for (let waited = 0; open > 0 && waited < 10_000; waited += 50) {
+          await new Promise((done) => setTimeout(done, 50))
+          open = await unsettled()
+        }
+        const lost = REQUESTS * WEBHOOKS - seen.size + open
+        runs[subject]!.push({
+          "deliveries/s": Math.round(seen.size / seconds),
+          seconds: Math.round(seconds * 100) / 100,
+          lost
+        })
+      } finally {
+        await server.stop()
+      }
     }
     try {
       for (let round = 0; round < rounds; round++) {
-        const db = join(dir, `r${round}.db`)
-        const key = JSON.parse(
-          execFileSync(
-            process.execPath,
-            [vigilBin, "keys", "create", "--db", db, "--name", "Bench", "--qps", "100000"],
-            {
-              encoding: "utf8",
-              stdio: ["ignore", "pipe", "pipe"]
-            }
-          )
-        ).key as string
-        const server = await startServer([vigilBin, "serve"], {
-          VIGIL_DB: db,
-          VIGIL_HOST: "127.0.0.1",
-          VIGIL_PORT: "0",
-          VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-          VIGIL_WEBHOOK_CA_FILE: certs.caFile
-        })
-        try {
-          const post = (path: string, body: unknown) =>
-            fetch(`${server.url}${path}`, {
-              method: "POST",
-              headers: { "x-api-key": key, "content-type": "application/json" },
-              body: JSON.stringify(body)
-            })
-          for (let i = 0; i < WEBHOOKS; i++) await post("/api/v2/webhooks", { url: `https://127.0.0.1:${port}/h${i}` })
-          /** `REQUESTS` asynchronous requests, and the seconds until the receiver has every delivery. */
-          const burst = async () => {
-            seen.clear()
-            const started = performance.now()
-            await pool(REQUESTS, CONCURRENCY, async () => {
-              const r = await post("/api/v2/intel/webhook", { address: CLEAN })
-              if (r.status !== 202) throw new Error(`async intel answered ${r.status}`)
-              await r.arrayBuffer()
-            })
-            while (seen.size < REQUESTS * WEBHOOKS && performance.now() - started < 120_000) {
-              await new Promise((done) => setTimeout(done, 5))
-            }
-            return (performance.now() - started) / 1000
-          }
-          // A first burst warms the server up (as the HTTP scenarios' warm-up does); the second is measured.
-          await burst()
-          const seconds = await burst()
-          // The receiver can see the last deliveries a moment before the server has recorded them as delivered.
-          const unsettled = async () => {
-            const body = (await (
-              await fetch(`${server.url}/api/v2/webhooks/stats`, { headers: { "x-api-key": key } })
-            ).json()) as { stats: { webhooks: Array<{ pending: number; failed: number }> } }
-            return body.stats.webhooks.reduce((n, w) => n + w.pending + w.failed, 0)
-          }
-          let open = await unsettled()
-          for (let waited = 0; open > 0 && waited < 10_000; waited += 50) {
-            await new Promise((done) => setTimeout(done, 50))
-            open = await unsettled()
-          }
-          const lost = REQUESTS * WEBHOOKS - seen.size + open
-          runs["vigil durable deliveries"]!.push({
-            "deliveries/s": Math.round(seen.size / seconds),
-            seconds: Math.round(seconds * 100) / 100,
-            lost
-          })
-        } finally {
-          await server.stop()
-        }
+        await measure("vigil durable deliveries", join(dir, `r${round}.db`))
+        const onPg = await withDatabase((url) => measure(pg, url))
+        if ("unavailable" in onPg) unavailable = onPg.unavailable
         const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: certs.ca })
         const started = performance.now()
         await pool(REQUESTS * WEBHOOKS, CONCURRENCY, (i) => {
@@ -173,20 +178,29 @@ export const scenario: Scenario = {
       receiver.close()
       rmSync(dir, { recursive: true, force: true })
     }
-    const measurements = Object.entries(runs).map(([subject, r]) => ({
-      subject,
-      figures: {
-        "deliveries/s": median(r.map((x) => x["deliveries/s"])),
-        seconds: median(r.map((x) => x.seconds)),
-        lost: r.reduce((n, x) => n + x.lost, 0)
-      }
-    }))
+    const measurements = Object.entries(runs)
+      .filter(([, r]) => r.length > 0)
+      .map(([subject, r]) => ({
+        subject,
+        figures: {
+          "deliveries/s": median(r.map((x) => x["deliveries/s"])),
+          seconds: median(r.map((x) => x.seconds)),
+          lost: r.reduce((n, x) => n + x.lost, 0)
+        }
+      }))
     const baseline = "HTTPS POST (bare)"
+    const rate = (subject: string) => measurements.find((m) => m.subject === subject)?.figures["deliveries/s"]
+    const onPg = rate(pg)
     return {
       settings: { rounds, requests: REQUESTS, webhooksPerKey: WEBHOOKS, concurrency: CONCURRENCY },
       measurements,
       baseline,
-      ratios: ratiosTo(baseline, measurements)
+      ratios: ratiosTo(baseline, measurements),
+      notes: [
+        onPg === undefined
+          ? `PostgreSQL not measured: ${unavailable}`
+          : `PostgreSQL: ${(onPg / rate("vigil durable deliveries")!).toFixed(3)}× the deliveries/s on SQLite`
+      ]
     }
   }
 }

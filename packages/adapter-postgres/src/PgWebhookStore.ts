@@ -100,15 +100,29 @@ const make = Effect.gen(function* () {
   /** Each due destination's `each` oldest due deliveries, destinations by their oldest, locked or skipped. */
   const candidates = (now: number, each: number) =>
     Effect.gen(function* () {
+      // The destinations with pending deliveries, found by skipping from one to the next in the index of pending
+      // rows, then each one's oldest due deliveries by an index probe: a claim reads a few rows per destination,
+      // never the whole backlog.
       const ids = yield* sql<{ readonly id: string }>`
+        WITH RECURSIVE destinations(webhook_id) AS (
+          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
+                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
+                  ORDER BY d.webhook_id LIMIT 1)
+          FROM destinations WHERE destinations.webhook_id IS NOT NULL
+        )
         SELECT id FROM (
-          SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq,
-                 row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rank,
-                 min(d.next_attempt_at) OVER (PARTITION BY d.webhook_id) AS first
-          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.disabled_at IS NULL
-          WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-        ) ranked
-        WHERE rank <= ${each}
+          SELECT x.id, x.webhook_id, x.next_attempt_at, x.seq,
+                 min(x.next_attempt_at) OVER (PARTITION BY x.webhook_id) AS first
+          FROM destinations
+          JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
+            WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+            ORDER BY d.next_attempt_at, d.seq LIMIT ${each}
+          ) x
+        ) due
         ORDER BY first, webhook_id, next_attempt_at, seq
         LIMIT 4096`
       if (ids.length === 0) return []
