@@ -44,6 +44,8 @@ export class PgDatabase extends Context.Service<
     readonly lastFailure: () => { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
     /** When the database was opened and migrated (ISO instant). */
     readonly openedAt: string
+    /** The schema the tables live in: what tells this store's notices from another's on the same database. */
+    readonly schema: string
   }
 >()("@vigil/adapter-postgres/PgDatabase") {}
 
@@ -70,7 +72,8 @@ export const storeError = (operation: string) => (error: SqlError.SqlError | Mig
  * times they store as arguments.
  */
 const realClock = Clock.Clock.defaultValue()
-const onRealClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, realClock)
+export const onRealClock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, Clock.Clock, realClock)
 
 /** The advisory lock instances take to create their schema one at a time. */
 const schemaLock = 0x76_69_67_69 // "vigi"
@@ -118,7 +121,8 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
   const client = PgClient.layerFrom(
     PgClient.make({
       url: Redacted.make(options.url),
-      maxConnections: options.maxConnections ?? 10,
+      // One connection listens for changes of the lists: two at least.
+      maxConnections: Math.max(2, options.maxConnections ?? 10),
       applicationName: "vigil",
       startupParameters: {
         statement_timeout: String(options.statementTimeoutMillis ?? 30_000),
@@ -158,7 +162,8 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         transaction: (operation, effect) =>
           onRealClock(Effect.mapError(sql.withTransaction(effect), failed(operation))),
         lastFailure: () => last,
-        openedAt: Instant.iso(realClock.currentTimeMillisUnsafe())
+        openedAt: Instant.iso(realClock.currentTimeMillisUnsafe()),
+        schema: options.schema ?? "public"
       })
     })
   )
@@ -166,25 +171,34 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
 }
 
 /**
- * Collects what arrives in one turn of the event loop and hands it to `run` at once (one transaction, one round
- * trip for many requests); each caller gets its own result, or the batch's failure.
+ * Group commit: hands what arrived to `run` at once (one transaction, a few round trips for many requests), one
+ * batch at a time; what arrives while a batch is in the database waits for it and goes with the next. Batches of
+ * one key's quota windows would only queue behind each other's row locks: one at a time, each takes all that
+ * waited. Each caller gets its own result, or the batch's failure.
  */
 export const batcher = <I, A>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, StoreError.StoreError>
 ) => {
   let queue: Array<{ readonly item: I; readonly resume: (effect: Effect.Effect<A, StoreError.StoreError>) => void }> =
     []
-  const flush = () => {
+  /** A batch is in the database, or about to be sent (then the items of this turn join it). */
+  let busy = false
+  const flush = (): void => {
     const batch = queue
     queue = []
+    if (batch.length === 0) {
+      busy = false
+      return
+    }
     Effect.runFork(
       Effect.exit(run(batch.map((b) => b.item))).pipe(
         Effect.tap((exit) =>
-          Effect.sync(() =>
+          Effect.sync(() => {
             batch.forEach((b, i) =>
               b.resume(Exit.isSuccess(exit) ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
             )
-          )
+            flush()
+          })
         )
       )
     )
@@ -192,7 +206,10 @@ export const batcher = <I, A>(
   return (item: I): Effect.Effect<A, StoreError.StoreError> =>
     Effect.callback<A, StoreError.StoreError>((resume) => {
       queue.push({ item, resume })
-      if (queue.length === 1) setImmediate(flush)
+      if (!busy) {
+        busy = true
+        setImmediate(flush)
+      }
     })
 }
 

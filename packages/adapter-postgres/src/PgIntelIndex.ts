@@ -5,8 +5,8 @@
  * Records go in thousands per statement.
  */
 import { type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Effect, Layer } from "effect"
-import { PgDatabase, serialised } from "./PgDatabase.ts"
+import { Cause, Clock, Effect, Layer, Queue } from "effect"
+import { onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
 
 interface RecordRow {
   readonly list: string
@@ -75,11 +75,92 @@ const recordColumns =
 const versionColumns =
   "id::float8 AS id, list, source, kind, mode, as_of, content_hash, origin, ingested_at, state, authority, withdrawn_at"
 
+/** Addresses whose lookups are remembered at once (then it starts over). */
+const maxRemembered = 20_000
+
 /** How many rows one statement inserts. */
 const chunk = 5_000
 
+/** The channel on which every change of the lists is announced at its commit (the payload: the schema). */
+const channel = "vigil_intel"
+
+/** How long a generation read is trusted while notices are heard: the bound on a notice that never came. */
+const trustMillis = 1_000
+
 const make = Effect.gen(function* () {
-  const { sql, run, transaction } = yield* PgDatabase
+  const database = yield* PgDatabase
+  const { sql, run, schema } = database
+
+  /**
+   * The generation, remembered while this process hears the notices of changes (`LISTEN`): a commit here or in any
+   * other process (another instance, `vigil ingest`) is announced to every listener as it commits, and forgets it.
+   * A remembered reading is trusted for a second at most; while the listener is down (a dropped connection), none
+   * is remembered: every request asks the database, and the listener subscribes again after a pause.
+   */
+  let heard = 0
+  let listening = false
+  let remembered: { readonly value: number; readonly heard: number; readonly atMillis: number } | undefined
+  const listen = Effect.scoped(
+    Effect.gen(function* () {
+      const notices = yield* sql.listen(channel)
+      listening = true
+      heard++
+      while (true) {
+        const notice = yield* Queue.take(notices)
+        if (notice.payload === schema) heard++
+      }
+    })
+  ).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.interrupt
+        : Effect.logWarning(`intelligence: the listener of list changes dropped; resubscribing`, cause)
+    ),
+    Effect.ensuring(
+      Effect.sync(() => {
+        listening = false
+        heard++
+      })
+    ),
+    Effect.andThen(Effect.sleep(trustMillis)),
+    Effect.forever,
+    onRealClock
+  )
+  yield* Effect.forkScoped(listen)
+  const readGeneration = Effect.map(
+    run(
+      "IntelIndex.generation",
+      sql<{ readonly g: number }>`
+        SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
+          + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments))::float8 AS g`
+    ),
+    (rows) => rows[0]?.g ?? 0
+  )
+  const generation = Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
+    if (listening && remembered?.heard === heard && now - remembered.atMillis < trustMillis)
+      return Effect.succeed(remembered.value)
+    const before = heard
+    return Effect.tap(readGeneration, (value) =>
+      Effect.sync(() => {
+        remembered = listening && heard === before ? { value, heard: before, atMillis: now } : undefined
+      })
+    )
+  })
+  const { transaction } = database
+  /** The records of recently looked-up addresses (most have none), at the generation they were read at. */
+  let found: { readonly at: number; readonly records: Map<string, ReadonlyArray<Intel.IntelRecord>> } = {
+    at: -1,
+    records: new Map()
+  }
+  /** A transaction that changes the lists: announced to every listener at its commit, and forgotten here at once. */
+  const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
+    database.transaction(operation, Effect.andThen(sql`SELECT pg_notify(${channel}, ${schema})`, effect)).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          heard++
+        })
+      )
+    )
 
   const versionOf = (id: number) =>
     Effect.map(
@@ -194,7 +275,7 @@ const make = Effect.gen(function* () {
         })
       ),
     commit: (version, completion) =>
-      transaction(
+      changing(
         "IntelIndex.commit",
         Effect.gen(function* () {
           const staged = yield* stagedVersion(version)
@@ -247,7 +328,7 @@ const make = Effect.gen(function* () {
         })
       ),
     remove: (list, at) =>
-      transaction(
+      changing(
         "IntelIndex.remove",
         Effect.gen(function* () {
           yield* serialised(sql, `intel:${list}`)
@@ -268,7 +349,7 @@ const make = Effect.gen(function* () {
         })
       ),
     rollback: (list, at) =>
-      transaction(
+      changing(
         "IntelIndex.rollback",
         Effect.gen(function* () {
           yield* serialised(sql, `intel:${list}`)
@@ -287,7 +368,7 @@ const make = Effect.gen(function* () {
         })
       ),
     redate: (list, version, asOf, at) =>
-      transaction(
+      changing(
         "IntelIndex.redate",
         Effect.gen(function* () {
           yield* serialised(sql, `intel:${list}`)
@@ -313,24 +394,31 @@ const make = Effect.gen(function* () {
     lookup: (addresses) =>
       addresses.length === 0
         ? Effect.succeed([])
-        : Effect.map(
-            run(
-              "IntelIndex.lookup",
-              sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records
-                             WHERE address = ANY(${[...addresses]}::text[]) ORDER BY id`
-            ),
-            (rows) => rows.map(fromRow)
-          ),
+        : Effect.flatMap(generation, (at) => {
+            // What was read at this generation still holds: only the addresses not remembered are asked for.
+            // A full memory starts over before reading, so nothing this request relies on is dropped under it.
+            if (found.at !== at || found.records.size >= maxRemembered) found = { at, records: new Map() }
+            const known = found
+            const missing = [...new Set(addresses.filter((a) => !known.records.has(a)))]
+            const read =
+              missing.length === 0
+                ? Effect.void
+                : Effect.map(
+                    run(
+                      "IntelIndex.lookup",
+                      sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records
+                                     WHERE address = ANY(${missing}::text[]) ORDER BY id`
+                    ),
+                    (rows) => {
+                      for (const a of missing) known.records.set(a, [])
+                      for (const row of rows)
+                        (known.records.get(row.address) as Array<Intel.IntelRecord>).push(fromRow(row))
+                    }
+                  )
+            return Effect.map(read, () => addresses.flatMap((a) => known.records.get(a) ?? []))
+          }),
     // Commits raise the newest committed version id; deletions and amendments add to their counts: each moves it.
-    generation: Effect.map(
-      run(
-        "IntelIndex.generation",
-        sql<{ readonly g: number }>`
-          SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
-            + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments))::float8 AS g`
-      ),
-      (rows) => rows[0]?.g ?? 0
-    ),
+    generation,
     lists: Effect.map(
       run(
         "IntelIndex.lists",

@@ -4,7 +4,7 @@
  * newer build refused, and a server that does not answer named in one line.
  */
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
-import { ApiKeyStore, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
+import { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { Postgres } from "@vigil/testkit"
 import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -63,6 +63,76 @@ describe("PostgreSQL: several instances, one store", () => {
       assert.isUndefined((yield* there.find("k1"))?.revokedAt)
       yield* here.revoke("k1", "2026-01-02T00:00:00.000Z")
       assert.strictEqual((yield* there.find("k1"))?.revokedAt, "2026-01-02T00:00:00.000Z")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+/** Polls `check` every 20 ms until it holds or `millis` have passed (a notice crosses the network): whether it held. */
+const within = (millis: number, check: Effect.Effect<boolean, unknown>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    while (!(yield* check)) {
+      if (performance.now() - started > millis) return false
+      yield* Effect.sleep(20)
+    }
+    return true
+  })
+
+describe("PostgreSQL: list changes heard by every instance", () => {
+  it("answers a list committed on another instance within a second, also after its listener was cut", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [a, b] = yield* instances(2, schema)
+      const reader = Context.get(a!, IntelIndex.IntelIndex)
+      const writer = Context.get(b!, IntelIndex.IntelIndex)
+      const { sql } = Context.get(a!, PgDatabase.PgDatabase)
+      const listed = (address: string) => Effect.map(reader.lookup([address]), (records) => records.length > 0)
+      const list = (name: string, address: string) =>
+        Effect.gen(function* () {
+          const info = {
+            list: name,
+            source: name,
+            kind: "address-list",
+            mode: "snapshot" as const,
+            origin: "test",
+            ingestedAt: "2026-01-01T00:00:00.000Z",
+            authority: "official" as const
+          }
+          const id = yield* writer.stage(info)
+          yield* writer.append(id, [
+            { address, family: "evm", category: "sanctions", reference: `ref-${address}`, listedAt: "2026-01-01" }
+          ])
+          yield* writer.commit(id, { asOf: "2026-01-01", contentHash: name })
+        })
+      const first = `0x${"1".repeat(40)}`
+      const second = `0x${"2".repeat(40)}`
+      // Read (and remembered) clean by the reader, then listed by the writer.
+      assert.isFalse(yield* listed(first))
+      yield* list("one", first)
+      // Heard at once through the commit's notice (without it, the remembered reading would hold for a second).
+      assert.isTrue(yield* within(500, listed(first)), "seen at once")
+      // The reader's listening connection is cut: it answers by the database meanwhile, and listens again.
+      const listeners = () =>
+        sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`
+      assert.isTrue(
+        yield* within(
+          1_000,
+          Effect.map(listeners(), (rows) => rows.length === 2)
+        ),
+        "both listen"
+      )
+      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`
+      assert.isFalse(yield* listed(second))
+      yield* list("two", second)
+      assert.isTrue(yield* within(1_000, listed(second)), "seen within a second without a listener")
+      assert.isTrue(
+        yield* within(
+          3_000,
+          Effect.map(listeners(), (rows) => rows.length === 2)
+        ),
+        "both listen again"
+      )
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 

@@ -46,7 +46,8 @@ const setting = (name: string, minimum: number, maximum: number, fallback: numbe
 /** The PostgreSQL adapter on `url`, with the pool size and statement timeout of the environment. */
 const postgres = (url: string) =>
   Effect.gen(function* () {
-    const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 1, 1_000, 10)
+    // One connection listens for list changes: two at least.
+    const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 2, 1_000, 10)
     const statementTimeoutMillis = yield* setting("VIGIL_PG_STATEMENT_TIMEOUT_MS", 100, 3_600_000, 30_000)
     return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis })
   })

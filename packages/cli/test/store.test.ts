@@ -44,6 +44,29 @@ describe("vigil --db", () => {
     assert.isFalse(existsSync(join(cwd, "ftp:")))
   })
 
+  it("takes TLS from the URL's sslmode: required and not offered is refused in one line, never sent in the clear", async () => {
+    const cwd = tempDir()
+    const withMode = (mode: string) => {
+      const url = new URL(run!.url)
+      url.searchParams.set("sslmode", mode)
+      return url.toString()
+    }
+    // The machine's server does not offer TLS: `require` (and verify-ca / verify-full) must not fall back to plain.
+    for (const mode of ["require", "verify-full"]) {
+      const refused = await runVigil(cwd, {}, ["keys", "list", "--db", withMode(mode)])
+      assert.strictEqual(refused.code, 1, mode)
+      assert.match(
+        oneLine(refused.stderr),
+        /^vigil: cannot use the database .*: Unavailable: The server does not support TLS$/
+      )
+    }
+    const preferred = await runVigil(cwd, {}, ["keys", "list", "--db", withMode("prefer")])
+    assert.strictEqual(preferred.code, 0, preferred.stderr)
+    const unknown = await runVigil(cwd, {}, ["keys", "list", "--db", withMode("sometimes")])
+    assert.strictEqual(unknown.code, 1)
+    assert.match(oneLine(unknown.stderr), /Unrecognized sslmode in URL: "sometimes"$/)
+  })
+
   it("keeps API keys on PostgreSQL: created, listed and revoked through the server", async () => {
     const cwd = tempDir()
     const created = await runVigil(cwd, {}, ["keys", "create", "--db", run!.url, "--name", "Acme", "--daily", "500"])
@@ -76,7 +99,7 @@ describe("vigil --db", () => {
     assert.strictEqual(ok.code, 0, ok.stderr)
     const refused = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "0" }, ["keys", "list", "--db", run!.url])
     assert.strictEqual(refused.code, 1)
-    assert.strictEqual(oneLine(refused.stderr), "vigil: VIGIL_PG_POOL_SIZE: must be a whole number from 1 to 1000")
+    assert.strictEqual(oneLine(refused.stderr), "vigil: VIGIL_PG_POOL_SIZE: must be a whole number from 2 to 1000")
     const slow = await runVigil(cwd, { VIGIL_PG_STATEMENT_TIMEOUT_MS: "soon" }, ["screen", "--db", run!.url, CLEAN])
     assert.strictEqual(slow.code, 1)
     assert.strictEqual(
