@@ -8,6 +8,7 @@ import * as FollowCommand from "./FollowCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
 import * as KeysCommand from "./KeysCommand.ts"
 import * as ListsCommand from "./ListsCommand.ts"
+import * as MigrateStoreCommand from "./MigrateStoreCommand.ts"
 import * as MonitorCommand from "./MonitorCommand.ts"
 import * as RulesCommand from "./RulesCommand.ts"
 import * as ScreenCommand from "./ScreenCommand.ts"
@@ -22,6 +23,7 @@ export const vigil = Command.make("vigil").pipe(
     IngestCommand.command,
     ScreenCommand.command,
     ListsCommand.command,
+    MigrateStoreCommand.command,
     KeysCommand.command,
     CheckCommand.command,
     RulesCommand.command,

@@ -14,7 +14,8 @@ export type Store =
   { readonly _tag: "Sqlite"; readonly filename: string } | { readonly _tag: "Postgres"; readonly url: string }
 
 /** The store `value` names, or the one line saying why it names none. */
-const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
+/** What `--db` names: a SQLite file or a PostgreSQL URL; another scheme, or a malformed URL, refused in one line. */
+export const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase()
   if (scheme === undefined) return Effect.succeed({ _tag: "Sqlite", filename: value })
   if (scheme !== "postgres" && scheme !== "postgresql")

@@ -1,0 +1,146 @@
+/**
+ * `vigil migrate-store --from FILE --to URL`: moves what a SQLite file holds into a new PostgreSQL database (keys
+ * with their quota counts, lists with their versions, history, deletions and amendments, webhooks and the outbox,
+ * contracts, bots, followed chains' cursors and alerts, stored blocks), all of it in one transaction: the target
+ * has everything or nothing. The target must hold no data yet (its tables are created if missing); the file is
+ * only read (and migrated to this build's schema first, as every command does).
+ */
+import { PgDatabase } from "@vigil/adapter-postgres"
+import { SqliteDatabase } from "@vigil/adapter-sqlite"
+import { existsSync } from "node:fs"
+import { Effect, Layer, Schema } from "effect"
+import { Command, Flag } from "effect/cli"
+import { CommandFailed, shown } from "./CommandFailed.ts"
+import * as JsonLine from "./JsonLine.ts"
+import * as Store from "./Store.ts"
+
+/**
+ * The tables moved, in an order that satisfies their references, each read in the order it was written (so the
+ * orders the ports list things in stay the same). Left out: the migrations' and health probe's own rows, staging
+ * rows of an ingest that never committed, and chains' leases (whoever serves the new database takes them).
+ */
+const tables: ReadonlyArray<{ readonly name: string; readonly where?: string }> = [
+  { name: "api_keys" },
+  { name: "quota_windows" },
+  { name: "intel_versions", where: "state = 'committed'" },
+  { name: "intel_records" },
+  { name: "intel_lists" },
+  { name: "intel_deletions" },
+  { name: "intel_amendments" },
+  { name: "webhooks" },
+  { name: "webhook_deliveries" },
+  { name: "monitor_contracts" },
+  { name: "monitor_bots" },
+  { name: "monitor_blocks" },
+  { name: "monitor_bot_blocks" },
+  { name: "follow_cursors" },
+  { name: "follow_marks" },
+  { name: "follow_coverage" },
+  { name: "monitor_alerts" }
+]
+
+/** Rows inserted per statement. */
+const chunk = 2_000
+
+const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
+const decodeBot = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Struct({ active: Schema.Boolean })))
+
+/** Copies every table in one transaction of the target; the rows moved per table. */
+const copy = Effect.gen(function* () {
+  const source = yield* SqliteDatabase.SqliteDatabase
+  const target = yield* PgDatabase.PgDatabase
+  const { sql } = target
+  return yield* target.transaction(
+    "migrate-store",
+    Effect.gen(function* () {
+      const held: Array<string> = []
+      for (const table of tables) {
+        const [row] = yield* sql.unsafe<{ readonly any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${table.name}) AS any`)
+        if (row?.any === true) held.push(table.name)
+      }
+      if (held.length > 0)
+        return yield* new CommandFailed({
+          message: `the target database already holds data (${held.join(", ")}); give an empty one, nothing was written`
+        })
+      const moved: Record<string, number> = {}
+      for (const table of tables) {
+        const columns = yield* sql<{ readonly name: string; readonly type: string }>`
+          SELECT column_name AS name, data_type AS type FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = ${table.name}`
+        const rows = yield* source.use(`migrate-store.read ${table.name}`, (db) => {
+          // In the order written (a table without rowids: in its key's order, the order it is read in).
+          const definition = db
+            .prepare<[string], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+            .pluck()
+            .get(table.name)
+          const order = definition !== undefined && /WITHOUT\s+ROWID/i.test(definition) ? "" : " ORDER BY rowid"
+          const where = table.where === undefined ? "" : ` WHERE ${table.where}`
+          return db.prepare<[], Record<string, unknown>>(`SELECT * FROM ${table.name}${where}${order}`).all()
+        })
+        const present = new Set(rows.length === 0 ? [] : Object.keys(rows[0]!))
+        const booleans = new Set(columns.filter((c) => c.type === "boolean").map((c) => c.name))
+        // A bot's `active` column is derived from its stored body on PostgreSQL.
+        const derived = table.name === "monitor_bots" ? ["active"] : []
+        const names = [...columns.map((c) => c.name).filter((n) => present.has(n)), ...derived]
+        for (let i = 0; i < rows.length; i += chunk) {
+          const part = rows.slice(i, i + chunk).map((row) => {
+            const out: Record<string, unknown> = {}
+            for (const name of names) {
+              const value = name === "active" && derived.length > 0 ? decodeBot(row.body).active : row[name]
+              out[name] = booleans.has(name) && typeof value === "number" ? value !== 0 : value
+            }
+            return out
+          })
+          const list = names.map((n) => `"${n}"`).join(", ")
+          yield* sql.unsafe(
+            `INSERT INTO ${table.name} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${table.name}, $1::json)`,
+            [encodeJson(part)]
+          )
+        }
+        moved[table.name] = rows.length
+      }
+      // Ids given by the file: the target's own sequences continue after them.
+      for (const table of ["intel_versions", "intel_records", "intel_deletions", "intel_amendments"])
+        yield* sql.unsafe(
+          `SELECT setval(pg_get_serial_sequence('${table}', 'id'), greatest((SELECT max(id) FROM ${table}), 1))`
+        )
+      return moved
+    })
+  )
+})
+
+/** The command. */
+export const command = Command.make(
+  "migrate-store",
+  {
+    from: Flag.String("from").pipe(Flag.withDescription("The SQLite file to move (only read)")),
+    to: Flag.String("to").pipe(Flag.withDescription("The postgres:// URL of a database holding no data yet"))
+  },
+  (args) =>
+    Effect.gen(function* () {
+      const from = yield* Store.parse(args.from)
+      const to = yield* Store.parse(args.to)
+      if (from._tag !== "Sqlite")
+        return yield* new CommandFailed({ message: `--from must be a SQLite file, not ${shown(args.from)}` })
+      if (to._tag !== "Postgres")
+        return yield* new CommandFailed({ message: `--to must be a postgres:// URL, not ${args.to}` })
+      if (from.filename === ":memory:" || !existsSync(from.filename))
+        return yield* new CommandFailed({ message: `--from ${from.filename}: no such file` })
+      const stores = Layer.merge(SqliteDatabase.layer({ filename: from.filename }), PgDatabase.layer({ url: to.url }))
+      const moved = yield* copy.pipe(
+        Effect.provide(stores),
+        Effect.catchTag("StoreError", (e) =>
+          Effect.fail(
+            new CommandFailed({
+              message: `cannot move ${from.filename} to ${shown(args.to)}: ${e.reason}: ${e.message}; nothing was written`
+            })
+          )
+        )
+      )
+      yield* JsonLine.print({ from: from.filename, to: shown(args.to), moved })
+    })
+).pipe(
+  Command.withDescription(
+    "Move what a SQLite file holds into a new PostgreSQL database, in one transaction (run several vigil serve on it)"
+  )
+)
