@@ -13,19 +13,7 @@ beforeAll(() => {
 })
 afterAll(() => certs.dispose())
 
-/** The alerts received, by alert id: the transaction each one names, and how many distinct deliveries carried it. */
-const alertsAt = (received: ReadonlyArray<Receiver.Received>) => {
-  const byAlert = new Map<string, { tx: string; deliveries: Set<string> }>()
-  for (const got of received) {
-    if (got.status !== 200) continue
-    const body = JSON.parse(got.body)
-    if (body.type !== "alert") continue
-    const seen = byAlert.get(body.data.id) ?? { tx: body.data.txHash, deliveries: new Set<string>() }
-    seen.deliveries.add(String(got.headers["webhook-id"]))
-    byAlert.set(body.data.id, seen)
-  }
-  return byAlert
-}
+const { alertsAt } = Receiver
 
 describe("live monitoring across crashes", () => {
   it("kill -9 between blocks and during a catch-up, then restarts: every alert exactly once", async () => {

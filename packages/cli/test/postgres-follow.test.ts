@@ -20,19 +20,7 @@ afterAll(async () => {
   await run?.drop()
 })
 
-/** Deliveries of alerts received, by alert id: the transaction each names and the distinct webhook-ids. */
-const alertsAt = (received: ReadonlyArray<Receiver.Received>) => {
-  const byAlert = new Map<string, { tx: string; deliveries: Set<string> }>()
-  for (const got of received) {
-    if (got.status !== 200) continue
-    const body = JSON.parse(got.body)
-    if (body.type !== "alert") continue
-    const seen = byAlert.get(body.data.id) ?? { tx: body.data.txHash, deliveries: new Set<string>() }
-    seen.deliveries.add(String(got.headers["webhook-id"]))
-    byAlert.set(body.data.id, seen)
-  }
-  return byAlert
-}
+const { alertsAt } = Receiver
 
 describe("two vigil serve processes on one PostgreSQL database following a chain", () => {
   it("follow it once, and when the holder is killed the other takes it over: every alert exactly once", async () => {

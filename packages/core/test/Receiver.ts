@@ -119,3 +119,20 @@ export const start = (certs: Certificates, behaviour: Behaviour = () => 200, por
       })
     })
   })
+
+/**
+ * The alert notifications among `received` (answered 200), by alert id: the transaction each names, and the
+ * distinct deliveries (webhook-ids) that carried it — one each when every alert was sent once.
+ */
+export const alertsAt = (received: ReadonlyArray<Received>) => {
+  const byAlert = new Map<string, { tx: string; deliveries: Set<string> }>()
+  for (const got of received) {
+    if (got.status !== 200) continue
+    const body = JSON.parse(got.body)
+    if (body.type !== "alert") continue
+    const seen = byAlert.get(body.data.id) ?? { tx: body.data.txHash, deliveries: new Set<string>() }
+    seen.deliveries.add(String(got.headers["webhook-id"]))
+    byAlert.set(body.data.id, seen)
+  }
+  return byAlert
+}
