@@ -100,10 +100,13 @@ const make = Effect.gen(function* () {
   let heard = 0
   let listening = false
   let remembered: { readonly value: number; readonly heard: number; readonly atMillis: number } | undefined
+  /** Whether the last subscription failed: a server that stays away is reported once, not at every retry. */
+  let failing = false
   const listen = Effect.scoped(
     Effect.gen(function* () {
       const notices = yield* sql.listen(channel)
       listening = true
+      failing = false
       heard++
       while (true) {
         const notice = yield* Queue.take(notices)
@@ -111,11 +114,15 @@ const make = Effect.gen(function* () {
       }
     })
   ).pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.interrupt
-        : Effect.logWarning(`intelligence: the listener of list changes dropped; resubscribing`, cause)
-    ),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+      if (failing) return Effect.void
+      failing = true
+      return Effect.logWarning(
+        "intelligence: not listening for list changes (every request asks the database meanwhile); resubscribing",
+        cause
+      )
+    }),
     Effect.ensuring(
       Effect.sync(() => {
         listening = false

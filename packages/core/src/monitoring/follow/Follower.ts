@@ -139,7 +139,11 @@ const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<void>>) =>
       running.delete(chainId)
     }
     for (const chainId of states.keys()) if (!chains.has(chainId)) states.delete(chainId)
-  }).pipe(Effect.catchCause((cause) => Effect.logWarning("following: cannot read the active bots", cause)))
+  }).pipe(
+    Effect.catchCause((cause) =>
+      Effect.logWarning("following: cannot read the active bots or the chains' leases", cause)
+    )
+  )
 
 /**
  * Follows the chain for as long as this instance holds its lease (renewed meanwhile); when the lease is lost the
