@@ -27,7 +27,7 @@ import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Continuity from "./Continuity.ts"
-import { FollowLeases } from "./FollowLeases.ts"
+import * as FollowLeases from "./FollowLeases.ts"
 import { FollowStore, type Mark } from "./FollowStore.ts"
 import { type Block, markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
@@ -53,7 +53,13 @@ export const layer = (
 ): Layer.Layer<
   Follower,
   never,
-  BotStore | ContractStore | FollowStore | FollowLeases | WebhookStore.WebhookStore | Outbox.Outbox | ChainData
+  | BotStore
+  | ContractStore
+  | FollowStore
+  | FollowLeases.FollowLeases
+  | WebhookStore.WebhookStore
+  | Outbox.Outbox
+  | ChainData
 > =>
   Layer.effect(Follower)(
     Effect.gen(function* () {
@@ -64,7 +70,7 @@ export const layer = (
       const states = new Map<number, ChainState>()
       const instance = settings.instance ?? `instance-${(yield* Random.nextInt).toString(36)}`
       const deps: Deps = {
-        leases: yield* FollowLeases,
+        leases: yield* FollowLeases.FollowLeases,
         instance,
         settings,
         bots,
@@ -89,7 +95,7 @@ export const layer = (
 /** What a chain's follower works with: what its steps share, and the preparer of the chain's bots. */
 interface Deps extends Steps.Shared {
   readonly prepare: ReturnType<typeof preparer>
-  readonly leases: FollowLeases["Service"]
+  readonly leases: FollowLeases.FollowLeases["Service"]
   readonly instance: string
 }
 
@@ -105,6 +111,8 @@ const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<void>>) =>
     const active = yield* deps.bots.active()
     const chains = new Set(active.map((b) => b.chainId))
     const ttl = Tenure.ttlOf(deps.settings)
+    /** Every chain's lease, read once a round and only when a chain is in standby. */
+    let held: ReadonlyArray<FollowLeases.Lease> | undefined
     for (const chainId of chains) {
       if (running.has(chainId)) continue
       const lease = yield* deps.leases.hold(chainId, deps.instance, ttl)
@@ -117,14 +125,15 @@ const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<void>>) =>
       }
       if (lease === undefined) {
         // Another instance follows the chain: say who, and until when unless it renews.
-        const held = (yield* deps.leases.leases()).find((l) => l.chainId === chainId)
+        held ??= yield* deps.leases.leases()
+        const holder = held.find((l) => l.chainId === chainId)
         states.set(chainId, {
           chainId,
           state: "standby",
           heads: "polling",
           bots: active.filter((b) => b.chainId === chainId).length,
           ...counts,
-          ...(held === undefined ? {} : { holder: held.holder, holderUntil: held.expiresAt })
+          ...(holder === undefined ? {} : { holder: holder.holder, holderUntil: holder.expiresAt })
         })
         continue
       }
