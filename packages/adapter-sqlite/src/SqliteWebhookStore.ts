@@ -30,15 +30,14 @@ interface DeliveryRow {
   readonly last_error: string | null
 }
 
-/** The webhook's columns a claim reads along with each delivery (one query, not one per delivery). */
-interface DueWebhookColumns {
-  readonly w_url: string
-  readonly w_secret: string
-  readonly w_created: string
-  readonly w_delivery_count: number
-  readonly w_last_delivery: string | null
-  readonly w_disabled_at: string | null
-  readonly w_channel: string | null
+/** What one claim asks for (see {@link WebhookStore.WebhookStore}'s `claim`). */
+interface ClaimArguments {
+  readonly now: number
+  readonly limit: number
+  readonly perKey: number
+  readonly leaseUntil: number
+  readonly inFlight: WebhookStore.InFlight
+  readonly perDestination: number
 }
 
 const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
@@ -100,11 +99,10 @@ const make = Effect.gen(function* () {
     ),
     dropPending: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'"),
     enqueue: inserter(db),
-    // Each destination's oldest due deliveries (an index probe per destination with anything due), destinations
-    // in order of their oldest: the candidates a fair claim picks from. The destinations with pending deliveries
-    // are found by skipping from one to the next in the index of pending rows, so a claim costs a few probes per
-    // destination, not a read of the backlog.
-    due: db.prepare<[number, number, number, number], DeliveryRow & DueWebhookColumns>(
+    // The destinations with anything due, in order of their oldest due delivery: found by skipping from one
+    // destination to the next in the index of pending rows, so this costs a few probes per destination, not a read
+    // of the backlog.
+    dueDestinations: db.prepare<[number], WebhookRow>(
       `WITH RECURSIVE pending(webhook_id) AS (
          SELECT (SELECT min(webhook_id) FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
            WHERE status = 'pending')
@@ -116,22 +114,27 @@ const make = Effect.gen(function* () {
        due AS (
          SELECT webhook_id, first FROM (
            SELECT webhook_id, (SELECT min(x.next_attempt_at) FROM webhook_deliveries x
+             INDEXED BY webhook_deliveries_pending
              WHERE x.status = 'pending' AND x.webhook_id = pending.webhook_id) AS first
            FROM pending WHERE webhook_id IS NOT NULL
          ) WHERE first <= ?
        )
-       SELECT d.id, d.webhook_id, d.key_id, d.correlation_id, d.body, d.attempts, d.next_attempt_at, d.status,
-         d.last_error, w.url AS w_url, w.secret AS w_secret, w.created AS w_created,
-         w.delivery_count AS w_delivery_count, w.last_delivery AS w_last_delivery, w.disabled_at AS w_disabled_at,
-         w.channel AS w_channel
-       FROM due JOIN webhooks w ON w.id = due.webhook_id AND w.disabled_at IS NULL
-       JOIN webhook_deliveries d ON d.rowid IN (
-         SELECT rowid FROM webhook_deliveries x
-         WHERE x.webhook_id = due.webhook_id AND x.status = 'pending' AND x.next_attempt_at <= ?
-         ORDER BY x.next_attempt_at, x.rowid LIMIT ?
-       )
-       ORDER BY due.first, due.webhook_id, d.next_attempt_at, d.rowid
-       LIMIT ?`
+       SELECT w.* FROM due JOIN webhooks w ON w.id = due.webhook_id AND w.disabled_at IS NULL
+       ORDER BY due.first, due.webhook_id`
+    ),
+    // How many of one destination's deliveries are due, up to a limit (read from the index alone).
+    dueCount: db
+      .prepare<[string, number, number], number>(
+        `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+           WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? LIMIT ?)`
+      )
+      .pluck(),
+    // One destination's oldest due deliveries (one probe of the index of pending rows).
+    dueOf: db.prepare<[string, number, number], DeliveryRow>(
+      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error
+       FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+       WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at, rowid LIMIT ?`
     ),
     backlog: db.prepare<[], { type: string; pending: number; dead: number }>(
       `SELECT type, sum(pending) AS pending, sum(dead) AS dead FROM (
@@ -158,8 +161,8 @@ const make = Effect.gen(function* () {
       "SELECT * FROM webhook_deliveries WHERE correlation_id IN (SELECT value FROM json_each(?)) ORDER BY rowid"
     ),
     delivered: db.prepare<[string]>("UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ?"),
-    counted: db.prepare<[string, string]>(
-      "UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ? WHERE id = ?"
+    counted: db.prepare<[number, string, string]>(
+      "UPDATE webhooks SET delivery_count = delivery_count + ?, last_delivery = ? WHERE id = ?"
     ),
     retry: db.prepare<[number, string, string]>(
       "UPDATE webhook_deliveries SET next_attempt_at = ?, last_error = ? WHERE id = ?"
@@ -190,14 +193,29 @@ const make = Effect.gen(function* () {
     )
   }))
 
-  const settleOne = (id: string, attempt: number, settlement: WebhookStore.Settlement) => {
+  /**
+   * Stores one settlement if the delivery is still pending at the attempt being settled; a delivered one is
+   * added to `counts` (its destination's deliveries and latest delivery), which the caller stores once per batch.
+   */
+  const settleOne = (
+    id: string,
+    attempt: number,
+    settlement: WebhookStore.Settlement,
+    counts: Map<string, { n: number; at: string }>
+  ) => {
     const webhookId = s.destination.get(id, attempt)
     if (webhookId === undefined) return
     switch (settlement._tag) {
-      case "Delivered":
+      case "Delivered": {
         s.delivered.run(id)
-        s.counted.run(settlement.at, webhookId)
+        const count = counts.get(webhookId)
+        if (count === undefined) counts.set(webhookId, { n: 1, at: settlement.at })
+        else {
+          count.n++
+          if (settlement.at > count.at) count.at = settlement.at
+        }
         return
+      }
       case "Retry":
         s.retry.run(settlement.at, settlement.error, id)
         return
@@ -211,9 +229,46 @@ const make = Effect.gen(function* () {
     }
   }
 
-  // Settlements that arrive in one turn of the event loop share one transaction.
+  /**
+   * Leases what one claim takes: first the destinations with anything due and room (theirs and their key's),
+   * then {@link WebhookStore.fairPick}'s share of each, read from the destination's oldest due deliveries (so a
+   * claim reads the deliveries it leases, not every destination's next few).
+   */
+  const claimOne = (claim: ClaimArguments): ReadonlyArray<WebhookStore.Claimed> => {
+    const { now, limit, perKey, leaseUntil, inFlight, perDestination } = claim
+    const each = Math.max(1, Math.min(perDestination, perKey))
+    // Each destination stands for as many deliveries as it has due and room for; fairPick says how many it gets.
+    const seats: Array<{ readonly delivery: { readonly keyId: string; readonly webhookId: string }; row: WebhookRow }> =
+      []
+    for (const row of s.dueDestinations.all(now)) {
+      const room = Math.min(
+        each,
+        perKey - (inFlight.keys?.[row.key_id] ?? 0),
+        perDestination - (inFlight.destinations?.[row.id] ?? 0)
+      )
+      if (room <= 0) continue
+      const due = s.dueCount.get(row.id, now, room) ?? 0
+      for (let i = 0; i < due; i++) seats.push({ delivery: { keyId: row.key_id, webhookId: row.id }, row })
+    }
+    const shares = new Map<WebhookRow, number>()
+    for (const seat of WebhookStore.fairPick(seats, limit, perKey, perDestination, inFlight))
+      shares.set(seat.row, (shares.get(seat.row) ?? 0) + 1)
+    const claimed: Array<WebhookStore.Claimed> = []
+    for (const [row, share] of shares) {
+      const webhook = toWebhook(row)
+      for (const d of s.dueOf.all(row.id, now, share)) {
+        s.lease.run(leaseUntil, d.id)
+        claimed.push({
+          delivery: { ...toDelivery(d), attempts: d.attempts + 1, nextAttemptAt: leaseUntil },
+          webhook
+        })
+      }
+    }
+    return claimed
+  }
+
   // Deliveries stored in one turn of the event loop (by concurrent requests) share one transaction; each
-  // request's are all stored or, with the others of the turn, none.
+  // request's are all stored or, with the others of the turn, none. The turn's settlements and claim share it too.
   const enqueue = database.groupCommit(
     "WebhookStore.enqueue",
     (_, batch: ReadonlyArray<ReadonlyArray<WebhookStore.Delivery>>) =>
@@ -229,7 +284,12 @@ const make = Effect.gen(function* () {
         readonly attempt: number
         readonly settlement: WebhookStore.Settlement
       }>
-    ) => batch.map((p) => settleOne(p.id, p.attempt, p.settlement))
+    ) => {
+      const counts = new Map<string, { n: number; at: string }>()
+      const settled = batch.map((p) => settleOne(p.id, p.attempt, p.settlement, counts))
+      for (const [webhookId, { n, at }] of counts) s.counted.run(n, at, webhookId)
+      return settled
+    }
   )
 
   return WebhookStore.WebhookStore.of({
@@ -255,30 +315,9 @@ const make = Effect.gen(function* () {
       }),
     enqueue: (deliveries) => (deliveries.length === 0 ? Effect.succeed(0) : enqueue(deliveries)),
     claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
-      database.transaction("WebhookStore.claim", () => {
-        const each = Math.max(1, Math.min(perDestination, perKey))
-        const candidates = s.due.all(now, now, each, Math.max(256, limit * each * 4)).map((row) => ({
-          delivery: toDelivery(row),
-          webhook: toWebhook({
-            id: row.webhook_id,
-            key_id: row.key_id,
-            url: row.w_url,
-            secret: row.w_secret,
-            created: row.w_created,
-            delivery_count: row.w_delivery_count,
-            last_delivery: row.w_last_delivery,
-            disabled_at: row.w_disabled_at,
-            channel: row.w_channel
-          })
-        }))
-        return WebhookStore.fairPick(candidates, limit, perKey, perDestination, inFlight).map((c) => {
-          s.lease.run(leaseUntil, c.delivery.id)
-          return {
-            delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
-            webhook: c.webhook
-          }
-        })
-      }),
+      database.transaction("WebhookStore.claim", () =>
+        claimOne({ now, limit, perKey, leaseUntil, inFlight, perDestination })
+      ),
     backlog: () => database.use("WebhookStore.backlog", () => s.backlog.all()),
     park: (keyId, ids, reason) =>
       database.transaction("WebhookStore.park", () => s.park.run(reason, keyId, JSON.stringify(ids)).changes),

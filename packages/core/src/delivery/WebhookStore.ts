@@ -105,7 +105,7 @@ export interface InFlight {
  * first) takes one delivery of its next destination in turn, while the key has fewer than `perKey` and the
  * destination fewer than `perDestination` in flight, until `limit`.
  */
-export const fairPick = <C extends Claimed>(
+export const fairPick = <C extends { readonly delivery: Pick<Delivery, "keyId" | "webhookId"> }>(
   candidates: ReadonlyArray<C>,
   limit: number,
   perKey: number,
