@@ -271,9 +271,19 @@ describe("point in time over HTTP (options.as_of)", () => {
       const key = yield* issue({ name: "Acme" })
       const before = yield* v3(key, { address: LAZARUS, options: { as_of: "2022-04-13" } })
       assert.strictEqual(before.status, 200)
+      // The day before the list's only version (2022-04-14): it cannot vouch that the address was not on it.
       assert.deepStrictEqual(
-        [before.json.flags.sanctioned, before.json.recommendation.action, before.json.metadata.as_of],
-        [false, "ALLOW", "2022-04-13"]
+        [
+          before.json.flags.sanctioned,
+          before.json.recommendation.action,
+          before.json.metadata.as_of,
+          before.json.metadata.is_complete
+        ],
+        [false, "REVIEW", "2022-04-13", false]
+      )
+      assert.match(
+        before.json.metadata.warnings.join("\n"),
+        /^test-sanctions has no stored version on or before 2022-04-13 \(its oldest is of 2022-04-14\)/m
       )
       const on = yield* v3(key, { address: LAZARUS, options: { as_of: "2022-04-14" } })
       assert.deepStrictEqual([on.json.flags.sanctioned, on.json.recommendation.action], [true, "BLOCK"])

@@ -305,8 +305,9 @@ describe("vigil ingest and screen", () => {
     })
     assert.deepStrictEqual(await screen(), [true, "BLOCK", "sanctions_match"])
 
+    // A day before the list's oldest version: the list cannot vouch for it, so never ALLOW.
+    assert.deepStrictEqual(await screen("2024-11-15"), [false, "REVIEW", "none"])
     // An older snapshot is refused unless it is a backfill; as one, it dates A's listing back.
-    assert.deepStrictEqual(await screen("2024-11-15"), [false, "ALLOW", "none"])
     const older = await ingest("both.txt", "2024-11-01")
     assert.strictEqual(older.code, 1)
     assert.match(older.stderr, /older than the list's current version \(2025-01-01\); --backfill adds it/)
@@ -319,7 +320,7 @@ describe("vigil ingest and screen", () => {
     const redated = await runVigil(cwd, {}, ["lists", "--redate", "watch", "--version", "4", "--as-of", "2024-12-01"])
     assert.strictEqual(redated.code, 0, redated.stderr)
     assert.deepInclude(JSON.parse(redated.stdout), { redated: "watch", version: 4, to: "2024-12-01", current: 2 })
-    assert.deepStrictEqual(await screen("2024-11-15"), [false, "ALLOW", "none"])
+    assert.deepStrictEqual(await screen("2024-11-15"), [false, "REVIEW", "none"])
     assert.deepStrictEqual(await screen("2024-12-15"), [true, "BLOCK", "sanctions_match"])
 
     for (const [args, message] of [

@@ -184,6 +184,65 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
   })
 })
 
+describe.skipIf(!hasSharedData)("answering for a day before a list's oldest stored version (SQLite)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "vigil-lookback-"))
+  const runtime = ManagedRuntime.make(
+    Screening.Screening.layer.pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") })))
+  )
+  const ingest = (spec: IngestCommand.SourceSpec) => runtime.runPromise(IngestCommand.ingestOne(spec))
+  const screen = (address: string, asOf?: string) =>
+    runtime.runPromise(
+      Effect.flatMap(Effect.service(Screening.Screening), (s) => s.screen(address, asOf === undefined ? {} : { asOf }))
+    )
+  afterAll(async () => {
+    await runtime.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("never answers ALLOW for a day the stored snapshots cannot vouch for, and says which list and why", async () => {
+    // Only the SDN of 2025-11-19: Tornado Cash's router was de-listed in March 2025, so this file does not name it.
+    await ingest({ kind: "ofac-sdn-xml", input: sdnNew })
+    const today = await screen(router)
+    assert.isTrue(today.metadata.is_complete)
+    assert.strictEqual(today.recommendation.action, "ALLOW")
+    assert.isUndefined(today.metadata.warnings)
+    // The day the Treasury said it was sanctioned: the snapshot of 2025-11-19 cannot tell.
+    const then = await screen(router, "2024-06-01")
+    assert.isFalse(then.metadata.is_complete)
+    assert.strictEqual(then.recommendation.action, "REVIEW")
+    assert.strictEqual(then.confidence, 0)
+    assert.include(
+      then.recommendation.details,
+      "2024-06-01 precedes the oldest stored version of ofac-sdn (2025-11-19)"
+    )
+    assert.deepStrictEqual(then.metadata.warnings?.length, 1)
+    assert.include(then.metadata.warnings?.[0], "ofac-sdn has no stored version on or before 2024-06-01")
+    // An address the snapshot names, listed long before: still BLOCK on that day, also incomplete.
+    const listed = lines(sharedData(`${brave}/sanctioned_addresses_ETH.txt`))[0]!
+    const old = await screen(listed, "2024-06-01")
+    assert.strictEqual(old.recommendation.action, "BLOCK")
+    assert.isFalse(old.metadata.is_complete)
+    // The day of the snapshot itself is covered.
+    assert.isTrue((await screen(router, "2025-11-19")).metadata.is_complete)
+    // Tether's event log carries its whole history: a day before its version (2023-02-20) is covered by it, and
+    // an address it froze in 2020 is answered from the log's own dates. The SDN still cannot vouch for 2021.
+    await ingest({ kind: "usdt-events", input: usdtEvents })
+    const before = await screen(router, "2021-01-01")
+    assert.isFalse(before.metadata.is_complete)
+    assert.deepStrictEqual(
+      before.metadata.warnings?.map((w) => w.split(" ")[0]),
+      ["ofac-sdn"],
+      "only the snapshot list is named"
+    )
+    // After backfilling the older SDN (2025-03-04), which still names the router, that history is vouched for
+    // from its date: the router is BLOCK on the day before the de-listing.
+    await ingest({ kind: "ofac-sdn-xml", input: sdnOld, backfill: true })
+    const backfilled = await screen(router, "2025-03-04")
+    assert.isTrue(backfilled.metadata.is_complete)
+    assert.strictEqual(backfilled.recommendation.action, "BLOCK")
+  }, 60_000)
+})
+
 describe.skipIf(!hasSharedData)("backfilling the shared OFAC history (SQLite)", () => {
   const dir = mkdtempSync(join(tmpdir(), "vigil-backfill-"))
   const open = (name: string) =>

@@ -87,7 +87,7 @@ export const IntelResult = Schema.Struct({
     warnings: Schema.optionalKey(
       Schema.Array(Schema.String).annotate({
         description:
-          "About the input, when there is something to say: e.g. an EVM address whose mixed case does not match its EIP-55 checksum (screened all the same; check it for a typo)."
+          "About the input or the answer, when there is something to say: e.g. an EVM address whose mixed case does not match its EIP-55 checksum (screened all the same; check it for a typo), or a list that cannot vouch for `as_of` because the date precedes its oldest stored version (the answer is then incomplete)."
       })
     )
   }),

@@ -5,6 +5,7 @@ import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { IntelIndex, type ListStatus } from "./IntelIndex.ts"
 import * as Scoring from "./Scoring.ts"
+import { keepsWholeHistory } from "./ingest/Sources.ts"
 
 /** The address given is not a valid address (of the requested network, when one was named). */
 export class InvalidAddress extends Schema.TaggedError<InvalidAddress>()("InvalidAddress", {
@@ -70,9 +71,22 @@ interface Catalog {
   readonly official: ReadonlyArray<ListStatus>
   /** Lists the store's verification found altered: while there is one, no answer is complete. */
   readonly damaged: ReadonlyArray<ListStatus>
+  /** Snapshot lists (no whole history of their own): before the oldest of their versions they cannot vouch. */
+  readonly snapshots: ReadonlyArray<Pick<ListStatus, "list" | "since">>
 }
 
-const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [] }
+const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [], snapshots: [] }
+
+/**
+ * The snapshot lists that cannot vouch for `asOf`: it precedes their oldest stored version, so an entry they
+ * de-listed before then is not known (an address absent from them may have been on them that day).
+ */
+export const blindOn = (catalog: Pick<Catalog, "snapshots">, asOf: string) =>
+  catalog.snapshots.filter((l) => asOf < l.since)
+
+/** What an answer says of each list that cannot vouch for its date. */
+const blindWarning = (asOf: string) => (l: Pick<ListStatus, "list" | "since">) =>
+  `${l.list} has no stored version on or before ${asOf} (its oldest is of ${l.since}): an entry it de-listed before ${l.since} is not known, so this answer cannot say the address was not on it on ${asOf}`
 
 /** A list the index no longer names (deleted since the lookup) is taken at the weakest authority. */
 const authorityIn = (catalog: Catalog) => (list: string) => catalog.authority.get(list) ?? "scraped"
@@ -100,8 +114,11 @@ const result = (
   includeDetails: boolean
 ): Result => {
   const sources = catalog.count
-  // A list whose stored records were altered may have lost the very record that names this address.
-  const complete = found.complete && sources > 0 && catalog.damaged.length === 0
+  // A list whose stored records were altered may have lost the very record that names this address; a snapshot
+  // taken after `asOf` may have dropped it before it was taken.
+  const blind = found.complete ? blindOn(catalog, asOf) : []
+  const complete = found.complete && sources > 0 && catalog.damaged.length === 0 && blind.length === 0
+  const warnings = [...(detected.warning === undefined ? [] : [detected.warning]), ...blind.map(blindWarning(asOf))]
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const a = Scoring.assess(
     inForce,
@@ -128,7 +145,9 @@ const result = (
             ? "The intelligence store did not answer, so no list was checked."
             : catalog.damaged.length > 0
               ? `The store's verification found ${catalog.damaged.map((l) => l.list).join(", ")} altered, so a listing may be missing from this answer.`
-              : "No intelligence list has been ingested yet, so nothing was checked.",
+              : blind.length > 0
+                ? `${asOf} precedes the oldest stored version of ${blind.map((l) => `${l.list} (${l.since})`).join(", ")}, so a listing removed before then cannot be seen; ingest an older version with --backfill to answer for this date.`
+                : "No intelligence list has been ingested yet, so nothing was checked.",
           ai_enhanced: false
         },
     metadata: {
@@ -139,7 +158,7 @@ const result = (
       timestamp: Instant.iso(finished),
       chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
       as_of: asOf,
-      ...(detected.warning === undefined ? {} : { warnings: [detected.warning] })
+      ...(warnings.length === 0 ? {} : { warnings })
     },
     ...(includeDetails
       ? {
@@ -182,7 +201,8 @@ export class Screening extends Context.Service<
                 count: lists.length,
                 authority: new Map(lists.map((l) => [l.list, l.authority])),
                 official: lists.filter((l) => l.authority === "official"),
-                damaged: lists.filter((l) => l.problem !== undefined)
+                damaged: lists.filter((l) => l.problem !== undefined),
+                snapshots: lists.filter((l) => !keepsWholeHistory(l.kind))
               }
               known = { generation, catalog }
               return catalog

@@ -34,6 +34,26 @@ export const defaultAuthority: { readonly [K in Kind]: Authority } = {
   "address-list": "curated"
 }
 
+/**
+ * Whether a list of this kind carries its whole history in its own data: every listing and de-listing with the
+ * day it happened, since the list began (an issuer's on-chain event log, read from the contract's deployment).
+ * Such a list answers for any day, also before its first stored version; a snapshot (a sanctions file, a label
+ * set) says nothing of the entries it dropped before it was taken, so before its oldest stored version it cannot
+ * vouch that an address was not on it.
+ */
+export const wholeHistory: { readonly [K in Kind]: boolean } = {
+  "ofac-sdn-xml": false,
+  "ofac-sdn-csv": false,
+  "usdt-events": true,
+  graphsense: false,
+  labels: false,
+  "address-list": false
+}
+
+/** {@link wholeHistory} for a stored list's kind (a kind this code does not know is taken as a snapshot). */
+export const keepsWholeHistory = (kind: string): boolean =>
+  (kinds as ReadonlyArray<string>).includes(kind) && wholeHistory[kind as Kind]
+
 /** A calendar day given as YYYY-MM-DD. */
 export const IsoDate = Instant.IsoDate
 
