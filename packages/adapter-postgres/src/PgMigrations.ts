@@ -230,5 +230,12 @@ export const migrations = {
       term bigint NOT NULL,
       expires_at timestamptz NOT NULL
     );
+  `),
+  // Which instance holds a delivery's lease and until when (its clock, in ms), so that a claim counts what the
+  // other instances have in flight per key and destination; a settlement that leaves it pending clears it.
+  "9_outbox_lease_holders": statements(`
+    ALTER TABLE webhook_deliveries ADD COLUMN leased_by text, ADD COLUMN leased_until bigint;
+    CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (key_id)
+      WHERE status = 'pending' AND leased_by IS NOT NULL;
   `)
 }

@@ -2,9 +2,11 @@
  * WebhookStore on PostgreSQL: destinations and their outbox, shared by every instance. A claim locks the
  * candidates it reads (`FOR UPDATE SKIP LOCKED`), so two instances claiming at once take different deliveries and
  * never the same one; it leases the ones {@link WebhookStore.fairPick} chooses until `leaseUntil`, and the rest
- * are free again when its transaction ends. A key's registrations take its advisory lock, so its cap holds across
- * instances.
+ * are free again when its transaction ends. The per-key and per-destination in-flight caps count the leases every
+ * instance holds (each lease names its instance). A key's registrations take its advisory lock, so its cap holds
+ * across instances.
  */
+import { randomUUID } from "node:crypto"
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
@@ -61,6 +63,16 @@ const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
 /** A value as JSON text. */
 const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
+/** In-flight counts added up. */
+const plus = (
+  a: Readonly<Record<string, number>> = {},
+  b: Readonly<Record<string, number>>
+): Record<string, number> => {
+  const sum: Record<string, number> = { ...a }
+  for (const [k, n] of Object.entries(b)) sum[k] = (sum[k] ?? 0) + n
+  return sum
+}
+
 /** True for notification channels, false for intelligence webhooks: the value of `channel IS NOT NULL`. */
 const scoped = (scope: WebhookStore.Scope = "webhooks") => scope === "channels"
 
@@ -96,6 +108,32 @@ const make = Effect.gen(function* () {
   const database = yield* PgDatabase
   const { sql, run, transaction } = database
   const insert = inserter(database)
+
+  /** This instance, as the holder its leases name. */
+  const instance = randomUUID()
+
+  /**
+   * What the other instances have in flight (leases not run out) for `keys`, per key and per destination, read
+   * once this claim holds each key's advisory lock (taken in key order, so two claims never wait on each other in
+   * a circle): a claim of another instance for the same keys commits first, and its leases are counted here. So
+   * the per-key and per-destination caps hold across instances, not per process.
+   */
+  const othersInFlight = (now: number, keys: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      // One statement; a volatile function in the select list runs after ORDER BY, so the locks go in key order.
+      yield* sql`SELECT pg_advisory_xact_lock(hashtext('outbox:' || k)) FROM unnest(${[...keys]}::text[]) AS k ORDER BY k`
+      const rows = yield* sql<{ readonly key_id: string; readonly webhook_id: string; readonly n: number }>`
+        SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
+        WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> ${instance}
+          AND leased_until > ${now} AND key_id = ANY(${[...keys]}::text[])
+        GROUP BY key_id, webhook_id`
+      const held = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
+      for (const r of rows) {
+        held.keys[r.key_id] = (held.keys[r.key_id] ?? 0) + r.n
+        held.destinations[r.webhook_id] = (held.destinations[r.webhook_id] ?? 0) + r.n
+      }
+      return held
+    })
 
   /** Each due destination's `each` oldest due deliveries, destinations by their oldest, locked or skipped. */
   const candidates = (now: number, each: number) =>
@@ -181,15 +219,19 @@ const make = Effect.gen(function* () {
         Effect.gen(function* () {
           const each = Math.max(1, Math.min(perDestination, perKey))
           const rows = yield* candidates(now, each)
+          if (rows.length === 0) return []
+          const held = yield* othersInFlight(now, [...new Set(rows.map((r) => r.key_id))].sort())
           const picked = WebhookStore.fairPick(
             rows.map((r) => ({ delivery: toDelivery(r), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
             limit,
             perKey,
             perDestination,
-            inFlight
+            { keys: plus(inFlight.keys, held.keys), destinations: plus(inFlight.destinations, held.destinations) }
           )
           if (picked.length > 0)
-            yield* sql`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ${leaseUntil}
+            yield* sql`UPDATE webhook_deliveries
+                       SET attempts = attempts + 1, next_attempt_at = ${leaseUntil},
+                           leased_by = ${instance}, leased_until = ${leaseUntil}
                        WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])`
           return picked.map((c) => ({
             delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
@@ -257,7 +299,8 @@ const make = Effect.gen(function* () {
         case "Retry":
           return run(
             "WebhookStore.settle",
-            Effect.asVoid(sql`UPDATE webhook_deliveries SET next_attempt_at = ${settlement.at}, last_error = ${settlement.error}
+            Effect.asVoid(sql`UPDATE webhook_deliveries
+                              SET next_attempt_at = ${settlement.at}, last_error = ${settlement.error}, leased_by = NULL
                               WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`)
           )
         case "Dead":

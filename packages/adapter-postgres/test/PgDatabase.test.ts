@@ -165,7 +165,8 @@ describe("PostgreSQL: one outbox for every instance", () => {
         status: "pending" as const
       }))
       assert.strictEqual(yield* stores[1]!.enqueue(deliveries), 400)
-      // Both instances claim in turns as fast as they can until nothing is left; every lease is counted.
+      // Both instances claim in turns as fast as they can until nothing is left, each settling what it leased
+      // (which frees its slots: the caps count every instance's leases); every lease is counted.
       const leased: Array<string> = []
       const drain = (store: WebhookStore.WebhookStore["Service"]) =>
         Effect.gen(function* () {
@@ -173,6 +174,11 @@ describe("PostgreSQL: one outbox for every instance", () => {
             const claimed = yield* store.claim(1, 16, 8, 1_000_000, {}, 4)
             if (claimed.length === 0) return
             leased.push(...claimed.map((c) => c.delivery.id))
+            for (const c of claimed)
+              yield* store.settle(c.delivery.id, c.delivery.attempts, {
+                _tag: "Delivered",
+                at: "2026-01-01T00:00:01.000Z"
+              })
           }
         })
       yield* Effect.all([drain(stores[0]!), drain(stores[1]!), drain(stores[0]!), drain(stores[1]!)], {
@@ -180,6 +186,64 @@ describe("PostgreSQL: one outbox for every instance", () => {
       })
       assert.strictEqual(new Set(leased).size, leased.length, "no delivery leased twice")
       assert.strictEqual(leased.length, 400, "every delivery leased once")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: in-flight caps across instances", () => {
+  it("counts every instance's leases against a key's and a destination's cap", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const [here, there] = [Context.get(a!, WebhookStore.WebhookStore), Context.get(b!, WebhookStore.WebhookStore)]
+      for (const id of ["wh_a", "wh_b"])
+        yield* here.register(
+          {
+            id,
+            keyId: "key-1",
+            url: `https://example.com/${id}`,
+            secret: "whsec_c2VjcmV0",
+            created: "2026-01-01T00:00:00.000Z",
+            deliveryCount: 0
+          },
+          5
+        )
+      yield* here.enqueue(
+        Array.from({ length: 40 }, (_, i) => ({
+          id: `msg_${String(i).padStart(2, "0")}`,
+          webhookId: i % 2 === 0 ? "wh_a" : "wh_b",
+          keyId: "key-1",
+          correlationId: `c_${i}`,
+          body: "{}",
+          attempts: 0,
+          nextAttemptAt: 0,
+          status: "pending" as const
+        }))
+      )
+      const lease = 1_000_000
+      /** What `store` holds in flight (as its dispatcher would pass it): per key and per destination. */
+      const holding = (claimed: ReadonlyArray<WebhookStore.Claimed>) => ({
+        keys: { "key-1": claimed.length },
+        destinations: Object.fromEntries(
+          ["wh_a", "wh_b"].map((w) => [w, claimed.filter((c) => c.delivery.webhookId === w).length])
+        )
+      })
+      // A key may have 6 in flight, a destination 4: the first instance takes 6 (3 + 3).
+      const first = yield* here.claim(1, 32, 6, lease, {}, 4)
+      assert.strictEqual(first.length, 6)
+      // The other instance, with nothing of its own in flight, gets nothing: the key's cap is taken.
+      assert.deepStrictEqual(yield* there.claim(1, 32, 6, lease, {}, 4), [])
+      // Three settle: three slots free, for whichever instance claims next.
+      for (const c of first.slice(0, 3))
+        yield* here.settle(c.delivery.id, c.delivery.attempts, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
+      const second = yield* there.claim(2, 32, 6, lease, {}, 4)
+      assert.strictEqual(second.length, 3)
+      assert.deepStrictEqual(yield* here.claim(2, 32, 6, lease, holding(first.slice(3)), 4), [])
+      // A retry scheduled frees its slot too (the lease is no longer held), though the delivery stays pending.
+      const retried = first[3]!
+      yield* here.settle(retried.delivery.id, retried.delivery.attempts, { _tag: "Retry", at: lease * 2, error: "503" })
+      assert.strictEqual((yield* there.claim(3, 32, 6, lease, holding(second), 4)).length, 1)
+      // Leases that ran out (an instance that died) hold nothing: past them, the other instance has the whole cap.
+      const after = yield* there.claim(lease + 1, 32, 6, lease * 3, {}, 4)
+      assert.strictEqual(after.length, 6)
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 
