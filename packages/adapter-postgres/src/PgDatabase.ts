@@ -46,6 +46,12 @@ export class PgDatabase extends Context.Service<
     readonly openedAt: string
     /** The schema the tables live in: what tells this store's notices from another's on the same database. */
     readonly schema: string
+    /**
+     * How far the database's clock is ahead of this instance's (ms; negative when behind), measured when the pool
+     * opened: what the outbox adds to the instance's times to store them on the database's clock, so that due
+     * times and leases mean the same to every instance whatever their clocks say.
+     */
+    readonly skewMillis: number
   }
 >()("@vigil/adapter-postgres/PgDatabase") {}
 
@@ -138,6 +144,14 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         onRealClock,
         Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
       )
+      // The instance's clock read either side of the database's: the skew is measured to half a round trip.
+      const before = yield* Clock.currentTimeMillis
+      const [server] = yield* sql<{ readonly ms: number }>`
+        SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`.pipe(
+        onRealClock,
+        Effect.mapError(storeError("clock"))
+      )
+      const skewMillis = Math.round(server!.ms - (before + (yield* Clock.currentTimeMillis)) / 2)
       let last: { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
       /**
        * The StoreError of `operation`, noted as the last failure met unless another writer only held a lock it
@@ -163,7 +177,8 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
           onRealClock(Effect.mapError(sql.withTransaction(effect), failed(operation))),
         lastFailure: () => last,
         openedAt: Instant.iso(realClock.currentTimeMillisUnsafe()),
-        schema: options.schema ?? "public"
+        schema: options.schema ?? "public",
+        skewMillis
       })
     })
   )

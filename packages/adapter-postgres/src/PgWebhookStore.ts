@@ -48,14 +48,15 @@ const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   ...(r.channel === null ? {} : { channel: JSON.parse(r.channel) as WebhookStore.Channel })
 })
 
-const toDelivery = (r: DeliveryRow): WebhookStore.Delivery => ({
+/** A stored delivery, its due time told on the instance's clock (stored: on the database's, `skew` ahead). */
+const toDelivery = (r: DeliveryRow, skew: number): WebhookStore.Delivery => ({
   id: r.id,
   webhookId: r.webhook_id,
   keyId: r.key_id,
   correlationId: r.correlation_id,
   body: r.body,
   attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
+  nextAttemptAt: r.next_attempt_at - skew,
   status: r.status,
   ...(r.last_error === null ? {} : { lastError: r.last_error })
 })
@@ -83,10 +84,11 @@ const deliveryColumns =
 
 /**
  * Stores deliveries (those whose destination is gone or disabled by then are left out) inside the caller's
- * transaction: how many were stored. The outbox's one writer, also for a follower's step.
+ * transaction: how many were stored. The outbox's one writer, also for a follower's step. Due times are stored on
+ * the database's clock (the instance's plus its measured skew), as every time of the outbox is.
  */
 export const inserter =
-  ({ sql }: PgDatabase["Service"]) =>
+  ({ sql, skewMillis }: PgDatabase["Service"]) =>
   (deliveries: ReadonlyArray<WebhookStore.Delivery>): Effect.Effect<number, SqlError.SqlError> =>
     deliveries.length === 0
       ? Effect.succeed(0)
@@ -97,7 +99,7 @@ export const inserter =
             FROM unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.webhookId)}::text[],
                         ${deliveries.map((d) => d.keyId)}::text[], ${deliveries.map((d) => d.correlationId)}::text[],
                         ${deliveries.map((d) => d.body)}::text[], ${deliveries.map((d) => d.attempts)}::int[],
-                        ${deliveries.map((d) => d.nextAttemptAt)}::bigint[])
+                        ${deliveries.map((d) => d.nextAttemptAt + skewMillis)}::bigint[])
                  AS t(id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at)
             WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = t.webhook_id AND w.disabled_at IS NULL)
             RETURNING id`,
@@ -106,7 +108,7 @@ export const inserter =
 
 const make = Effect.gen(function* () {
   const database = yield* PgDatabase
-  const { sql, run, transaction } = database
+  const { sql, run, transaction, skewMillis: skew } = database
   const insert = inserter(database)
 
   /** This instance, as the holder its leases name. */
@@ -217,12 +219,14 @@ const make = Effect.gen(function* () {
       transaction(
         "WebhookStore.claim",
         Effect.gen(function* () {
+          // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
+          const [dbNow, dbLeaseUntil] = [now + skew, leaseUntil + skew]
           const each = Math.max(1, Math.min(perDestination, perKey))
-          const rows = yield* candidates(now, each)
+          const rows = yield* candidates(dbNow, each)
           if (rows.length === 0) return []
-          const held = yield* othersInFlight(now, [...new Set(rows.map((r) => r.key_id))].sort())
+          const held = yield* othersInFlight(dbNow, [...new Set(rows.map((r) => r.key_id))].sort())
           const picked = WebhookStore.fairPick(
-            rows.map((r) => ({ delivery: toDelivery(r), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
+            rows.map((r) => ({ delivery: toDelivery(r, skew), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
             limit,
             perKey,
             perDestination,
@@ -230,8 +234,8 @@ const make = Effect.gen(function* () {
           )
           if (picked.length > 0)
             yield* sql`UPDATE webhook_deliveries
-                       SET attempts = attempts + 1, next_attempt_at = ${leaseUntil},
-                           leased_by = ${instance}, leased_until = ${leaseUntil}
+                       SET attempts = attempts + 1, next_attempt_at = ${dbLeaseUntil},
+                           leased_by = ${instance}, leased_until = ${dbLeaseUntil}
                        WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])`
           return picked.map((c) => ({
             delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
@@ -269,7 +273,7 @@ const make = Effect.gen(function* () {
           if (owned === undefined) return undefined
           if (owned.disabled_at !== null) return 0
           const requeued =
-            yield* sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}
+            yield* sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now + skew}
                                       WHERE webhook_id = ${id} AND status = 'dead' RETURNING id`
           return requeued.length
         })
@@ -278,7 +282,7 @@ const make = Effect.gen(function* () {
       Effect.map(
         run(
           "WebhookStore.redeliverEvents",
-          sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}
+          sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now + skew}
               WHERE key_id = ${keyId} AND status = 'dead' AND correlation_id = ANY(${[...correlationIds]}::text[])
                 AND webhook_id IN (SELECT id FROM webhooks WHERE disabled_at IS NULL)
               RETURNING id`
@@ -300,7 +304,7 @@ const make = Effect.gen(function* () {
           return run(
             "WebhookStore.settle",
             Effect.asVoid(sql`UPDATE webhook_deliveries
-                              SET next_attempt_at = ${settlement.at}, last_error = ${settlement.error}, leased_by = NULL
+                              SET next_attempt_at = ${settlement.at + skew}, last_error = ${settlement.error}, leased_by = NULL
                               WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`)
           )
         case "Dead":
@@ -334,7 +338,7 @@ const make = Effect.gen(function* () {
           sql<DeliveryRow>`SELECT ${sql.literal(deliveryColumns)} FROM webhook_deliveries
                            WHERE correlation_id = ANY(${[...ids]}::text[]) ORDER BY seq`
         ),
-        (rows) => rows.map(toDelivery)
+        (rows) => rows.map((r) => toDelivery(r, skew))
       ),
     stats: (keyId, scope) =>
       Effect.map(

@@ -6,7 +6,7 @@
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { Postgres } from "@vigil/testkit"
-import { Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 let run: Postgres.RunDatabase | undefined
@@ -244,6 +244,65 @@ describe("PostgreSQL: in-flight caps across instances", () => {
       // Leases that ran out (an instance that died) hold nothing: past them, the other instance has the whole cap.
       const after = yield* there.claim(lease + 1, 32, 6, lease * 3, {}, 4)
       assert.strictEqual(after.length, 6)
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: the outbox on the database's clock", () => {
+  it("keeps a delivery leased by an instance whose clock is an hour behind from the other instance", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const hour = 3_600_000
+      const real = Clock.Clock.defaultValue()
+      const behind: Clock.Clock = {
+        ...real,
+        currentTimeMillisUnsafe: () => real.currentTimeMillisUnsafe() - hour,
+        currentTimeMillis: Effect.sync(() => real.currentTimeMillisUnsafe() - hour),
+        currentTimeNanosUnsafe: () => real.currentTimeNanosUnsafe() - BigInt(hour) * 1_000_000n,
+        currentTimeNanos: Effect.sync(() => real.currentTimeNanosUnsafe() - BigInt(hour) * 1_000_000n)
+      }
+      const [late] = yield* instances(1, schema).pipe(Effect.provideService(Clock.Clock, behind))
+      const [onTime] = yield* instances(1, schema).pipe(Effect.provideService(Clock.Clock, real))
+      const [slow, other] = [
+        Context.get(late!, WebhookStore.WebhookStore),
+        Context.get(onTime!, WebhookStore.WebhookStore)
+      ]
+      yield* other.register(
+        {
+          id: "wh_1",
+          keyId: "key-1",
+          url: "https://example.com/1",
+          secret: "whsec_c2VjcmV0",
+          created: "2026-01-01T00:00:00.000Z",
+          deliveryCount: 0
+        },
+        5
+      )
+      const now = Date.now()
+      yield* other.enqueue([
+        {
+          id: "msg_1",
+          webhookId: "wh_1",
+          keyId: "key-1",
+          correlationId: "c_1",
+          body: "{}",
+          attempts: 0,
+          nextAttemptAt: now,
+          status: "pending"
+        }
+      ])
+      // Stored by the instance on time, due now: the late instance, an hour behind, sees it due at its own now.
+      const lateNow = now - hour
+      const leased = yield* slow.claim(lateNow, 8, 8, lateNow + 12_000, {}, 4)
+      assert.deepStrictEqual(
+        leased.map((c) => [c.delivery.id, c.delivery.nextAttemptAt]),
+        [["msg_1", lateNow + 12_000]]
+      )
+      // Its lease runs for 12 s on the database's clock, not until an hour ago: the instance on time cannot take it.
+      assert.deepStrictEqual(yield* other.claim(now + 1_000, 8, 8, now + 13_000, {}, 4), [])
+      // Once the lease has run out (on anyone's clock), it is due again for the instance on time.
+      assert.strictEqual((yield* other.claim(now + 13_000, 8, 8, now + 25_000, {}, 4)).length, 1)
+      const [stored] = yield* other.deliveriesOf(["c_1"])
+      assert.strictEqual(stored?.nextAttemptAt, now + 25_000, "told on the instance's own clock")
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 
