@@ -118,6 +118,26 @@ export const load = async (
   }
 }
 
+/**
+ * Load spread over several servers at once (the connections split evenly between them, as a load balancer would):
+ * their requests per second added up, the worst of their latencies.
+ */
+export const loadSpread = async (
+  urls: ReadonlyArray<string>,
+  request: Request,
+  options: { readonly connections: number; readonly durationSeconds: number }
+): Promise<LoadFigures> => {
+  const each = Math.max(1, Math.floor(options.connections / urls.length))
+  const runs = await Promise.all(urls.map((url) => load(url, request, { ...options, connections: each })))
+  return {
+    "req/s": runs.reduce((n, r) => n + r["req/s"], 0),
+    "p50 ms": Math.max(...runs.map((r) => r["p50 ms"])),
+    "p99 ms": Math.max(...runs.map((r) => r["p99 ms"])),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0)
+  }
+}
+
 /** Median of each figure over several runs. */
 export const medianFigures = (runs: ReadonlyArray<LoadFigures>): LoadFigures => ({
   "req/s": median(runs.map((r) => r["req/s"])),

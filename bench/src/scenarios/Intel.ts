@@ -9,7 +9,7 @@ import { keccak_256 } from "@noble/hashes/sha3.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { ratiosTo, type Scenario } from "../Harness.ts"
 import { Postgres } from "@vigil/testkit"
-import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
+import { type LoadFigures, load, loadSpread, medianFigures, type Request, startServer } from "../Load.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
@@ -67,7 +67,7 @@ const vigil = (args: ReadonlyArray<string>, db: string) =>
 export const scenario: Scenario = {
   name: "http-intel",
   description:
-    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request; a clean one, screened every time (its index lookup remembered until the lists change); 20,000 distinct checksummed clean addresses in turn, so no memory of recent addresses helps), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. v3 single and v2 GET take the hot-routes lane; `router only` is a second server on the same database with VIGIL_HOT_ROUTES=off, every request through the HttpApi router. The same v3 routes are measured on a third server whose store is a PostgreSQL database on the machine's server (over loopback, a pool of 10), each as a ratio to its SQLite figure. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
+    "`vigil serve` on SQLite answering v3 single (a sanctioned address, whose score ≥ 60 is served from the 10-minute cache after the first request; a clean one, screened every time (its index lookup remembered until the lists change); 20,000 distinct checksummed clean addresses in turn, so no memory of recent addresses helps), v2 GET (cached for 24 h) and a v3 batch of 25 addresses; every request authenticates its key and charges its quota in SQLite. v3 single and v2 GET take the hot-routes lane; `router only` is a second server on the same database with VIGIL_HOT_ROUTES=off, every request through the HttpApi router. The same v3 routes are measured on a third server whose store is a PostgreSQL database on the machine's server (over loopback, a pool of 10), each as a ratio to its SQLite figure, and v3 single and batch on two such instances of that database at once (autocannon's connections split between them; both on core 0), as a ratio to one. The baseline is a bare node:http server that parses the JSON body and returns a fixed body of the size of a v3 result. Servers pinned to core 0, autocannon on core 1, subjects alternate in every round, medians reported.",
   run: async ({ connections, durationSeconds, rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-"))
     const db = join(dir, "vigil.db")
@@ -87,6 +87,8 @@ export const scenario: Scenario = {
     const server = await startServer([vigilBin, "serve"], env)
     const routerOnly = await startServer([vigilBin, "serve"], { ...env, VIGIL_HOT_ROUTES: "off" })
     const onPg = pg === undefined ? undefined : await startServer([vigilBin, "serve"], { ...env, VIGIL_DB: pg.url })
+    // A second instance on the same database, on the same core: what acting as one service costs.
+    const onPgToo = pg === undefined ? undefined : await startServer([vigilBin, "serve"], { ...env, VIGIL_DB: pg.url })
     const bare = await startServer([bareServer])
     const post = (body: unknown, as = key): Request => ({
       method: "POST",
@@ -95,7 +97,7 @@ export const scenario: Scenario = {
       body: JSON.stringify(body)
     })
     const distinct = distinctAddresses(20_000).map((address) => JSON.stringify({ address }))
-    const subjects: ReadonlyArray<[string, string, Request]> = [
+    const subjects: ReadonlyArray<[string, string | ReadonlyArray<string>, Request]> = [
       ["node:http (bare)", bare.url, post({ address: CLEAN })],
       ["node:http (bare), 20,000 distinct bodies", bare.url, { ...post({}), bodies: distinct }],
       ["v3 single, sanctioned", server.url, post({ address: SANCTIONED })],
@@ -108,7 +110,7 @@ export const scenario: Scenario = {
         server.url,
         { ...post({ addresses: batch, options: { batch_size: 10 } }), path: "/api/v3/intel/batch" }
       ],
-      ...(onPg === undefined || pgKey === undefined
+      ...(onPg === undefined || onPgToo === undefined || pgKey === undefined
         ? []
         : ([
             ["v3 single, clean, PostgreSQL", onPg.url, post({ address: CLEAN }, pgKey)],
@@ -117,16 +119,24 @@ export const scenario: Scenario = {
               "v3 batch of 25, PostgreSQL",
               onPg.url,
               { ...post({ addresses: batch, options: { batch_size: 10 } }, pgKey), path: "/api/v3/intel/batch" }
+            ],
+            ["v3 single, clean, PostgreSQL, two instances", [onPg.url, onPgToo.url], post({ address: CLEAN }, pgKey)],
+            [
+              "v3 batch of 25, PostgreSQL, two instances",
+              [onPg.url, onPgToo.url],
+              { ...post({ addresses: batch, options: { batch_size: 10 } }, pgKey), path: "/api/v3/intel/batch" }
             ]
-          ] satisfies ReadonlyArray<[string, string, Request]>))
+          ] satisfies ReadonlyArray<[string, string | ReadonlyArray<string>, Request]>))
     ]
     try {
       const runs = new Map<string, Array<LoadFigures>>(subjects.map(([name]) => [name, []]))
-      for (const [, url, request] of subjects) await load(url, request, { connections, durationSeconds: 5 })
+      const measure = (url: string | ReadonlyArray<string>, request: Request, seconds: number) =>
+        typeof url === "string"
+          ? load(url, request, { connections, durationSeconds: seconds })
+          : loadSpread(url, request, { connections, durationSeconds: seconds })
+      for (const [, url, request] of subjects) await measure(url, request, 5)
       for (let round = 0; round < rounds; round++) {
-        for (const [name, url, request] of subjects) {
-          runs.get(name)!.push(await load(url, request, { connections, durationSeconds }))
-        }
+        for (const [name, url, request] of subjects) runs.get(name)!.push(await measure(url, request, durationSeconds))
       }
       const measurements = [...runs].map(([subject, r]) => ({ subject, figures: { ...medianFigures(r) } }))
       const baseline = "node:http (bare)"
@@ -150,11 +160,24 @@ export const scenario: Scenario = {
               ]
                 .map((s) => `${s} ${(figures(`${s}, PostgreSQL`)["req/s"]! / figures(s)["req/s"]!).toFixed(3)}×`)
                 .join("; ")}`,
+          ...(onPg === undefined
+            ? []
+            : [
+                `PostgreSQL, two instances beside one, both on the one core the single instance has (so this is what sharing the database costs, not what a second machine adds): ${[
+                  "v3 single, clean",
+                  "v3 batch of 25"
+                ]
+                  .map(
+                    (s) =>
+                      `${s} ${(figures(`${s}, PostgreSQL, two instances`)["req/s"]! / figures(`${s}, PostgreSQL`)["req/s"]!).toFixed(3)}×`
+                  )
+                  .join("; ")}`
+              ]),
           `v3 single, 20,000 distinct clean: ${distinctRatio.toFixed(3)}× the bare server sent the same rotating bodies (a body per request slows autocannon itself, so that is the like-for-like baseline)`
         ]
       }
     } finally {
-      await Promise.all([server.stop(), routerOnly.stop(), bare.stop(), onPg?.stop()])
+      await Promise.all([server.stop(), routerOnly.stop(), bare.stop(), onPg?.stop(), onPgToo?.stop()])
       await pg?.drop()
       rmSync(dir, { recursive: true, force: true })
     }
