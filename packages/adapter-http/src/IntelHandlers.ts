@@ -3,7 +3,7 @@
  * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
  * serialisation.
  */
-import { ApiKeys, type ApiKeyStore, Chain, Instant, Intelligence, Quota, Status, V2 } from "@vigil/core"
+import { ApiKeys, type ApiKeyStore, Chain, ChainActivity, Instant, Intelligence, Quota, Status, V2 } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -15,7 +15,8 @@ import * as Responses from "./Responses.ts"
 import type * as Schemas from "./Schemas.ts"
 
 /** What the intelligence handlers need. */
-export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Intelligence.Intelligence | HttpMetrics
+export type Requirements =
+  ApiKeys.ApiKeys | Quota.Quota | Intelligence.Intelligence | ChainActivity.ChainActivity | HttpMetrics
 
 /** Charges a key `cost` addresses: the granted decision, or 429 (counted in the metrics) or 503. */
 export const charging = Effect.gen(function* () {
@@ -72,6 +73,22 @@ const stampedJson = (result: Intelligence.Screened["result"], latency: number, t
     : `${template[0]}${latency}${template[1]}${JSON.stringify(timestamp)}${template[2]}`
 }
 
+/**
+ * A v3 result with the on-chain activity found: `details.chains_with_activity` when details were asked for, and a
+ * warning for each network not checked.
+ */
+export const withActivity = (
+  result: Intelligence.Screened["result"],
+  activity: ChainActivity.Activity
+): Intelligence.Screened["result"] => {
+  const warnings = [...(result.metadata.warnings ?? []), ...activity.unchecked.map(ChainActivity.uncheckedWarning)]
+  return {
+    ...result,
+    metadata: { ...result.metadata, ...(warnings.length === 0 ? {} : { warnings }) },
+    ...(result.details === undefined ? {} : { details: { ...result.details, chains_with_activity: activity.active } })
+  }
+}
+
 /** The v2 `data` JSON of a result (it holds no time), kept as long as the result is. */
 const v2Data = new WeakMap<Intelligence.Screened["result"], string>()
 const v2DataJson = (result: Intelligence.Screened["result"]) => {
@@ -85,6 +102,7 @@ const v2DataJson = (result: Intelligence.Screened["result"]) => {
 
 const intelServices = Effect.gen(function* () {
   const intelligence = yield* Intelligence.Intelligence
+  const activity = yield* ChainActivity.ChainActivity
   const charge = yield* charging
 
   const cacheHeaders = (screened: Intelligence.Screened, headers: Record<string, string>): Record<string, string> => {
@@ -93,7 +111,7 @@ const intelServices = Effect.gen(function* () {
     return headers
   }
 
-  return { charge, intelligence, cacheHeaders }
+  return { charge, intelligence, activity, cacheHeaders }
 })
 
 /** Fails with a 400 on `options.as_of` when `asOf` is after today (by the Effect Clock). */
@@ -111,7 +129,7 @@ const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
  * the HttpApi handlers and the hot lane.
  */
 export const operations = Effect.gen(function* () {
-  const { charge, intelligence, cacheHeaders } = yield* intelServices
+  const { charge, intelligence, activity, cacheHeaders } = yield* intelServices
 
   // Pipelines rather than generators: they run on every request.
 
@@ -123,15 +141,24 @@ export const operations = Effect.gen(function* () {
     chain: Chain.Network | "auto",
     includeDetails: boolean,
     asOf: string | undefined,
-    body: (s: Intelligence.Screened) => string
+    body: (s: Intelligence.Screened) => string,
+    /** With on-chain activity (read beside the screening, within its budget): the body of both. */
+    active?: (s: Intelligence.Screened, found: ChainActivity.Activity) => string
   ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
     const options = { policy: flavour, chain, detected, includeDetails, ...(asOf === undefined ? {} : { asOf }) }
     return Effect.flatMap(charge(flavour, client, 1), (decision) =>
-      Effect.map(intelligence.single(address, options), (s) =>
-        Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
-      )
+      active === undefined || !activity.enabled
+        ? Effect.map(intelligence.single(address, options), (s) =>
+            Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
+          )
+        : Effect.zipWith(
+            intelligence.single(address, options),
+            activity.of(address, chain),
+            (s, found) => Responses.replyJson(200, active(s, found), cacheHeaders(s, Responses.rateHeaders(decision))),
+            { concurrent: true }
+          )
     ).pipe(Effect.mapError(HttpErrors.fromDomain(flavour)))
   }
 
@@ -144,7 +171,25 @@ export const operations = Effect.gen(function* () {
       payload.options?.include_details === true,
       payload.options?.as_of,
       (s) =>
-        s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result)
+        s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result),
+      // On-chain activity is a detail: read only when details are asked for.
+      payload.options?.include_details === true
+        ? (s, found) => {
+            const result = withActivity(s.result, found)
+            return JSON.stringify(
+              s.hit
+                ? {
+                    ...result,
+                    metadata: {
+                      ...result.metadata,
+                      latency_ms: s.answeredAt - s.started,
+                      timestamp: Instant.iso(s.answeredAt)
+                    }
+                  }
+                : result
+            )
+          }
+        : undefined
     )
 
   /** v3 single; a past `options.as_of` screens against the lists of that day, a future one is a 400. */
@@ -153,6 +198,9 @@ export const operations = Effect.gen(function* () {
     if (asOf === undefined) return v3Single(payload, client)
     return Effect.flatMap(notAfterToday("v3", asOf), () => v3Single(payload, client))
   }
+
+  const v2Json = (s: Intelligence.Screened, data: string, client: ApiKeyStore.ApiKeyRecord) =>
+    `{"success":true,"data":${data},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
 
   const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
     single(
@@ -163,8 +211,8 @@ export const operations = Effect.gen(function* () {
       false,
       undefined,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
-      (s) =>
-        `{"success":true,"data":${v2DataJson(s.result)},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
+      (s) => v2Json(s, v2DataJson(s.result), client),
+      (s, found) => v2Json(s, JSON.stringify(V2.project(s.result, found.active)), client)
     )
 
   return { charge, v3Intel, v2Intel }

@@ -1,11 +1,19 @@
 /**
  * The Node adapters of outbound traffic: the host resolver of webhook registration and the HTTPS transport, the
  * mail relay of email channels, the verified-source services ABIs are fetched from, and the chains' nodes
- * (JSON-RPC).
+ * (JSON-RPC: blocks for monitoring, accounts for screening's on-chain activity).
  */
-import { type AbiSource, type ChainData, type HostResolver, Mailer, type WebhookTransport } from "@vigil/core"
+import {
+  type AbiSource,
+  type ChainActivity,
+  type ChainData,
+  type HostResolver,
+  Mailer,
+  type WebhookTransport
+} from "@vigil/core"
 import { Layer } from "effect"
 import * as AbiSources from "./AbiSources.ts"
+import * as EvmAccounts from "./EvmAccounts.ts"
 import * as EvmRpc from "./EvmRpc.ts"
 import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as NodeHostResolver from "./NodeHostResolver.ts"
@@ -38,6 +46,7 @@ export const layer = (
   | Mailer.Mailer
   | AbiSource.AbiSource
   | ChainData.ChainData
+  | ChainActivity.AccountReader
 > =>
   Layer.mergeAll(
     NodeHostResolver.layer,
@@ -51,5 +60,6 @@ export const layer = (
       ...options.rpc,
       urls: options.rpcUrls ?? new Map(),
       ...(options.rpcWsUrls === undefined ? {} : { wsUrls: options.rpcWsUrls })
-    })
+    }),
+    EvmAccounts.layer(options.rpcUrls ?? new Map())
   )

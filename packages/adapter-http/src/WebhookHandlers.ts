@@ -1,5 +1,6 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
 import {
+  ChainActivity,
   type ApiKeys,
   Chain,
   Instant,
@@ -20,7 +21,8 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the webhook handlers need. */
-export type Requirements = Webhooks.Webhooks | Quota.Quota | Screening.Screening | HttpMetrics | ApiKeys.ApiKeys
+export type Requirements =
+  Webhooks.Webhooks | Quota.Quota | Screening.Screening | ChainActivity.ChainActivity | HttpMetrics | ApiKeys.ApiKeys
 
 /** Webhook routes answer their failures in the v2 shape, webhook refusals with spec §7's texts. */
 const answer = HttpErrors.answer("v2")
@@ -32,6 +34,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
   Effect.fnUntraced(function* (handlers) {
     const webhooks = yield* Webhooks.Webhooks
     const screening = yield* Screening.Screening
+    const activity = yield* ChainActivity.ChainActivity
     const charge = yield* charging
 
     return handlers
@@ -72,12 +75,15 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const active = yield* webhooks.active(client.id)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
           const decision = yield* charge("v2", client, 1)
-          const result = yield* screening.screen(payload.address, { detected })
+          const [result, found] = yield* Effect.all(
+            [screening.screen(payload.address, { detected }), activity.of(payload.address)],
+            { concurrency: "unbounded" }
+          )
           const finished = yield* Clock.currentTimeMillis
           const correlation = Intelligence.correlationId(finished)
           const data: V2.Delivered = {
             success: true,
-            data: V2.project(result),
+            data: V2.project(result, found.active),
             message: V2.processedMessage,
             timestamp: Instant.iso(finished),
             processing_time_ms: finished - started,

@@ -252,9 +252,14 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
       : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
   }
   const rpc: { blocksPerBatch?: number; inFlight?: number } = {}
+  const activity: { budgetMillis?: number } = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
-    if (name === "VIGIL_RPC_BATCH") {
+    if (name === "VIGIL_ACTIVITY_BUDGET_MS") {
+      const n = whole(name, value, 10, 10_000)
+      if (n instanceof CommandFailed) return yield* n
+      activity.budgetMillis = n
+    } else if (name === "VIGIL_RPC_BATCH") {
       const n = whole(name, value, 1, 100)
       if (n instanceof CommandFailed) return yield* n
       rpc.blocksPerBatch = n
@@ -300,6 +305,7 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
   return {
     outbound: { abiSources, rpcUrls, rpcWsUrls, rpc, ...(smtp === undefined ? {} : { smtp }) },
     follow,
+    activity,
     ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
   }
 })
@@ -336,7 +342,7 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }
   }
-  return { outbound, webhooks, follow: monitoring.follow }
+  return { outbound, webhooks, follow: monitoring.follow, activity: monitoring.activity }
 })
 
 /** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
@@ -357,7 +363,7 @@ export const command = Command.make(
           message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
         })
       }
-      const [{ outbound, webhooks, follow }, hotRoutes] = yield* Effect.all([
+      const [{ outbound, webhooks, follow, activity }, hotRoutes] = yield* Effect.all([
         loadWebhookOptions(Option.getOrUndefined(chains)),
         loadHotRoutes
       ])
@@ -374,7 +380,7 @@ export const command = Command.make(
             ...Option.match(maxConnections, { onNone: () => ({}), onSome: (n) => ({ maxConnections: n }) })
           }
         }).pipe(
-          Layer.provide(Engine.layer({ webhooks, follow }).pipe(Layer.provide(Outbound.layer(outbound)))),
+          Layer.provide(Engine.layer({ webhooks, follow, activity }).pipe(Layer.provide(Outbound.layer(outbound)))),
           Layer.provideMerge(Store.all(db))
         )
       )

@@ -26,7 +26,8 @@ describe("live monitoring across crashes", () => {
       ["VIGIL_RPC_BATCH", "0"],
       ["VIGIL_RPC_IN_FLIGHT", "17"],
       ["VIGIL_FOLLOW_LEASE_MS", "999"],
-      ["VIGIL_INSTANCE", "two words"]
+      ["VIGIL_INSTANCE", "two words"],
+      ["VIGIL_ACTIVITY_BUDGET_MS", "5"]
     ] as const) {
       const refused = await runVigil(tempDir(), { VIGIL_DB: "v.db", VIGIL_PORT: "0", [name]: value }, ["serve"])
       assert.strictEqual(refused.code, 1, name)

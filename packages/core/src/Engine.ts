@@ -31,7 +31,7 @@ import {
   History,
   Notifications
 } from "./monitoring/index.ts"
-import { Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
+import { ChainActivity, Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
 /** How webhooks are registered and delivered; every field has a default. */
 export interface WebhookSettings {
@@ -48,6 +48,7 @@ export type Services =
   | Screening.Screening
   | ResultCache.ResultCache
   | Intelligence.Intelligence
+  | ChainActivity.ChainActivity
   | Webhooks.Webhooks
   | Contracts.Contracts
   | Bots.Bots
@@ -79,6 +80,7 @@ export type Outbound =
   | Mailer.Mailer
   | AbiSource.AbiSource
   | ChainData.ChainData
+  | ChainActivity.AccountReader
 
 /** Screening alone over an intelligence index: what a host that only screens needs. */
 export const screening: Layer.Layer<
@@ -94,13 +96,19 @@ export const screening: Layer.Layer<
  * the webhook outbox is delivered, and each chain with an active bot is followed, for as long as the layer lives.
  */
 export const layer = (
-  settings: { readonly webhooks?: WebhookSettings; readonly follow?: Partial<Follower.Settings> } = {}
+  settings: {
+    readonly webhooks?: WebhookSettings
+    readonly follow?: Partial<Follower.Settings>
+    /** How on-chain activity is read (budget, memory); defaults in `ChainActivity.defaultSettings`. */
+    readonly activity?: Partial<ChainActivity.Settings>
+  } = {}
 ): Layer.Layer<Services, never, Storage | Outbound> =>
   Layer.mergeAll(
     ApiKeys.ApiKeys.layer,
     Quota.Quota.layer,
     Quota.pruning,
     screening,
+    ChainActivity.ChainActivity.layer({ ...ChainActivity.defaultSettings, ...settings.activity }),
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     // Webhooks of the intelligence API, and every kind of notification channel through its own sender.
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }).pipe(

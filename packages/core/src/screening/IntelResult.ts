@@ -48,7 +48,13 @@ export const Details = Schema.Struct({
       reference: Schema.String
     })
   ),
-  formula: Schema.String
+  formula: Schema.String,
+  chains_with_activity: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description:
+        "The networks with a configured node on which the address has a nonce, a balance or code (lowercase names; `chain-<id>` for a chain Vigil does not name). Present when a node is configured; a network not checked in time is named in `metadata.warnings`."
+    })
+  )
 })
 
 /** The v3 result of one address. */

@@ -106,10 +106,10 @@ const tagOf: { readonly [T in Scoring.SignalType]: string } = {
 }
 
 /**
- * Projects a v3 result to the v2 `data` object. `chains_with_activity` reports observed on-chain activity,
- * which needs chain data; until an activity probe is configured it is empty rather than guessed.
+ * Projects a v3 result to the v2 `data` object. `chains_with_activity` is the networks on which the address was
+ * seen active (`ChainActivity`): empty when no node is configured, rather than guessed.
  */
-export const project = (result: Result): Data => {
+export const project = (result: Result, chainsWithActivity: ReadonlyArray<string> = []): Data => {
   const risk = result.signals.filter((s) => s.polarity === "risk")
   const lvl = level(result.score, risk.length > 0)
   const type: EntityType = result.flags.sanctioned
@@ -140,6 +140,6 @@ export const project = (result: Result): Data => {
     risk_tags: tags.length === 0 ? "Standard Address Profile" : tags.join("; "),
     priority: priorities[lvl],
     labels: result.labels,
-    chains_with_activity: []
+    chains_with_activity: chainsWithActivity
   }
 }

@@ -1,0 +1,98 @@
+/**
+ * On-chain activity on a real node: `chains_with_activity` in v2 and in v3 `details`, read from anvil, and a node
+ * that never answers making the answer partial within the budget instead of failing it.
+ */
+import { createServer, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { assert, describe, it } from "@effect/vitest"
+import { Anvil } from "@vigil/testkit"
+import { Effect } from "effect"
+import * as TestServer from "./TestServer.ts"
+
+const { v2, v3, issue } = TestServer
+
+/** Anvil, and a node that takes requests and never answers them (as ethereum's, chain 1). */
+const nodes = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const anvil = await Anvil.start()
+    const held: Array<ServerResponse> = []
+    const stalled = createServer((_, res) => void held.push(res))
+    await new Promise<void>((done) => stalled.listen(0, "127.0.0.1", () => done()))
+    return {
+      anvil,
+      stalledUrl: `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`,
+      close: async () => {
+        for (const res of held) res.destroy()
+        stalled.closeAllConnections()
+        await new Promise<void>((done) => stalled.close(() => done()))
+        await anvil.stop()
+      }
+    }
+  }),
+  (n) => Effect.promise(() => n.close())
+)
+
+/** A fresh address nobody has touched. */
+const fresh = (seed: number) => `0x${seed.toString(16).padStart(40, "0")}`
+
+describe("on-chain activity (chains_with_activity)", () => {
+  it.live(
+    "lists the chains where an address is active, nothing for an untouched one, and names a node that stalls",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { anvil, stalledUrl } = yield* nodes
+          // A transfer gives a fresh address a balance on the anvil chain.
+          const funded = fresh(0xf00d)
+          yield* Effect.promise(async () => {
+            await anvil.rpc("eth_sendTransaction", [{ from: anvil.accounts[0], to: funded, value: "0x1" }])
+            await anvil.mine(1)
+          })
+          yield* Effect.gen(function* () {
+            const key = yield* issue({ name: "Acme" })
+            // The dev account has sent nothing yet holds ether; the funded one holds a wei; the third is untouched.
+            // Ethereum's node never answers: each answer still comes, once the budget is spent.
+            for (const [address, expected] of [
+              [anvil.accounts[0]!, ["chain-31337"]],
+              [funded, ["chain-31337"]],
+              [fresh(0xdead), []]
+            ] as const) {
+              const r = yield* v2(key, address)
+              assert.strictEqual(r.status, 200, JSON.stringify(r.json))
+              assert.deepStrictEqual(r.json.data.chains_with_activity, expected, address)
+            }
+            // v3 says the same in `details`, and names the network it could not check.
+            const detailed = yield* v3(key, { address: funded, options: { include_details: true } })
+            assert.strictEqual(detailed.status, 200)
+            assert.deepStrictEqual(detailed.json.details.chains_with_activity, ["chain-31337"])
+            assert.include(
+              detailed.json.metadata.warnings,
+              "ethereum: on-chain activity not checked (no answer within 300 ms)"
+            )
+            // Without details, no node is asked and nothing is said about them.
+            const plain = yield* v3(key, { address: funded })
+            assert.isUndefined(plain.json.details)
+            assert.isUndefined(plain.json.metadata.warnings)
+            // `options.chain` narrows the probe to one network: ethereum alone, which does not answer.
+            const narrowed = yield* v3(key, { address: funded, options: { include_details: true, chain: "ethereum" } })
+            assert.deepStrictEqual(narrowed.json.details.chains_with_activity, [])
+            assert.deepStrictEqual(narrowed.json.metadata.warnings, [
+              "ethereum: on-chain activity not checked (no answer within 300 ms)"
+            ])
+          }).pipe(
+            Effect.provide(
+              TestServer.layer({
+                outbound: {
+                  rpcUrls: new Map([
+                    [31337, anvil.url],
+                    [1, stalledUrl]
+                  ])
+                }
+              })
+            )
+          )
+        })
+      ),
+    60_000
+  )
+})
