@@ -225,6 +225,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   Effect.fnUntraced(function* (handlers) {
     const { charge, v3Intel } = yield* operations
     const intelligence = yield* Intelligence.Intelligence
+    const activity = yield* ChainActivity.ChainActivity
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>
@@ -240,12 +241,27 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
           const chain = options?.chain ?? "auto"
           const screened = payload.addresses.filter((a) => Chain.detect(a, chain).valid).length
           const decision = yield* charge("v3", client, screened)
-          const result = yield* intelligence.batch(payload.addresses, {
+          const screening = intelligence.batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
             includeDetails: options?.include_details === true,
             ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
             ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
           })
+          // On-chain activity is a detail, as for a single address: every item's read at once, in one budget.
+          const result =
+            options?.include_details === true && activity.enabled
+              ? yield* Effect.zipWith(
+                  screening,
+                  Effect.forEach(payload.addresses, (address) => activity.of(address, chain), {
+                    concurrency: "unbounded"
+                  }),
+                  (batch, found) => ({
+                    ...batch,
+                    results: batch.results.map((r, i) => ("score" in r ? withActivity(r, found[i]!) : r))
+                  }),
+                  { concurrent: true }
+                )
+              : yield* screening
           return Responses.json(200, result, Responses.rateHeaders(decision))
         }).pipe(HttpErrors.answer("v3"))
       )

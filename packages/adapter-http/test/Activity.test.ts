@@ -69,6 +69,16 @@ describe("on-chain activity (chains_with_activity)", () => {
               detailed.json.metadata.warnings,
               "ethereum: on-chain activity not checked (no answer within 300 ms)"
             )
+            // A batch with details says it of each address, and of an invalid one nothing.
+            const batch = yield* TestServer.call("POST", "/api/v3/intel/batch", {
+              headers: { authorization: `Bearer ${key}` },
+              json: { addresses: [funded, fresh(0xbeef), "0xnot"], options: { include_details: true } }
+            })
+            assert.strictEqual(batch.status, 200, batch.text)
+            assert.deepStrictEqual(
+              batch.json.results.map((r: any) => r.details?.chains_with_activity ?? r.error.code),
+              [["chain-31337"], [], "invalid_address"]
+            )
             // Without details, no node is asked and nothing is said about them.
             const plain = yield* v3(key, { address: funded })
             assert.isUndefined(plain.json.details)
