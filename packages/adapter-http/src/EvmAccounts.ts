@@ -17,6 +17,7 @@ const Answers = Schema.Array(
   })
 )
 const decodeAnswers = Schema.decodeUnknownEffect(Schema.fromJsonString(Answers))
+const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 const quantity = (hex: string): bigint => (hex === "0x" ? 0n : BigInt(hex))
 
@@ -39,7 +40,7 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
           const response = await fetch(url, {
             method: "POST",
             headers: { "content-type": "application/json" },
-            body: JSON.stringify(calls),
+            body: encodeJson(calls),
             signal
           })
           if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)

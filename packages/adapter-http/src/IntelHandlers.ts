@@ -77,7 +77,7 @@ const stampedJson = (result: Intelligence.Screened["result"], latency: number, t
  * A v3 result with the on-chain activity found: `details.chains_with_activity` when details were asked for, and a
  * warning for each network not checked.
  */
-export const withActivity = (
+const withActivity = (
   result: Intelligence.Screened["result"],
   activity: ChainActivity.Activity
 ): Intelligence.Screened["result"] => {
