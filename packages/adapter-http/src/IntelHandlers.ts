@@ -73,22 +73,6 @@ const stampedJson = (result: Intelligence.Screened["result"], latency: number, t
     : `${template[0]}${latency}${template[1]}${JSON.stringify(timestamp)}${template[2]}`
 }
 
-/**
- * A v3 result with the on-chain activity found: `details.chains_with_activity` when details were asked for, and a
- * warning for each network not checked.
- */
-const withActivity = (
-  result: Intelligence.Screened["result"],
-  activity: ChainActivity.Activity
-): Intelligence.Screened["result"] => {
-  const warnings = [...(result.metadata.warnings ?? []), ...activity.unchecked.map(ChainActivity.uncheckedWarning)]
-  return {
-    ...result,
-    metadata: { ...result.metadata, ...(warnings.length === 0 ? {} : { warnings }) },
-    ...(result.details === undefined ? {} : { details: { ...result.details, chains_with_activity: activity.active } })
-  }
-}
-
 /** The v2 `data` JSON of a result (it holds no time), kept as long as the result is. */
 const v2Data = new WeakMap<Intelligence.Screened["result"], string>()
 const v2DataJson = (result: Intelligence.Screened["result"]) => {
@@ -175,7 +159,7 @@ export const operations = Effect.gen(function* () {
       // On-chain activity is a detail: read only when details are asked for.
       payload.options?.include_details === true
         ? (s, found) => {
-            const result = withActivity(s.result, found)
+            const result = ChainActivity.annotate(s.result, found)
             return JSON.stringify(
               s.hit
                 ? {
@@ -257,7 +241,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
                   }),
                   (batch, found) => ({
                     ...batch,
-                    results: batch.results.map((r, i) => ("score" in r ? withActivity(r, found[i]!) : r))
+                    results: batch.results.map((r, i) => ("score" in r ? ChainActivity.annotate(r, found[i]!) : r))
                   }),
                   { concurrent: true }
                 )

@@ -224,7 +224,7 @@ const make = Effect.gen(function* () {
           const each = Math.max(1, Math.min(perDestination, perKey))
           const rows = yield* candidates(dbNow, each)
           if (rows.length === 0) return []
-          const held = yield* othersInFlight(dbNow, [...new Set(rows.map((r) => r.key_id))].sort())
+          const held = yield* othersInFlight(dbNow, [...new Set(rows.map((r) => r.key_id))])
           const picked = WebhookStore.fairPick(
             rows.map((r) => ({ delivery: toDelivery(r, skew), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
             limit,

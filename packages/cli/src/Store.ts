@@ -13,7 +13,6 @@ import { CommandFailed, shown } from "./CommandFailed.ts"
 export type Store =
   { readonly _tag: "Sqlite"; readonly filename: string } | { readonly _tag: "Postgres"; readonly url: string }
 
-/** The store `value` names, or the one line saying why it names none. */
 /** What `--db` names: a SQLite file or a PostgreSQL URL; another scheme, or a malformed URL, refused in one line. */
 export const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase()

@@ -57,6 +57,20 @@ export const serve = (cwd: string, env: Record<string, string>, args: ReadonlyAr
   })
 }
 
+/** The arguments of `vigil ingest` of `file` as the snapshot of `asOf` of the sanctions address list `watch`. */
+export const ingestWatchArgs = (file: string, asOf: string, extra: ReadonlyArray<string> = []) => [
+  "ingest",
+  "address-list",
+  file,
+  "--list",
+  "watch",
+  "--category",
+  "sanctions",
+  "--as-of",
+  asOf,
+  ...extra
+]
+
 /** Runs `vigil <args>` to completion. */
 export const runVigil = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

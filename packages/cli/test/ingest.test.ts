@@ -5,7 +5,7 @@ import Database from "better-sqlite3"
 import { Chain } from "@vigil/core"
 import { assert, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
-import { runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
+import { ingestWatchArgs, runVigil, spawnVigil, tempDir } from "./VigilProcess.ts"
 
 const TORNADO = "0x8589427373D6D84E98730D7795D8f6f8731FDA16"
 
@@ -260,18 +260,7 @@ describe("vigil ingest and screen", () => {
     writeFileSync(join(cwd, "both.txt"), `${A}\n${B}\n`)
     writeFileSync(join(cwd, "b.txt"), `${B}\n`)
     const ingest = (file: string, asOf: string, extra: ReadonlyArray<string> = []) =>
-      runVigil(cwd, {}, [
-        "ingest",
-        "address-list",
-        file,
-        "--list",
-        "watch",
-        "--category",
-        "sanctions",
-        "--as-of",
-        asOf,
-        ...extra
-      ])
+      runVigil(cwd, {}, ingestWatchArgs(file, asOf, extra))
     const screen = async (asOf?: string) => {
       const r = JSON.parse(
         (await runVigil(cwd, {}, ["screen", A, ...(asOf === undefined ? [] : ["--as-of", asOf])])).stdout

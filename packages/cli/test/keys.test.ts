@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { runVigil, serve, tempDir } from "./VigilProcess.ts"
+import { ingestWatchArgs, runVigil, serve, tempDir } from "./VigilProcess.ts"
 
 const LAZARUS = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -79,21 +79,7 @@ describe("vigil keys", () => {
     writeFileSync(join(cwd, "list1.txt"), `${LAZARUS}\n`)
     writeFileSync(join(cwd, "list2.txt"), `${LAZARUS}\n${CLEAN}\n`)
     const ingest = (file: string, asOf: string) =>
-      runVigil(cwd, {}, [
-        "ingest",
-        "address-list",
-        file,
-        "--db",
-        "v.db",
-        "--list",
-        "watch",
-        "--category",
-        "sanctions",
-        "--authority",
-        "official",
-        "--as-of",
-        asOf
-      ])
+      runVigil(cwd, {}, ingestWatchArgs(file, asOf, ["--db", "v.db", "--authority", "official"]))
     assert.strictEqual((await ingest("list1.txt", "2025-01-01")).code, 0)
     const running = await serve(cwd, { VIGIL_DB: "v.db" })
     const v2 = async (address: string) => {

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Postgres } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { caller, runVigil, serve, tempDir } from "./VigilProcess.ts"
+import { caller, ingestWatchArgs, runVigil, serve, tempDir } from "./VigilProcess.ts"
 
 const LAZARUS = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -44,19 +44,11 @@ describe("vigil migrate-store", () => {
       ["one.txt", "2025-01-01"],
       ["two.txt", "2025-06-01"]
     ] as const) {
-      const ingested = await runVigil(cwd, { VIGIL_DB: "v.db" }, [
-        "ingest",
-        "address-list",
-        file,
-        "--list",
-        "watch",
-        "--category",
-        "sanctions",
-        "--authority",
-        "official",
-        "--as-of",
-        asOf
-      ])
+      const ingested = await runVigil(
+        cwd,
+        { VIGIL_DB: "v.db" },
+        ingestWatchArgs(file, asOf, ["--authority", "official"])
+      )
       assert.strictEqual(ingested.code, 0, ingested.stderr)
     }
     const env = { VIGIL_SOURCIFY_URL: "", VIGIL_ETHERSCAN_URL: "", VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1" }

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { Postgres } from "@vigil/testkit"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { runVigil, serve, tempDir } from "./VigilProcess.ts"
+import { ingestWatchArgs, runVigil, serve, tempDir } from "./VigilProcess.ts"
 
 const LAZARUS = "0x098B716B8Aaf21512996dC57EB0615e2383E2f96"
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -46,19 +46,7 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
     writeFileSync(join(cwd, "list1.txt"), `${LAZARUS}\n`)
     writeFileSync(join(cwd, "list2.txt"), `${LAZARUS}\n${CLEAN}\n`)
     const ingest = (file: string, asOf: string) =>
-      runVigil(cwd, { VIGIL_DB: db }, [
-        "ingest",
-        "address-list",
-        file,
-        "--list",
-        "watch",
-        "--category",
-        "sanctions",
-        "--authority",
-        "official",
-        "--as-of",
-        asOf
-      ])
+      runVigil(cwd, { VIGIL_DB: db }, ingestWatchArgs(file, asOf, ["--authority", "official"]))
     const first = await ingest("list1.txt", "2025-01-01")
     assert.strictEqual(first.code, 0, first.stderr)
 

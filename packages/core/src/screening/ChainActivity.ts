@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { BoundedMemo, Chain, Instant } from "../kernel/index.ts"
+import type { IntelResult } from "./IntelResult.ts"
 
 /** What a node says of one account (`latest` block). */
 export interface Account {
@@ -26,16 +27,10 @@ export class AccountReader extends Context.Service<
     readonly chains: ReadonlyArray<number>
     readonly read: (chainId: number, address: string) => Effect.Effect<Account, AccountReadError>
   }
->()("@vigil/core/ChainActivity/AccountReader") {
-  /** No node: nothing is read. */
-  static readonly none: Layer.Layer<AccountReader> = Layer.succeed(AccountReader)({
-    chains: [],
-    read: (chainId) => Effect.fail(new AccountReadError({ message: `no node for chain ${chainId}` }))
-  })
-}
+>()("@vigil/core/ChainActivity/AccountReader") {}
 
 /** The chain id of each EVM network Vigil screens. */
-export const chainIds: { readonly [N in Chain.Network]?: number } = {
+const chainIds: { readonly [N in Chain.Network]?: number } = {
   ethereum: 1,
   avalanche: 43114,
   polygon: 137,
@@ -126,8 +121,8 @@ export class ChainActivity extends Context.Service<
           const detected = Chain.detect(address)
           if (!detected.valid || detected.family !== "evm") return Effect.succeed(nothing)
           const wanted = only === "auto" ? undefined : chainIds[only]
-          const chains = reader.chains.filter((id) => wanted === undefined || id === wanted)
           if (only !== "auto" && wanted === undefined) return Effect.succeed(nothing)
+          const chains = wanted === undefined ? reader.chains : reader.chains.filter((id) => id === wanted)
           return Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Effect.map(
               Effect.forEach(chains, (id) => check(id, detected.normalized, Instant.day(now)), {
@@ -148,5 +143,18 @@ export class ChainActivity extends Context.Service<
 }
 
 /** The warning an answer carries for a network not checked. */
-export const uncheckedWarning = (u: Activity["unchecked"][number]): string =>
+const uncheckedWarning = (u: Activity["unchecked"][number]): string =>
   `${u.network}: on-chain activity not checked (${u.reason})`
+
+/**
+ * A v3 result with the activity found: `details.chains_with_activity` when it has details, and a warning for each
+ * network not checked.
+ */
+export const annotate = (result: IntelResult, activity: Activity): IntelResult => {
+  const warnings = [...(result.metadata.warnings ?? []), ...activity.unchecked.map(uncheckedWarning)]
+  return {
+    ...result,
+    metadata: { ...result.metadata, ...(warnings.length === 0 ? {} : { warnings }) },
+    ...(result.details === undefined ? {} : { details: { ...result.details, chains_with_activity: activity.active } })
+  }
+}
