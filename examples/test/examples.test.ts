@@ -161,6 +161,50 @@ describe("createVigil facade", () => {
     }
   })
 
+  it("fits a calibration model in process and screens scraped-only answers with it", async () => {
+    const vigil = createVigil({ db: join(dir, "calibrated.db") })
+    try {
+      await expect(vigil.calibrate({ asOf: "2025-01-01" })).rejects.toThrow(
+        /CalibrationRefused: no scraped list names an address on 2025-01-01/
+      )
+      const addresses = Array.from({ length: 40 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`)
+      const write = (name: string, list: ReadonlyArray<string>) => {
+        const file = join(dir, name)
+        writeFileSync(file, list.join("\n") + "\n")
+        return file
+      }
+      // A scraped feed names all 40; a curated list confirms the first 30 of them.
+      await vigil.ingest({
+        kind: "address-list",
+        input: write("feed.txt", addresses),
+        list: "feed",
+        category: "phishing",
+        authority: "scraped",
+        asOf: "2025-01-01"
+      })
+      await vigil.ingest({
+        kind: "address-list",
+        input: write("reviewed.txt", addresses.slice(0, 30)),
+        list: "reviewed",
+        category: "phishing",
+        authority: "curated",
+        asOf: "2025-01-01"
+      })
+      const model = await vigil.calibrate({ asOf: "2025-01-01" })
+      assert.strictEqual("version" in model && model.version, 1)
+      assert.strictEqual(model.training.examples + model.evaluation.examples, 40)
+      const unconfirmed = addresses[35]!
+      const calibrated = await vigil.screen(unconfirmed, { asOf: "2025-01-02" })
+      const rules = await vigil.screen(unconfirmed, { asOf: "2025-01-02", agentic: false })
+      assert.isTrue("score" in calibrated && calibrated.recommendation.ai_enhanced)
+      assert.isTrue("score" in rules && !rules.recommendation.ai_enhanced && rules.score === 90)
+      // About three in four of the feed's addresses are confirmed: the score moves toward 75.
+      assert.isTrue("score" in calibrated && calibrated.score < 90 && calibrated.score >= 65)
+    } finally {
+      await vigil.close()
+    }
+  })
+
   it("verifies a delivery signed the way Vigil signs it, and refuses tampering and replays", () => {
     const secret = WebhookSigning.newSecret()
     const body = JSON.stringify({ correlation_id: "req_x", data: { success: true } })

@@ -125,13 +125,21 @@ export const operations = Effect.gen(function* () {
     chain: Chain.Network | "auto",
     includeDetails: boolean,
     asOf: string | undefined,
+    agentic: boolean,
     body: (s: Intelligence.Screened) => string,
     /** With on-chain activity (read beside the screening, within its budget): the body of both. */
     active?: (s: Intelligence.Screened, found: ChainActivity.Activity) => string
   ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
-    const options = { policy: flavour, chain, detected, includeDetails, ...(asOf === undefined ? {} : { asOf }) }
+    const options = {
+      policy: flavour,
+      chain,
+      detected,
+      includeDetails,
+      ...(agentic ? {} : { agentic }),
+      ...(asOf === undefined ? {} : { asOf })
+    }
     return Effect.flatMap(charge(flavour, client, 1), (decision) =>
       active === undefined || !activity.enabled
         ? Effect.map(intelligence.single(address, options), (s) =>
@@ -154,6 +162,7 @@ export const operations = Effect.gen(function* () {
       payload.options?.chain ?? "auto",
       payload.options?.include_details === true,
       payload.options?.as_of,
+      payload.options?.enable_agentic !== false,
       (s) =>
         s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result),
       // On-chain activity is a detail: read only when details are asked for.
@@ -194,6 +203,7 @@ export const operations = Effect.gen(function* () {
       "auto",
       false,
       undefined,
+      true,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
       (s) => v2Json(s, v2DataJson(s.result), client),
       (s, found) => v2Json(s, JSON.stringify(V2.project(s.result, found.active)), client)
@@ -228,6 +238,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
           const screening = intelligence.batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
             includeDetails: options?.include_details === true,
+            ...(options?.enable_agentic === false ? { agentic: false } : {}),
             ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
             ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
           })

@@ -1,7 +1,7 @@
 /** The intelligence routes on the real server (SQLite file, ephemeral port): every field, error and limit. */
 import { assert, describe, it } from "@effect/vitest"
 import { Schemas } from "@vigil/adapter-http"
-import { ApiKeys, ApiKeyStore, Chain } from "@vigil/core"
+import { ApiKeys, ApiKeyStore, type Calibration, Chain, IntelIndex } from "@vigil/core"
 import { Effect, Schema } from "effect"
 import * as TestServer from "./TestServer.ts"
 
@@ -322,6 +322,90 @@ describe("point in time over HTTP (options.as_of)", () => {
       const after = (yield* call("GET", "/api/v2/status", { headers: { "x-api-key": key } })).json.usage.dailyUsed
       assert.strictEqual(after, used, "a refused day is not charged")
     })
+  )
+})
+
+describe("calibration over HTTP (options.enable_agentic)", () => {
+  const PHISH = "0x00000000000000000000000000000000000000f1"
+  /** A model that finds the scraped list `scraped-phish` borne out for 5% of the addresses it names. */
+  const model: Calibration.Model = {
+    asOf: "2025-01-01",
+    fittedAt: "2025-01-01T00:00:00.000Z",
+    features: ["bias", "list:scraped-phish"],
+    weights: [0, Math.log(0.05 / 0.95)],
+    l2: 1,
+    training: { examples: 100, positives: 5 },
+    evaluation: {
+      examples: 0,
+      positives: 0,
+      brier: 0,
+      brierRules: 0,
+      block: { flagged: 0, precision: 0, recall: 0 },
+      blockRules: { flagged: 0, precision: 0, recall: 0 },
+      review: { flagged: 0, precision: 0, recall: 0 },
+      reviewRules: { flagged: 0, precision: 0, recall: 0 },
+      reliability: []
+    }
+  }
+  const withModel = Effect.gen(function* () {
+    yield* withLists
+    yield* ingest("scraped-phish", "phishing", [PHISH], "2024-12-01", { authority: "scraped" })
+    yield* Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (index) => index.storeModel(model))
+  })
+
+  live(
+    "calibrates an answer that rests on scraped labels alone by default, single, batch and v2 alike; false gives the rule-based one",
+    () =>
+      Effect.gen(function* () {
+        yield* withModel
+        const key = yield* issue({ name: "Acme" })
+        const calibrated = (yield* v3(key, { address: PHISH, options: { include_details: true } })).json
+        assert.deepStrictEqual(
+          [calibrated.score, calibrated.risk_level, calibrated.confidence, calibrated.recommendation.action],
+          [65, "high", 0.05, "REVIEW"]
+        )
+        assert.isTrue(calibrated.recommendation.ai_enhanced)
+        assert.include(
+          calibrated.recommendation.details,
+          "Calibration (model 1, fitted on the lists as of 2025-01-01) moves the score from 90 to 65"
+        )
+        assert.deepStrictEqual(calibrated.details.calibration, {
+          model: 1,
+          probability: 0.05,
+          rule_score: 90,
+          score: 65
+        })
+        decodes(Schemas.V3Result, calibrated)
+        const rules = (yield* v3(key, { address: PHISH, options: { enable_agentic: false } })).json
+        assert.deepStrictEqual(
+          [rules.score, rules.risk_level, rules.recommendation.action, rules.recommendation.ai_enhanced],
+          [90, "critical", "BLOCK", false]
+        )
+        const batch = (yield* call("POST", "/api/v3/intel/batch", {
+          headers: { authorization: `Bearer ${key}` },
+          json: { addresses: [PHISH, LAZARUS] }
+        })).json
+        assert.deepStrictEqual(
+          batch.results.map((r: any) => [r.score, r.recommendation.action, r.recommendation.ai_enhanced]),
+          [
+            [65, "REVIEW", true],
+            [100, "BLOCK", false]
+          ]
+        )
+        const batchRules = (yield* call("POST", "/api/v3/intel/batch", {
+          headers: { authorization: `Bearer ${key}` },
+          json: { addresses: [PHISH], options: { enable_agentic: false } }
+        })).json
+        assert.deepStrictEqual(batchRules.results[0].score, 90)
+        const old = (yield* v2(key, PHISH)).json
+        assert.deepStrictEqual(old.data.risk_assessment, { risk_score: 65, risk_level: "high" })
+        // An official sanctions match is not graded: BLOCK with or without calibration.
+        const listed = (yield* v3(key, { address: LAZARUS })).json
+        assert.deepStrictEqual(
+          [listed.score, listed.recommendation.action, listed.recommendation.ai_enhanced],
+          [100, "BLOCK", false]
+        )
+      })
   )
 })
 

@@ -1,5 +1,5 @@
 /** IntelIndex in process memory: versions and what they contained in maps, each change applied in one synchronous step. */
-import { type Intel, IntelIndex, StoreError } from "@vigil/core"
+import { type Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer } from "effect"
 
 /** A version of a list: staged until committed; withdrawn by a rollback or by deleting the list. */
@@ -23,6 +23,7 @@ const make = Effect.sync(() => {
   /** Committed versions of each list, in the order they were committed (withdrawn ones included, for numbering). */
   const history = new Map<string, Array<Version>>()
   const byList = new Map<string, ReadonlyArray<Intel.IntelRecord>>()
+  const models: Array<Calibration.Stored> = []
 
   const staged = (id: number) => {
     const v = versions.get(id)
@@ -167,6 +168,23 @@ const make = Effect.sync(() => {
         const wanted = new Set(addresses)
         return [...byList.values()].flatMap((records) => records.filter((r) => wanted.has(r.address)))
       }),
+    scan: (after, limit) =>
+      Effect.sync(() => {
+        const all = [...byList.values()].flat().filter((r) => r.address > after)
+        const addresses = [...new Set(all.map((r) => r.address))].sort().slice(0, limit)
+        const wanted = new Set(addresses)
+        return all
+          .filter((r) => wanted.has(r.address))
+          .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
+      }),
+    storeModel: (model) =>
+      Effect.sync(() => {
+        const stored = { version: models.length + 1, ...model }
+        models.push(stored)
+        generation++
+        return stored
+      }),
+    models: Effect.sync(() => [...models]),
     generation: Effect.sync(() => generation),
     lists: Effect.sync(() =>
       [...byList.keys()].sort().map((list) => {

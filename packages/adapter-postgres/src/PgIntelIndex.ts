@@ -4,8 +4,8 @@
  * force. Changes to one list take its advisory lock: two instances ingesting or amending the same list take turns.
  * Records go in thousands per statement.
  */
-import { type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Cause, Clock, Effect, Layer, Queue } from "effect"
+import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
+import { Cause, Clock, Effect, Layer, Queue, Schema } from "effect"
 import { onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
 
 interface RecordRow {
@@ -38,6 +38,10 @@ interface VersionRow {
   readonly authority: Intel.Authority
   readonly withdrawn_at: string | null
 }
+
+/** A calibration model as stored: its JSON. */
+const encodeModel = Schema.encodeSync(Schema.fromJsonString(Calibration.Model))
+const decodeModel = Schema.decodeUnknownSync(Schema.fromJsonString(Calibration.Model))
 
 const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   list: row.list,
@@ -139,7 +143,8 @@ const make = Effect.gen(function* () {
       "IntelIndex.generation",
       sql<{ readonly g: number }>`
         SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
-          + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments))::float8 AS g`
+          + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments)
+          + (SELECT count(*) FROM intel_models))::float8 AS g`
     ),
     (rows) => rows[0]?.g ?? 0
   )
@@ -424,7 +429,36 @@ const make = Effect.gen(function* () {
                   )
             return Effect.map(read, () => addresses.flatMap((a) => known.records.get(a) ?? []))
           }),
-    // Commits raise the newest committed version id; deletions and amendments add to their counts: each moves it.
+    scan: (after, limit) =>
+      Effect.map(
+        run(
+          "IntelIndex.scan",
+          sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records WHERE address IN
+                           (SELECT DISTINCT address COLLATE "C" FROM intel_records
+                              WHERE address COLLATE "C" > ${after} ORDER BY 1 LIMIT ${limit})
+                         ORDER BY address COLLATE "C", id`
+        ),
+        (rows) => rows.map(fromRow)
+      ),
+    storeModel: (model) =>
+      changing(
+        "IntelIndex.storeModel",
+        Effect.map(
+          sql<{ readonly version: number }>`
+            INSERT INTO intel_models (as_of, fitted_at, model)
+            VALUES (${model.asOf}, ${model.fittedAt}, ${encodeModel(model)}) RETURNING version::int AS version`,
+          (rows) => ({ version: rows[0]!.version, ...model })
+        )
+      ),
+    models: Effect.map(
+      run(
+        "IntelIndex.models",
+        sql<{ readonly version: number; readonly model: string }>`
+          SELECT version::int AS version, model FROM intel_models ORDER BY version`
+      ),
+      (rows) => rows.map((row) => ({ version: row.version, ...decodeModel(row.model) }))
+    ),
+    // Commits raise the newest committed version id; deletions, amendments and models add to their counts.
     generation,
     lists: Effect.map(
       run(

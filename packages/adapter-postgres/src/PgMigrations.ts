@@ -237,5 +237,14 @@ export const migrations = {
     ALTER TABLE webhook_deliveries ADD COLUMN leased_by text, ADD COLUMN leased_until bigint;
     CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (key_id)
       WHERE status = 'pending' AND leased_by IS NOT NULL;
+  `),
+  // Fitted calibration models, numbered in the order stored; the model itself as JSON.
+  "10_calibration_models": statements(`
+    CREATE TABLE intel_models (
+      version bigserial PRIMARY KEY,
+      as_of text NOT NULL,
+      fitted_at text NOT NULL,
+      model text NOT NULL
+    );
   `)
 }

@@ -1,7 +1,7 @@
 /** IntelIndex on SQLite: staged rows in their own table, each commit applied in one immediate transaction. */
 import { createHash } from "node:crypto"
-import { type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
+import { Effect, Layer, Schema } from "effect"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 
 interface RecordRow {
@@ -36,6 +36,10 @@ interface VersionRow {
   readonly contents_kept: 0 | 1
   readonly withdrawn_at: string | null
 }
+
+/** A calibration model as stored: its JSON. */
+const encodeModel = Schema.encodeSync(Schema.fromJsonString(Calibration.Model))
+const decodeModel = Schema.decodeUnknownSync(Schema.fromJsonString(Calibration.Model))
 
 const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   list: row.list,
@@ -136,10 +140,22 @@ const make = Effect.gen(function* () {
     ),
     discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
     byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
+    scan: db.prepare<[string, number], RecordRow>(
+      `SELECT * FROM intel_records WHERE address IN
+         (SELECT DISTINCT address FROM intel_records WHERE address > ? ORDER BY address LIMIT ?)
+       ORDER BY address, id`
+    ),
+    storeModel: db.prepare<[string, string, string], { version: number }>(
+      "INSERT INTO intel_models (as_of, fitted_at, model) VALUES (?, ?, ?) RETURNING version"
+    ),
+    models: db.prepare<[], { version: number; model: string }>(
+      "SELECT version, model FROM intel_models ORDER BY version"
+    ),
     // Commits raise the newest committed version id; deletions and amendments add to their counts: each moves it.
     generation: db.prepare<[], { g: number }>(
       `SELECT (SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
-         + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments) AS g`
+         + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments)
+         + (SELECT count(*) FROM intel_models) AS g`
     ),
     currentOf: db.prepare<[string], { version: number }>("SELECT version FROM intel_lists WHERE list = ?"),
     countRecords: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM intel_records WHERE list = ?"),
@@ -431,6 +447,17 @@ const make = Effect.gen(function* () {
       database.use("IntelIndex.lookup", () =>
         addresses.flatMap((a) => found.through(a, () => s.byAddress.all(a).map(fromRow)))
       ),
+    scan: (after, limit) => database.use("IntelIndex.scan", () => s.scan.all(after, limit).map(fromRow)),
+    storeModel: (model) =>
+      database
+        .transaction("IntelIndex.storeModel", () => {
+          const row = s.storeModel.get(model.asOf, model.fittedAt, encodeModel(model))!
+          return { version: row.version, ...model }
+        })
+        .pipe(Effect.ensuring(forget)),
+    models: database.use("IntelIndex.models", () =>
+      s.models.all().map((row) => ({ version: row.version, ...decodeModel(row.model) }))
+    ),
     generation: database.use("IntelIndex.generation", () =>
       generation.through("generation", () => s.generation.get()?.g ?? 0)
     ),

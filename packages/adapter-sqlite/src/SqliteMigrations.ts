@@ -345,6 +345,19 @@ export const migrations: ReadonlyArray<Migration> = [
         expires_at TEXT NOT NULL
       );
     `
+  },
+  {
+    version: 20,
+    name: "calibration models",
+    // Fitted calibration models, numbered in the order stored; the model itself as JSON.
+    sql: `
+      CREATE TABLE intel_models (
+        version INTEGER PRIMARY KEY,
+        as_of TEXT NOT NULL,
+        fitted_at TEXT NOT NULL,
+        model TEXT NOT NULL
+      );
+    `
   }
 ]
 

@@ -2,6 +2,7 @@
 import { Version } from "@vigil/core"
 import { Cause, Console, Effect, Exit, Runtime } from "effect"
 import { Command } from "effect/cli"
+import * as CalibrateCommand from "./CalibrateCommand.ts"
 import * as CheckCommand from "./CheckCommand.ts"
 import * as DetectCommand from "./DetectCommand.ts"
 import * as FollowCommand from "./FollowCommand.ts"
@@ -21,6 +22,7 @@ export const vigil = Command.make("vigil").pipe(
     ServeCommand.command,
     DetectCommand.command,
     IngestCommand.command,
+    CalibrateCommand.command,
     ScreenCommand.command,
     ListsCommand.command,
     MigrateStoreCommand.command,

@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import { Input } from "@vigil/engine"
 import { databaseFlag } from "./ServeCommand.ts"
+import * as CalibrateCommand from "./CalibrateCommand.ts"
 import * as Store from "./Store.ts"
 
 /** The kinds of input `vigil ingest` reads. */
@@ -133,6 +134,10 @@ export const command = Command.make(
       Flag.withDescription("After the summary, one line per entry passed over, with why"),
       Flag.withDefault(false)
     ),
+    calibrate: Flag.Boolean("calibrate").pipe(
+      Flag.withDescription("Once every source is in, fit and store the calibration model (as vigil calibrate does)"),
+      Flag.withDefault(false)
+    ),
     db: databaseFlag
   },
   (args) =>
@@ -173,6 +178,7 @@ export const command = Command.make(
         })
       }))
       yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details), { discard: true }).pipe(
+        Effect.andThen(args.calibrate ? Effect.asVoid(CalibrateCommand.calibrateOnce({})) : Effect.void),
         Effect.provide(Store.all(args.db)),
         Effect.catchTag("StoreError", databaseFailure(args.db))
       )

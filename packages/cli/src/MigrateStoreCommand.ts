@@ -1,7 +1,7 @@
 /**
  * `vigil migrate-store --from FILE --to URL`: moves what a SQLite file holds into a new PostgreSQL database (keys
- * with their quota counts, lists with their versions, history, deletions and amendments, webhooks and the outbox,
- * contracts, bots, followed chains' cursors and alerts, stored blocks), all of it in one transaction: the target
+ * with their quota counts, lists with their versions, history, deletions and amendments, calibration models,
+ * webhooks and the outbox, contracts, bots, followed chains' cursors and alerts, stored blocks), all of it in one transaction: the target
  * has everything or nothing. The target must hold no data yet (its tables are created if missing); the file is
  * only read (and migrated to this build's schema first, as every command does).
  */
@@ -27,6 +27,7 @@ const tables: ReadonlyArray<{ readonly name: string; readonly where?: string }> 
   { name: "intel_lists" },
   { name: "intel_deletions" },
   { name: "intel_amendments" },
+  { name: "intel_models" },
   { name: "webhooks" },
   { name: "webhook_deliveries" },
   { name: "monitor_contracts" },
@@ -100,9 +101,15 @@ const copy = Effect.gen(function* () {
         moved[table.name] = rows.length
       }
       // Ids given by the file: the target's own sequences continue after them.
-      for (const table of ["intel_versions", "intel_records", "intel_deletions", "intel_amendments"])
+      for (const [table, id] of [
+        ["intel_versions", "id"],
+        ["intel_records", "id"],
+        ["intel_deletions", "id"],
+        ["intel_amendments", "id"],
+        ["intel_models", "version"]
+      ] as const)
         yield* sql.unsafe(
-          `SELECT setval(pg_get_serial_sequence('${table}', 'id'), greatest((SELECT max(id) FROM ${table}), 1))`
+          `SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`
         )
       return moved
     })

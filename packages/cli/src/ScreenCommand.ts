@@ -24,6 +24,10 @@ export const command = Command.make(
       Flag.withDescription("Include the raw records and the score breakdown"),
       Flag.withDefault(false)
     ),
+    ruleBased: Flag.Boolean("rule-based").pipe(
+      Flag.withDescription("Give the rule-based answer: no calibration (the API's enable_agentic: false)"),
+      Flag.withDefault(false)
+    ),
     db: databaseFlag
   },
   (args) =>
@@ -53,6 +57,7 @@ export const command = Command.make(
       const options: Screening.Options = {
         chain: args.chain,
         includeDetails: args.details,
+        ...(args.ruleBased ? { agentic: false } : {}),
         ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
       }
       let invalid = 0

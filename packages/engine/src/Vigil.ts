@@ -7,6 +7,7 @@ import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import {
   ApiKeys,
   type ApiKeyStore,
+  Calibration,
   Engine,
   Ingestion,
   Instant,
@@ -16,7 +17,7 @@ import {
   Screening,
   type Chain
 } from "@vigil/core"
-import { Data, Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Data, Effect, Layer, ManagedRuntime } from "effect"
 import * as Input from "./Input.ts"
 
 /** Where the database is: a file (created with its folder on first use) or `:memory:`. */
@@ -32,6 +33,18 @@ export interface ScreenOptions {
   readonly asOf?: string
   /** Add the raw records and the score breakdown. */
   readonly includeDetails?: boolean
+  /** Apply the calibration model where it grades the answer (`enable_agentic`); default true. */
+  readonly agentic?: boolean
+}
+
+/** Options of fitting a calibration model. */
+export interface CalibrateOptions {
+  /** Fit on the lists as they were on this date (`YYYY-MM-DD`); default today (UTC). */
+  readonly asOf?: string
+  /** The L2 penalty of the fit; default {@link Calibration.defaultL2}. */
+  readonly l2?: number
+  /** Fit and evaluate, but store nothing. */
+  readonly dryRun?: boolean
 }
 
 /** The engine's Promise API. Every method rejects with an Error whose message says what went wrong. */
@@ -48,6 +61,11 @@ export interface Vigil {
   ) => Promise<IntelResult.BatchResult>
   /** Ingests a list from a file or an http(s) URL (`.bz2` decompressed on the fly) as a new version, atomically. */
   readonly ingest: (source: Ingestion.Sources.SourceSpec) => Promise<Ingestion.Ingest.Outcome>
+  /**
+   * Fits the calibration model from the lists in force, evaluates it on the held-out addresses and (unless
+   * `dryRun`) stores it as the next version: screenings of its date or later use it.
+   */
+  readonly calibrate: (options?: CalibrateOptions) => Promise<Calibration.Model | Calibration.Stored>
   /** The ingested lists with their current version. */
   readonly lists: () => Promise<ReadonlyArray<IntelIndex.ListStatus>>
   /** Deletes a list and its records (recorded); undefined when there is no such list. */
@@ -98,7 +116,8 @@ export const createVigil = (options: Options): Vigil => {
                 i.single(address, {
                   policy: "v3",
                   ...(screenOptions.chain === undefined ? {} : { chain: screenOptions.chain }),
-                  includeDetails: screenOptions.includeDetails === true
+                  includeDetails: screenOptions.includeDetails === true,
+                  ...(screenOptions.agentic === false ? { agentic: false } : {})
                 }),
                 Intelligence.restamped
               )
@@ -126,6 +145,18 @@ export const createVigil = (options: Options): Vigil => {
         )
       return run(Effect.flatMap(Effect.service(Intelligence.Intelligence), (i) => i.batch(addresses, batchOptions)))
     },
+    calibrate: (calibrateOptions = {}) =>
+      run(
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          return yield* Calibration.calibrate({
+            asOf: calibrateOptions.asOf ?? Instant.day(now),
+            fittedAt: Instant.iso(now),
+            ...(calibrateOptions.l2 === undefined ? {} : { l2: calibrateOptions.l2 }),
+            store: calibrateOptions.dryRun !== true
+          })
+        }).pipe(Effect.catchTags({ CalibrationRefused: rejected, StoreError: rejected }))
+      ),
     ingest: (source) =>
       run(
         Effect.gen(function* () {

@@ -1,5 +1,6 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
 import { Context, type Effect, Schema } from "effect"
+import type * as Calibration from "./Calibration.ts"
 import type { Authority, IntelRecord, ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
 
@@ -164,11 +165,20 @@ export class IntelIndex extends Context.Service<
     readonly lookup: (
       addresses: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
+    /**
+     * Every record (de-listed ones included) of the first `limit` addresses after `after` in address order: the
+     * whole index read in pages, e.g. to fit a calibration. An empty page is the end.
+     */
+    readonly scan: (after: string, limit: number) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
+    /** Stores a fitted calibration model as the next version, in one atomic step; `generation` moves. */
+    readonly storeModel: (model: Calibration.Model) => Effect.Effect<Calibration.Stored, StoreError.StoreError>
+    /** Every stored calibration model, oldest first. */
+    readonly models: Effect.Effect<ReadonlyArray<Calibration.Stored>, StoreError.StoreError>
     /** The committed lists, by name. */
     readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
     /**
-     * A number that changes whenever a commit changes what `lookup` can return (0 before any commit), also when
-     * another process committed; caches of screening results compare it to know they are stale.
+     * A number that changes whenever a commit changes what `lookup` can return or a model is stored (0 before any),
+     * also when another process did; caches of screening results compare it to know they are stale.
      */
     readonly generation: Effect.Effect<number, StoreError.StoreError>
   }

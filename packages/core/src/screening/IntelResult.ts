@@ -49,6 +49,17 @@ export const Details = Schema.Struct({
     })
   ),
   formula: Schema.String,
+  calibration: Schema.optionalKey(
+    Schema.Struct({
+      model: Schema.Int,
+      probability: Schema.Finite,
+      rule_score: Schema.Finite,
+      score: Schema.Finite
+    }).annotate({
+      description:
+        "When the calibration graded the answer: the model's version, its probability, the rule-based score and the calibrated score (which `score` shows)."
+    })
+  ),
   chains_with_activity: Schema.optionalKey(
     Schema.Array(Schema.String).annotate({
       description:

@@ -40,6 +40,8 @@ export interface SingleOptions {
   readonly detected?: Chain.Valid
   /** Screen against the lists as they were on this day (`YYYY-MM-DD`, not after today); default today. */
   readonly asOf?: string
+  /** Apply the calibration model (`enable_agentic`); default true. */
+  readonly agentic?: boolean
 }
 
 /** A screening answered through the cache: the result, whether it came from there, and when. */
@@ -61,6 +63,8 @@ export interface BatchOptions {
   readonly concurrency?: number
   /** Screen against the lists as they were on this day; default today. */
   readonly asOf?: string
+  /** Apply the calibration model (`enable_agentic`); default true. */
+  readonly agentic?: boolean
 }
 
 /** The most addresses one batch takes, and the default and largest concurrency. */
@@ -124,15 +128,17 @@ export class Intelligence extends Context.Service<
           const asOf = options.asOf ?? isoDay(started)
           const chain = options.chain ?? "auto"
           const includeDetails = options.includeDetails === true
+          const agentic = options.agentic !== false
           const screenOptions = {
             chain,
             includeDetails,
+            agentic,
             asOf,
             ...(options.detected === undefined ? {} : { detected: options.detected })
           }
           return cache
             .through(
-              `${options.policy}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}\u0000${asOf}`,
+              `${options.policy}\u0000${address}\u0000${chain}\u0000${includeDetails ? 1 : 0}${agentic ? 1 : 0}\u0000${asOf}`,
               screening.screen(address, screenOptions),
               (r) => lifetime(options.policy, r)
             )
@@ -165,6 +171,7 @@ export class Intelligence extends Context.Service<
               chain,
               detected,
               includeDetails: options.includeDetails === true,
+              ...(options.agentic === false ? { agentic: false } : {}),
               ...(options.asOf === undefined ? {} : { asOf: options.asOf })
             }).pipe(
               Effect.map(restamped),

@@ -1,6 +1,7 @@
 /** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Chain, Instant } from "../kernel/index.ts"
+import * as Calibration from "./Calibration.ts"
 import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { IntelIndex, type ListStatus } from "./IntelIndex.ts"
@@ -21,6 +22,11 @@ export interface Options {
   readonly asOf?: string
   /** Add `details`: the raw records and the score breakdown. */
   readonly includeDetails?: boolean
+  /**
+   * Apply the calibration model of `asOf` where it grades the answer (`enable_agentic`); default true. False gives
+   * the rule-based answer.
+   */
+  readonly agentic?: boolean
   /** The detection the caller already made of this address (for `chain`), so the checksum is not verified twice. */
   readonly detected?: Chain.Valid
 }
@@ -73,9 +79,11 @@ interface Catalog {
   readonly damaged: ReadonlyArray<ListStatus>
   /** Snapshot lists (no whole history of their own): before the oldest of their versions they cannot vouch. */
   readonly snapshots: ReadonlyArray<Pick<ListStatus, "list" | "since">>
+  /** The stored calibration models, oldest first. */
+  readonly models: ReadonlyArray<Calibration.Stored>
 }
 
-const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [], snapshots: [] }
+const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [], snapshots: [], models: [] }
 
 /**
  * The snapshot lists that cannot vouch for `asOf`: it precedes their oldest stored version, so an entry they
@@ -111,7 +119,8 @@ const result = (
   catalog: Catalog,
   started: number,
   finished: number,
-  includeDetails: boolean
+  includeDetails: boolean,
+  agentic: boolean
 ): Result => {
   const sources = catalog.count
   // A list whose stored records were altered may have lost the very record that names this address; a snapshot
@@ -126,18 +135,29 @@ const result = (
       ? { authorityOf: () => "scraped", officialLists: "" }
       : { authorityOf: authorityIn(catalog), officialLists: officialLists(catalog.official, asOf) }
   )
+  const model = complete && agentic && inForce.length > 0 ? Calibration.modelOn(catalog.models, asOf) : undefined
+  const calibrated = model === undefined ? undefined : Calibration.apply(a, inForce, authorityIn(catalog), model, asOf)
+  const score = calibrated?.score ?? a.score
+  const risk = calibrated?.band ?? a.band
   return {
     // EVM addresses are case-insensitive and answered lowercase (spec §4.1); other families keep their case.
     address: detected.family === "evm" ? detected.normalized : address,
-    score: a.score,
-    risk_level: a.band,
-    confidence: complete ? a.confidence : 0,
+    score,
+    risk_level: risk,
+    confidence: complete ? (calibrated?.probability ?? a.confidence) : 0,
     flags: a.flags,
     entity: a.entity,
     signals: a.signals.map(wireSignal),
     labels: a.labels,
     recommendation: complete
-      ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
+      ? calibrated === undefined
+        ? { action: a.action, summary: summaries[a.band], details: describe(a), ai_enhanced: false }
+        : {
+            action: calibrated.action,
+            summary: summaries[calibrated.band],
+            details: `${describe(a)}. ${calibrated.sentence}`,
+            ai_enhanced: true
+          }
       : {
           action: a.band === "critical" ? "BLOCK" : "REVIEW",
           summary: "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
@@ -173,7 +193,17 @@ const result = (
                 list: s.evidence.list,
                 reference: s.evidence.reference
               })),
-            formula: `score = w1 + (100 - w1) * (1 - prod(1 - ${Scoring.corroboration} * wi / 100)), weights strongest first`
+            formula: `score = w1 + (100 - w1) * (1 - prod(1 - ${Scoring.corroboration} * wi / 100)), weights strongest first`,
+            ...(calibrated === undefined
+              ? {}
+              : {
+                  calibration: {
+                    model: calibrated.model,
+                    probability: calibrated.probability,
+                    rule_score: calibrated.ruleScore,
+                    score: calibrated.score
+                  }
+                })
           }
         }
       : {})
@@ -196,13 +226,14 @@ export class Screening extends Context.Service<
       const current = Effect.flatMap(index.generation, (generation) =>
         known?.generation === generation
           ? Effect.succeed(known.catalog)
-          : Effect.map(index.lists, (lists) => {
+          : Effect.zipWith(index.lists, index.models, (lists, models) => {
               const catalog: Catalog = {
                 count: lists.length,
                 authority: new Map(lists.map((l) => [l.list, l.authority])),
                 official: lists.filter((l) => l.authority === "official"),
                 damaged: lists.filter((l) => l.problem !== undefined),
-                snapshots: lists.filter((l) => !keepsWholeHistory(l.kind))
+                snapshots: lists.filter((l) => !keepsWholeHistory(l.kind)),
+                models
               }
               known = { generation, catalog }
               return catalog
@@ -229,7 +260,17 @@ export class Screening extends Context.Service<
           return Effect.flatMap(lookup(detected.normalized), (found) =>
             Effect.flatMap(found.complete ? catalog : noCatalog, (lists) =>
               Effect.map(Clock.currentTimeMillis, (finished) =>
-                result(address, detected, asOf, found, lists, started, finished, options.includeDetails === true)
+                result(
+                  address,
+                  detected,
+                  asOf,
+                  found,
+                  lists,
+                  started,
+                  finished,
+                  options.includeDetails === true,
+                  options.agentic !== false
+                )
               )
             )
           )

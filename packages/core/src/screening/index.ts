@@ -2,6 +2,7 @@
 export * as Ingestion from "./ingest/index.ts"
 export * as Intel from "./Intel.ts"
 export * as IntelIndex from "./IntelIndex.ts"
+export * as Calibration from "./Calibration.ts"
 export * as ChainActivity from "./ChainActivity.ts"
 export * as Intelligence from "./Intelligence.ts"
 export * as IntelResult from "./IntelResult.ts"

@@ -1,7 +1,7 @@
 /** The behaviour every IntelIndex adapter must show. Each test gets a fresh index from `layer`. */
 import { assert, describe, it } from "@effect/vitest"
 import { fc } from "@fast-check/vitest"
-import { Intel, IntelIndex } from "@vigil/core"
+import { type Calibration, Intel, IntelIndex } from "@vigil/core"
 import { Effect, type Layer } from "effect"
 
 /** A version of `list` as of `asOf`, as an ingest would describe it. */
@@ -437,5 +437,57 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         const outcome = yield* ingest(index, info("big", "2024-01-01"), many)
         assert.strictEqual(outcome.added, 5_000)
         assert.strictEqual((yield* index.lookup([many[4_999]!.address])).length, 1)
+      }))
+
+    test("reads every record in address pages, de-listed ones included", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2024-01-01"), [rec(C), rec(A), rec(B)])
+        yield* ingest(index, info("ofac", "2024-02-01"), [rec(A), rec(C)])
+        yield* ingest(index, info("scam", "2024-01-01", { authority: "scraped" }), [rec(A, { category: "scam" })])
+        const first = yield* index.scan("", 2)
+        assert.deepStrictEqual(first.map((r) => `${r.address} ${r.list} ${r.delistedAt ?? ""}`).sort(), [
+          `${A} ofac `,
+          `${A} scam `,
+          `${B} ofac 2024-02-01`
+        ])
+        assert.deepStrictEqual(
+          (yield* index.scan(B, 2)).map((r) => r.address),
+          [C]
+        )
+        assert.deepStrictEqual(yield* index.scan(C, 2), [])
+      }))
+
+    test("stores calibration models numbered in order, and each one moves the generation", (index) =>
+      Effect.gen(function* () {
+        const before = yield* index.generation
+        const model = (asOf: string, weight: number): Calibration.Model => ({
+          asOf,
+          fittedAt: `${asOf}T08:00:00.000Z`,
+          features: ["bias", "list:a"],
+          weights: [-1.25, weight],
+          l2: 1,
+          training: { examples: 10, positives: 4 },
+          evaluation: {
+            examples: 3,
+            positives: 1,
+            brier: 0.1234,
+            brierRules: 0.5,
+            block: { flagged: 1, precision: 1, recall: 1 },
+            blockRules: { flagged: 3, precision: 0.333, recall: 1 },
+            review: { flagged: 1, precision: 1, recall: 1 },
+            reviewRules: { flagged: 3, precision: 0.333, recall: 1 },
+            reliability: [{ from: 0.9, to: 1, count: 1, predicted: 0.95, observed: 1 }]
+          }
+        })
+        const first = yield* index.storeModel(model("2025-01-01", 2.5))
+        const afterFirst = yield* index.generation
+        assert.notStrictEqual(afterFirst, before)
+        const second = yield* index.storeModel(model("2024-06-01", -0.75))
+        assert.notStrictEqual(yield* index.generation, afterFirst)
+        assert.deepStrictEqual([first.version, second.version], [1, 2])
+        assert.deepStrictEqual(yield* index.models, [
+          { version: 1, ...model("2025-01-01", 2.5) },
+          { version: 2, ...model("2024-06-01", -0.75) }
+        ])
       }))
   })
