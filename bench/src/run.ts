@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util"
 import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
+import * as Calibration from "./scenarios/Calibration.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
@@ -15,6 +16,7 @@ import * as Webhooks from "./scenarios/Webhooks.ts"
 const scenarios: ReadonlyArray<Scenario> = [
   Health.scenario,
   Intel.scenario,
+  Calibration.scenario,
   Webhooks.scenario,
   Screen.scenario,
   Ingest.scenario,
