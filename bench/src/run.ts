@@ -3,6 +3,7 @@ import { parseArgs } from "node:util"
 import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
 import * as Calibration from "./scenarios/Calibration.ts"
+import * as ExposureScenario from "./scenarios/Exposure.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
@@ -17,6 +18,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   Health.scenario,
   Intel.scenario,
   Calibration.scenario,
+  ExposureScenario.scenario,
   Webhooks.scenario,
   Screen.scenario,
   Ingest.scenario,

@@ -205,6 +205,37 @@ describe("createVigil facade", () => {
     }
   })
 
+  it("screens with counterparty exposure in process: transfers read from a node, the listed sender named", async () => {
+    const node = await Anvil.start()
+    const vigil = createVigil({ db: join(dir, "exposure.db"), rpcUrls: { [node.chainId]: node.url } })
+    try {
+      const listed = node.accounts[1]!
+      const recipient = "0x00000000000000000000000000000000000e0001"
+      const sent = await node.rpc<string>("eth_sendTransaction", [{ from: listed, to: recipient, value: "0x10" }])
+      await node.mine(1)
+      const file = join(dir, "listed.txt")
+      writeFileSync(file, `${listed}\n`)
+      await vigil.ingest({
+        kind: "address-list",
+        input: file,
+        list: "ours",
+        category: "sanctions",
+        authority: "official"
+      })
+      const exposed = await vigil.screen(recipient, { exposure: true })
+      assert.isTrue("score" in exposed)
+      if (!("score" in exposed)) return
+      assert.strictEqual(exposed.signals[0]?.type, "exposure_sanctioned")
+      assert.deepStrictEqual(exposed.signals[0]?.evidence.exposure?.transactions, [sent])
+      assert.strictEqual(exposed.recommendation.action, "REVIEW")
+      const plain = await vigil.screen(recipient)
+      assert.isTrue("score" in plain && plain.score === 0)
+    } finally {
+      await vigil.close()
+      await node.stop()
+    }
+  })
+
   it("verifies a delivery signed the way Vigil signs it, and refuses tampering and replays", () => {
     const secret = WebhookSigning.newSecret()
     const body = JSON.stringify({ correlation_id: "req_x", data: { success: true } })

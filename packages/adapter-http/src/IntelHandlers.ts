@@ -3,8 +3,20 @@
  * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
  * serialisation.
  */
-import { ApiKeys, type ApiKeyStore, Chain, ChainActivity, Instant, Intelligence, Quota, Status, V2 } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import {
+  ApiKeys,
+  type ApiKeyStore,
+  Chain,
+  ChainActivity,
+  Exposure,
+  Instant,
+  Intelligence,
+  type IntelResult,
+  Quota,
+  Status,
+  V2
+} from "@vigil/core"
+import { Clock, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -16,7 +28,12 @@ import type * as Schemas from "./Schemas.ts"
 
 /** What the intelligence handlers need. */
 export type Requirements =
-  ApiKeys.ApiKeys | Quota.Quota | Intelligence.Intelligence | ChainActivity.ChainActivity | HttpMetrics
+  | ApiKeys.ApiKeys
+  | Quota.Quota
+  | Intelligence.Intelligence
+  | ChainActivity.ChainActivity
+  | Exposure.Exposure
+  | HttpMetrics
 
 /** Charges a key `cost` addresses: the granted decision, or 429 (counted in the metrics) or 503. */
 export const charging = Effect.gen(function* () {
@@ -87,6 +104,7 @@ const v2DataJson = (result: Intelligence.Screened["result"]) => {
 const intelServices = Effect.gen(function* () {
   const intelligence = yield* Intelligence.Intelligence
   const activity = yield* ChainActivity.ChainActivity
+  const exposure = yield* Exposure.Exposure
   const charge = yield* charging
 
   const cacheHeaders = (screened: Intelligence.Screened, headers: Record<string, string>): Record<string, string> => {
@@ -95,7 +113,7 @@ const intelServices = Effect.gen(function* () {
     return headers
   }
 
-  return { charge, intelligence, activity, cacheHeaders }
+  return { charge, intelligence, activity, exposure, cacheHeaders }
 })
 
 /** Fails with a 400 on `options.as_of` when `asOf` is after today (by the Effect Clock). */
@@ -113,7 +131,7 @@ const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
  * the HttpApi handlers and the hot lane.
  */
 export const operations = Effect.gen(function* () {
-  const { charge, intelligence, activity, cacheHeaders } = yield* intelServices
+  const { charge, intelligence, activity, exposure, cacheHeaders } = yield* intelServices
 
   // Pipelines rather than generators: they run on every request.
 
@@ -127,8 +145,11 @@ export const operations = Effect.gen(function* () {
     asOf: string | undefined,
     agentic: boolean,
     body: (s: Intelligence.Screened) => string,
-    /** With on-chain activity (read beside the screening, within its budget): the body of both. */
-    active?: (s: Intelligence.Screened, found: ChainActivity.Activity) => string
+    /**
+     * On-chain evidence read beside the screening (within its own budget): the body of both. Absent: nothing is
+     * read and `body` answers.
+     */
+    evidence?: Effect.Effect<(s: Intelligence.Screened) => string>
   ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
@@ -141,21 +162,68 @@ export const operations = Effect.gen(function* () {
       ...(asOf === undefined ? {} : { asOf })
     }
     return Effect.flatMap(charge(flavour, client, 1), (decision) =>
-      active === undefined || !activity.enabled
+      evidence === undefined
         ? Effect.map(intelligence.single(address, options), (s) =>
             Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
           )
         : Effect.zipWith(
             intelligence.single(address, options),
-            activity.of(address, chain),
-            (s, found) => Responses.replyJson(200, active(s, found), cacheHeaders(s, Responses.rateHeaders(decision))),
+            evidence,
+            (s, answer) => Responses.replyJson(200, answer(s), cacheHeaders(s, Responses.rateHeaders(decision))),
             { concurrent: true }
           )
     ).pipe(Effect.mapError(HttpErrors.fromDomain(flavour)))
   }
 
-  const v3Single = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) =>
-    single(
+  /**
+   * How a v3 result is completed with what the nodes say: on-chain activity when details are asked for (and a node
+   * is configured), counterparty exposure when asked for; undefined when nothing is to be read.
+   */
+  const v3Evidence = (
+    address: string,
+    options: (typeof Schemas.V3Request.Type)["options"]
+  ): Effect.Effect<(r: IntelResult.IntelResult) => IntelResult.IntelResult> | undefined => {
+    const chain = options?.chain ?? "auto"
+    const withActivity = options?.include_details === true && activity.enabled
+    const withExposure = options?.exposure === true
+    if (!withActivity && !withExposure) return undefined
+    const asOf = options?.as_of
+    const found = Effect.all(
+      [
+        withActivity
+          ? Effect.map(activity.of(address, chain), (a) => (r: IntelResult.IntelResult) => ChainActivity.annotate(r, a))
+          : Effect.succeed((r: IntelResult.IntelResult) => r),
+        withExposure
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.map(
+                exposure.of(address, asOf ?? Intelligence.isoDay(now), chain),
+                (e) => (r: IntelResult.IntelResult) => Exposure.annotate(r, e)
+              )
+            )
+          : Effect.succeed((r: IntelResult.IntelResult) => r)
+      ],
+      { concurrency: "unbounded" }
+    )
+    return Effect.map(
+      found,
+      ([withA, withE]) =>
+        (r: IntelResult.IntelResult) =>
+          withE(withA(r))
+    )
+  }
+
+  /** A result as answered: a cached one restamped with this answer's latency and time. */
+  const answered = (s: Intelligence.Screened, result: IntelResult.IntelResult) =>
+    s.hit
+      ? {
+          ...result,
+          metadata: { ...result.metadata, latency_ms: s.answeredAt - s.started, timestamp: Instant.iso(s.answeredAt) }
+        }
+      : result
+
+  const v3Single = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) => {
+    const evidence = v3Evidence(payload.address, payload.options)
+    return single(
       "v3",
       client,
       payload.address,
@@ -165,25 +233,14 @@ export const operations = Effect.gen(function* () {
       payload.options?.enable_agentic !== false,
       (s) =>
         s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result),
-      // On-chain activity is a detail: read only when details are asked for.
-      payload.options?.include_details === true
-        ? (s, found) => {
-            const result = ChainActivity.annotate(s.result, found)
-            return JSON.stringify(
-              s.hit
-                ? {
-                    ...result,
-                    metadata: {
-                      ...result.metadata,
-                      latency_ms: s.answeredAt - s.started,
-                      timestamp: Instant.iso(s.answeredAt)
-                    }
-                  }
-                : result
-            )
-          }
-        : undefined
+      evidence === undefined
+        ? undefined
+        : Effect.map(
+            evidence,
+            (complete) => (s: Intelligence.Screened) => JSON.stringify(answered(s, complete(s.result)))
+          )
     )
+  }
 
   /** v3 single; a past `options.as_of` screens against the lists of that day, a future one is a 400. */
   const v3Intel = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) => {
@@ -206,10 +263,16 @@ export const operations = Effect.gen(function* () {
       true,
       // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
       (s) => v2Json(s, v2DataJson(s.result), client),
-      (s, found) => v2Json(s, JSON.stringify(V2.project(s.result, found.active)), client)
+      activity.enabled
+        ? Effect.map(
+            activity.of(address, "auto"),
+            (found) => (s: Intelligence.Screened) =>
+              v2Json(s, JSON.stringify(V2.project(s.result, found.active)), client)
+          )
+        : undefined
     )
 
-  return { charge, v3Intel, v2Intel }
+  return { charge, v3Intel, v2Intel, v3Evidence }
 })
 
 /** The v3 group (bearer). */
@@ -217,9 +280,8 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, v3Intel } = yield* operations
+    const { charge, v3Intel, v3Evidence } = yield* operations
     const intelligence = yield* Intelligence.Intelligence
-    const activity = yield* ChainActivity.ChainActivity
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>
@@ -242,21 +304,22 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
             ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
             ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
           })
-          // On-chain activity is a detail, as for a single address: every item's read at once, in one budget.
+          // On-chain evidence as for a single address: every item's read at once, each in the one budget.
+          const evidence = payload.addresses.map((address) => v3Evidence(address, options))
           const result =
-            options?.include_details === true && activity.enabled
-              ? yield* Effect.zipWith(
+            evidence[0] === undefined
+              ? yield* screening
+              : yield* Effect.zipWith(
                   screening,
-                  Effect.forEach(payload.addresses, (address) => activity.of(address, chain), {
+                  Effect.forEach(evidence, (e) => e ?? Effect.succeed((r: IntelResult.IntelResult) => r), {
                     concurrency: "unbounded"
                   }),
-                  (batch, found) => ({
+                  (batch, complete) => ({
                     ...batch,
-                    results: batch.results.map((r, i) => ("score" in r ? ChainActivity.annotate(r, found[i]!) : r))
+                    results: batch.results.map((r, i) => ("score" in r ? complete[i]!(r) : r))
                   }),
                   { concurrent: true }
                 )
-              : yield* screening
           return Responses.json(200, result, Responses.rateHeaders(decision))
         }).pipe(HttpErrors.answer("v3"))
       )

@@ -1,12 +1,13 @@
 /**
  * The Node adapters of outbound traffic: the host resolver of webhook registration and the HTTPS transport, the
  * mail relay of email channels, the verified-source services ABIs are fetched from, and the chains' nodes
- * (JSON-RPC: blocks for monitoring, accounts for screening's on-chain activity).
+ * (JSON-RPC: blocks for monitoring, accounts and transfers for screening's on-chain evidence).
  */
 import {
   type AbiSource,
   type ChainActivity,
   type ChainData,
+  type Exposure,
   type HostResolver,
   Mailer,
   type WebhookTransport
@@ -15,6 +16,7 @@ import { Layer } from "effect"
 import * as AbiSources from "./AbiSources.ts"
 import * as EvmAccounts from "./EvmAccounts.ts"
 import * as EvmRpc from "./EvmRpc.ts"
+import * as EvmTransfers from "./EvmTransfers.ts"
 import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
 import * as NodeHostResolver from "./NodeHostResolver.ts"
 import * as SmtpMailer from "./SmtpMailer.ts"
@@ -47,6 +49,7 @@ export const layer = (
   | AbiSource.AbiSource
   | ChainData.ChainData
   | ChainActivity.AccountReader
+  | Exposure.TransferReader
 > =>
   Layer.mergeAll(
     NodeHostResolver.layer,
@@ -61,5 +64,6 @@ export const layer = (
       urls: options.rpcUrls ?? new Map(),
       ...(options.rpcWsUrls === undefined ? {} : { wsUrls: options.rpcWsUrls })
     }),
-    EvmAccounts.layer(options.rpcUrls ?? new Map())
+    EvmAccounts.layer(options.rpcUrls ?? new Map()),
+    EvmTransfers.layer(options.rpcUrls ?? new Map())
   )

@@ -54,6 +54,12 @@ const Options = <const Fields extends Schema.Struct.Fields>(fields: Fields) => {
   return strict as unknown as Schema.Codec<Schema.Struct.Type<Fields>, Schema.Struct.Encoded<Fields>>
 }
 
+/** `options.exposure`: read the address's recent transfers and screen its counterparties. */
+const Exposure = Schema.Boolean.annotate({
+  description:
+    "Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). Default false."
+})
+
 /** Body of `POST /api/v3/intel`. */
 export const V3Request = Schema.Struct({
   address: Address,
@@ -62,7 +68,8 @@ export const V3Request = Schema.Struct({
       include_details: Schema.optionalKey(Schema.Boolean),
       chain: Schema.optionalKey(ChainHint),
       enable_agentic: Schema.optionalKey(Schema.Boolean),
-      as_of: Schema.optionalKey(AsOf)
+      as_of: Schema.optionalKey(AsOf),
+      exposure: Schema.optionalKey(Exposure)
     })
   )
 }).annotate({
@@ -100,7 +107,8 @@ export const BatchRequest = Schema.Struct({
       include_details: Schema.optionalKey(Schema.Boolean),
       chain: Schema.optionalKey(ChainHint),
       enable_agentic: Schema.optionalKey(Schema.Boolean),
-      as_of: Schema.optionalKey(AsOf)
+      as_of: Schema.optionalKey(AsOf),
+      exposure: Schema.optionalKey(Exposure)
     })
   )
 }).annotate({

@@ -2,6 +2,7 @@
 export * as AbiSources from "./AbiSources.ts"
 export * as Api from "./Api.ts"
 export * as EvmRpc from "./EvmRpc.ts"
+export * as EvmTransfers from "./EvmTransfers.ts"
 export * as GatedServer from "./GatedServer.ts"
 export * as HotRoutes from "./HotRoutes.ts"
 export * as HttpMetrics from "./HttpMetrics.ts"

@@ -165,7 +165,7 @@ describe("POST /api/v3/intel", () => {
           "an unknown option (misspelt as_of)",
           { json: { address: LAZARUS, options: { asOf: "2022-01-01" } } },
           "options.asOf",
-          /^options\.asOf: is not an option \(options: include_details, chain, enable_agentic, as_of\)$/
+          /^options\.asOf: is not an option \(options: include_details, chain, enable_agentic, as_of, exposure\)$/
         ]
       ]
       for (const [name, request, field, message] of cases) {

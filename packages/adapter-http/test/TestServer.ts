@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeys, Engine, type Follower, type Intel, Ingestion } from "@vigil/core"
+import { ApiKeys, Engine, type Exposure, type Follower, type Intel, Ingestion } from "@vigil/core"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
@@ -17,6 +17,7 @@ export const layer = (
     readonly webhooks?: Engine.WebhookSettings
     readonly outbound?: Outbound.Options
     readonly follow?: Partial<Follower.Settings>
+    readonly exposure?: Partial<Exposure.Settings>
   } = {}
 ) =>
   Layer.unwrap(
@@ -35,7 +36,8 @@ export const layer = (
           Layer.provideMerge(
             Engine.layer({
               ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
-              ...(options.follow === undefined ? {} : { follow: options.follow })
+              ...(options.follow === undefined ? {} : { follow: options.follow }),
+              ...(options.exposure === undefined ? {} : { exposure: options.exposure })
             }).pipe(Layer.provide(Outbound.layer(options.outbound)))
           ),
           Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))

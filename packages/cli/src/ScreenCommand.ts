@@ -1,11 +1,12 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
-import { Chain, Instant, Screening } from "@vigil/core"
+import { EvmTransfers } from "@vigil/adapter-http"
+import { Chain, Exposure, Instant, Screening } from "@vigil/core"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import { IsoDate } from "./IngestCommand.ts"
-import { databaseFlag } from "./ServeCommand.ts"
+import { databaseFlag, exposureSettings, readNodes } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
 
 /** The command. */
@@ -22,6 +23,12 @@ export const command = Command.make(
     chain: Flag.Literals("chain", ["auto", ...Chain.Network.literals]).pipe(Flag.withDefault("auto" as const)),
     details: Flag.Boolean("details").pipe(
       Flag.withDescription("Include the raw records and the score breakdown"),
+      Flag.withDefault(false)
+    ),
+    exposure: Flag.Boolean("exposure").pipe(
+      Flag.withDescription(
+        "Read each address's recent transfers from the nodes of VIGIL_RPC_URL_<chainId> and screen its counterparties"
+      ),
       Flag.withDefault(false)
     ),
     ruleBased: Flag.Boolean("rule-based").pipe(
@@ -60,11 +67,31 @@ export const command = Command.make(
         ...(args.ruleBased ? { agentic: false } : {}),
         ...Option.match(args.asOf, { onNone: () => ({}), onSome: (asOf) => ({ asOf }) })
       }
+      // Counterparty exposure: read from the configured nodes, judged against the lists of the screened day.
+      const exposure = args.exposure
+        ? yield* Effect.gen(function* () {
+            const { rpcUrls } = yield* readNodes(undefined)
+            if (rpcUrls.size === 0)
+              return yield* new CommandFailed({
+                message: "--exposure reads transfers from a node: set VIGIL_RPC_URL_<chainId> for at least one chain"
+              })
+            const settings = { ...Exposure.defaultSettings, ...(yield* exposureSettings()) }
+            return yield* Effect.service(Exposure.Exposure).pipe(
+              Effect.provide(Exposure.Exposure.layer(settings).pipe(Layer.provide(EvmTransfers.layer(rpcUrls))))
+            )
+          })
+        : undefined
+      const asOf = Option.getOrUndefined(args.asOf) ?? (yield* Instant.today)
+      const complete = (address: string, result: Screening.Result) =>
+        exposure === undefined
+          ? Effect.succeed(result)
+          : Effect.map(exposure.of(address, asOf, args.chain), (found) => Exposure.annotate(result, found))
       let invalid = 0
       yield* Effect.forEach(
         addresses,
         (address) =>
           screening.screen(address, options).pipe(
+            Effect.flatMap((result) => complete(address, result)),
             Effect.map((result) => JSON.stringify(result)),
             Effect.catchTag("InvalidAddress", (e) => {
               invalid++
@@ -81,7 +108,7 @@ export const command = Command.make(
         })
       }
     }).pipe(
-      Effect.provide(Screening.Screening.layer.pipe(Layer.provide(Store.all(args.db)))),
+      Effect.provide(Screening.Screening.layer.pipe(Layer.provideMerge(Store.all(args.db)))),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
 ).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))

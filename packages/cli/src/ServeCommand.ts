@@ -167,31 +167,42 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
     ? text
     : new CommandFailed({ message: `invalid ${name}: ${text} is not an http(s) URL` })
 
-/**
- * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
- * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
- * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
- * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
- * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`; with
- * several instances on one database, `VIGIL_INSTANCE` names this one, default `host:pid`, and `VIGIL_FOLLOW_LEASE_MS`
- * is how long a chain's lease lives unrenewed, default three polls and at least 3 s), and
- * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
- * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
- */
-const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
-  const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
-  for (const [name, field] of [
-    ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
-    ["VIGIL_ETHERSCAN_URL", "etherscanUrl"]
-  ] as const) {
-    const value = process.env[name]
+/** A whole number from `min` to `max` given in `name`, or the one line saying it is not. */
+const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
+  const n = Number(value)
+  return /^[0-9]+$/.test(value) && n >= min && n <= max
+    ? n
+    : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
+}
+
+/** How counterparty exposure is read: `VIGIL_EXPOSURE_BUDGET_MS`, `VIGIL_EXPOSURE_BLOCKS`, `VIGIL_EXPOSURE_DUST_SHARE`. */
+export const exposureSettings = Effect.fnUntraced(function* () {
+  const exposure: { budgetMillis?: number; blocks?: number; dustShare?: number } = {}
+  for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
-    const url = value === "" ? "" : httpUrl(name, value)
-    if (url instanceof CommandFailed) return yield* url
-    abiSources[field] = url
+    if (name === "VIGIL_EXPOSURE_BUDGET_MS") {
+      const n = whole(name, value, 50, 30_000)
+      if (n instanceof CommandFailed) return yield* n
+      exposure.budgetMillis = n
+    } else if (name === "VIGIL_EXPOSURE_BLOCKS") {
+      const n = whole(name, value, 1, 10_000_000)
+      if (n instanceof CommandFailed) return yield* n
+      exposure.blocks = n
+    } else if (name === "VIGIL_EXPOSURE_DUST_SHARE") {
+      const n = Number(value)
+      if (!/^(0|0?\.[0-9]+)$/.test(value) || !(n >= 0 && n <= 0.5))
+        return yield* new CommandFailed({ message: `invalid ${name}: ${value} is not a number from 0 to 0.5` })
+      exposure.dustShare = n
+    }
   }
-  const key = process.env.VIGIL_ETHERSCAN_API_KEY
-  if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
+  return exposure
+})
+
+/**
+ * The chains' nodes: a `--chains` file's, then `VIGIL_RPC_URL_<chainId>` (HTTP) and `VIGIL_RPC_WS_URL_<chainId>`
+ * (new heads), each checked; a websocket without an HTTP URL for its chain is refused.
+ */
+export const readNodes = Effect.fnUntraced(function* (chainsFile: string | undefined) {
   const chains = chainsFile === undefined ? [] : yield* readChains(chainsFile)
   const rpcUrls = new Map<number, string>(chains.map((c) => [c.chainId, c.rpcUrl]))
   const rpcWsUrls = new Map<number, string>(
@@ -218,6 +229,35 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
       return yield* new CommandFailed({
         message: `invalid VIGIL_RPC_WS_URL_${chainId}: chain ${chainId} has no VIGIL_RPC_URL_${chainId} (blocks are read over HTTP)`
       })
+  return { rpcUrls, rpcWsUrls, chains }
+})
+
+/**
+ * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
+ * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
+ * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
+ * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
+ * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`; with
+ * several instances on one database, `VIGIL_INSTANCE` names this one, default `host:pid`, and `VIGIL_FOLLOW_LEASE_MS`
+ * is how long a chain's lease lives unrenewed, default three polls and at least 3 s), and
+ * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
+ * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
+ */
+const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
+  const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
+  for (const [name, field] of [
+    ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
+    ["VIGIL_ETHERSCAN_URL", "etherscanUrl"]
+  ] as const) {
+    const value = process.env[name]
+    if (value === undefined) continue
+    const url = value === "" ? "" : httpUrl(name, value)
+    if (url instanceof CommandFailed) return yield* url
+    abiSources[field] = url
+  }
+  const key = process.env.VIGIL_ETHERSCAN_API_KEY
+  if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
+  const { rpcUrls, rpcWsUrls, chains } = yield* readNodes(chainsFile)
   const smtpUrl = process.env.VIGIL_SMTP_URL
   let smtp: { url: string; from: string } | undefined
   if (smtpUrl !== undefined && smtpUrl !== "") {
@@ -245,14 +285,9 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
       chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations]]))
     )
   }
-  const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
-    const n = Number(value)
-    return /^[0-9]+$/.test(value) && n >= min && n <= max
-      ? n
-      : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
-  }
   const rpc: { blocksPerBatch?: number; inFlight?: number } = {}
   const activity: { budgetMillis?: number } = {}
+  const exposure = yield* exposureSettings()
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
     if (name === "VIGIL_ACTIVITY_BUDGET_MS") {
@@ -306,6 +341,7 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
     outbound: { abiSources, rpcUrls, rpcWsUrls, rpc, ...(smtp === undefined ? {} : { smtp }) },
     follow,
     activity,
+    exposure,
     ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
   }
 })
@@ -342,7 +378,7 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }
   }
-  return { outbound, webhooks, follow: monitoring.follow, activity: monitoring.activity }
+  return { outbound, webhooks, follow: monitoring.follow, activity: monitoring.activity, exposure: monitoring.exposure }
 })
 
 /** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
@@ -363,7 +399,7 @@ export const command = Command.make(
           message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
         })
       }
-      const [{ outbound, webhooks, follow, activity }, hotRoutes] = yield* Effect.all([
+      const [{ outbound, webhooks, follow, activity, exposure }, hotRoutes] = yield* Effect.all([
         loadWebhookOptions(Option.getOrUndefined(chains)),
         loadHotRoutes
       ])
@@ -380,7 +416,9 @@ export const command = Command.make(
             ...Option.match(maxConnections, { onNone: () => ({}), onSome: (n) => ({ maxConnections: n }) })
           }
         }).pipe(
-          Layer.provide(Engine.layer({ webhooks, follow, activity }).pipe(Layer.provide(Outbound.layer(outbound)))),
+          Layer.provide(
+            Engine.layer({ webhooks, follow, activity, exposure }).pipe(Layer.provide(Outbound.layer(outbound)))
+          ),
           Layer.provideMerge(Store.all(db))
         )
       )

@@ -31,7 +31,7 @@ import {
   History,
   Notifications
 } from "./monitoring/index.ts"
-import { ChainActivity, Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
+import { ChainActivity, Exposure, Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
 
 /** How webhooks are registered and delivered; every field has a default. */
 export interface WebhookSettings {
@@ -49,6 +49,7 @@ export type Services =
   | ResultCache.ResultCache
   | Intelligence.Intelligence
   | ChainActivity.ChainActivity
+  | Exposure.Exposure
   | Webhooks.Webhooks
   | Contracts.Contracts
   | Bots.Bots
@@ -81,6 +82,7 @@ export type Outbound =
   | AbiSource.AbiSource
   | ChainData.ChainData
   | ChainActivity.AccountReader
+  | Exposure.TransferReader
 
 /** Screening alone over an intelligence index: what a host that only screens needs. */
 export const screening: Layer.Layer<
@@ -101,6 +103,8 @@ export const layer = (
     readonly follow?: Partial<Follower.Settings>
     /** How on-chain activity is read (budget, memory); defaults in `ChainActivity.defaultSettings`. */
     readonly activity?: Partial<ChainActivity.Settings>
+    /** How counterparty exposure is read (budget, window, dust); defaults in `Exposure.defaultSettings`. */
+    readonly exposure?: Partial<Exposure.Settings>
   } = {}
 ): Layer.Layer<Services, never, Storage | Outbound> =>
   Layer.mergeAll(
@@ -109,6 +113,7 @@ export const layer = (
     Quota.pruning,
     screening,
     ChainActivity.ChainActivity.layer({ ...ChainActivity.defaultSettings, ...settings.activity }),
+    Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...settings.exposure }),
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     // Webhooks of the intelligence API, and every kind of notification channel through its own sender.
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }).pipe(

@@ -3,6 +3,7 @@
  * Promise methods over one ManagedRuntime holding the same core services the server answers with (the
  * screening policy and its cache, ingest, API keys). Effect users compose `Engine` and the adapters instead.
  */
+import { EvmTransfers } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import {
   ApiKeys,
@@ -14,15 +15,20 @@ import {
   IntelIndex,
   Intelligence,
   type IntelResult,
+  Exposure,
   Screening,
   type Chain
 } from "@vigil/core"
 import { Clock, Data, Effect, Layer, ManagedRuntime } from "effect"
 import * as Input from "./Input.ts"
 
-/** Where the database is: a file (created with its folder on first use) or `:memory:`. */
+/** Where the database is: a file (created with its folder on first use) or `:memory:`; and the chains' nodes. */
 export interface Options {
   readonly db: string
+  /** The JSON-RPC URL of each chain's node (by chain id), read for counterparty exposure. Default none. */
+  readonly rpcUrls?: Readonly<Record<number, string>>
+  /** How counterparty exposure is read (budget, window, dust); defaults in `Exposure.defaultSettings`. */
+  readonly exposure?: Partial<Exposure.Settings>
 }
 
 /** Options of one screening. */
@@ -35,6 +41,8 @@ export interface ScreenOptions {
   readonly includeDetails?: boolean
   /** Apply the calibration model where it grades the answer (`enable_agentic`); default true. */
   readonly agentic?: boolean
+  /** Read the address's recent transfers from the nodes of `rpcUrls` and screen its counterparties. */
+  readonly exposure?: boolean
 }
 
 /** Options of fitting a calibration model. */
@@ -95,17 +103,22 @@ const rejected = (e: { readonly message: string; readonly _tag: string }) =>
 
 /** Opens (or creates) the database at `options.db` and returns the engine. */
 export const createVigil = (options: Options): Vigil => {
+  const rpcUrls = new Map(Object.entries(options.rpcUrls ?? {}).map(([id, url]) => [Number(id), url]))
   const runtime = ManagedRuntime.make(
-    Layer.merge(Engine.screening, ApiKeys.ApiKeys.layer).pipe(
-      Layer.provideMerge(SqliteAdapter.layer({ filename: options.db }))
-    )
+    Layer.mergeAll(
+      Engine.screening,
+      ApiKeys.ApiKeys.layer,
+      Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...options.exposure }).pipe(
+        Layer.provide(EvmTransfers.layer(rpcUrls))
+      )
+    ).pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: options.db })))
   )
   const run = <A>(effect: Effect.Effect<A, VigilError, ManagedRuntime.ManagedRuntime.Services<typeof runtime>>) =>
     runtime.runPromise(effect)
 
   return {
     screen: (address, screenOptions = {}) => {
-      const screened: Effect.Effect<
+      const answered: Effect.Effect<
         IntelResult.IntelResult,
         Screening.InvalidAddress,
         Intelligence.Intelligence | Screening.Screening
@@ -123,6 +136,20 @@ export const createVigil = (options: Options): Vigil => {
               )
             )
           : Effect.flatMap(Effect.service(Screening.Screening), (s) => s.screen(address, screenOptions))
+      // Counterparty exposure, when asked for: read beside the screening, judged against the lists of its day.
+      const screened =
+        screenOptions.exposure === true
+          ? Effect.zipWith(
+              answered,
+              Effect.flatMap(Instant.today, (today) =>
+                Effect.flatMap(Effect.service(Exposure.Exposure), (e) =>
+                  e.of(address, screenOptions.asOf ?? today, screenOptions.chain ?? "auto")
+                )
+              ),
+              Exposure.annotate,
+              { concurrent: true }
+            )
+          : answered
       return run(
         screened.pipe(
           Effect.catchTag("InvalidAddress", (e) => Effect.succeed(Intelligence.invalidAddress(address, e.message)))

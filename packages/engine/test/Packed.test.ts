@@ -1,7 +1,7 @@
 /**
- * The packages as a user installs them: `npm pack` of core, the SQLite adapter and the engine, installed into a
- * fresh project outside the repository, then a plain Node script that screens an OFAC-listed address through
- * `createVigil`. Needs the built `dist/` (`npm test` builds first) and the npm cache the repository's own
+ * The packages as a user installs them: `npm pack` of core, the SQLite and HTTP adapters (the engine reads chains'
+ * nodes through the latter) and the engine, installed into a fresh project outside the repository, then a plain
+ * Node script that screens an OFAC-listed address through `createVigil`. Needs the built `dist/` (`npm test` builds first) and the npm cache the repository's own
  * install filled. better-sqlite3's native build is not this test's subject: its install script is skipped and
  * the binary the repository built is copied in (a source build takes about 80 s).
  */
@@ -42,12 +42,19 @@ describe.skipIf(!hasSharedData)(`packed install${hasSharedData ? "" : ` (${missi
         "-w",
         "@vigil/adapter-sqlite",
         "-w",
+        "@vigil/adapter-http",
+        "-w",
         "@vigil/engine"
       ],
       repository
     )
     const packed = readdirSync(tarballs).sort()
-    assert.deepStrictEqual(packed, ["vigil-adapter-sqlite-0.1.0.tgz", "vigil-core-0.1.0.tgz", "vigil-engine-0.1.0.tgz"])
+    assert.deepStrictEqual(packed, [
+      "vigil-adapter-http-0.1.0.tgz",
+      "vigil-adapter-sqlite-0.1.0.tgz",
+      "vigil-core-0.1.0.tgz",
+      "vigil-engine-0.1.0.tgz"
+    ])
 
     const project = join(work, "project")
     mkdirSync(project)

@@ -30,7 +30,7 @@ export class AccountReader extends Context.Service<
 >()("@vigil/core/ChainActivity/AccountReader") {}
 
 /** The chain id of each EVM network Vigil screens. */
-const chainIds: { readonly [N in Chain.Network]?: number } = {
+export const chainIds: { readonly [N in Chain.Network]?: number } = {
   ethereum: 1,
   avalanche: 43114,
   polygon: 137,

@@ -1,6 +1,6 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
 import { Context, type Effect, Schema } from "effect"
-import type * as Calibration from "./Calibration.ts"
+import type * as Calibration from "./CalibrationModel.ts"
 import type { Authority, IntelRecord, ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
 

@@ -31,7 +31,37 @@ export const Signal = Schema.Struct({
     listedAt: Schema.String,
     delistedAt: Schema.optionalKey(Schema.String),
     label: Schema.optionalKey(Schema.String),
-    entityName: Schema.optionalKey(Schema.String)
+    entityName: Schema.optionalKey(Schema.String),
+    exposure: Schema.optionalKey(
+      Schema.Struct({
+        counterparty: Schema.String,
+        network: Schema.String,
+        direction: Schema.Literals(["incoming", "outgoing", "both"]),
+        transfers: Schema.Int,
+        transactions: Schema.Array(Schema.String).annotate({
+          description: "Up to 10 transaction hashes, oldest first."
+        }),
+        amounts: Schema.Array(
+          Schema.Struct({
+            token: Schema.String.annotate({ description: "The token contract, or `native`." }),
+            standard: Schema.Literals(["erc20", "erc721", "native"]),
+            incoming: Schema.String.annotate({
+              description: "Received from the counterparty, in the token's smallest unit (decimal)."
+            }),
+            outgoing: Schema.String.annotate({
+              description: "Sent to the counterparty, in the token's smallest unit (decimal)."
+            }),
+            share: Schema.Finite.annotate({
+              description:
+                "What moved with the counterparty as a share (0–1) of the address's volume of this token in the window."
+            })
+          })
+        )
+      }).annotate({
+        description:
+          "For an exposure_* signal: the listed counterparty (whose own evidence the other fields are), the network, the direction, and the transfers in the window read."
+      })
+    )
   })
 })
 export type Signal = typeof Signal.Type
@@ -101,6 +131,30 @@ export const IntelResult = Schema.Struct({
       normalized: Schema.String
     }),
     as_of: Schema.String,
+    exposure: Schema.optionalKey(
+      Schema.Struct({
+        budget_ms: Schema.Int,
+        dust_share: Schema.Finite,
+        windows: Schema.Array(
+          Schema.Struct({
+            network: Schema.String,
+            from_block: Schema.Int,
+            to_block: Schema.Int,
+            transfers: Schema.Int,
+            native: Schema.Boolean.annotate({
+              description: "Whether native transfers were read (the node has traces)."
+            })
+          })
+        ),
+        counterparties: Schema.Int,
+        listed: Schema.Int,
+        dust_ignored: Schema.Int,
+        complete: Schema.Boolean
+      }).annotate({
+        description:
+          "With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, how many dust transfers were set aside, and whether every configured network was read."
+      })
+    ),
     warnings: Schema.optionalKey(
       Schema.Array(Schema.String).annotate({
         description:

@@ -20,7 +20,13 @@ export const SignalType = Schema.Literals([
   "gambling",
   "known_exchange",
   "known_service",
-  "smart_money"
+  "smart_money",
+  "exposure_sanctioned",
+  "exposure_blacklisted",
+  "exposure_threat",
+  "exposure_mixer",
+  "exposure_fraud",
+  "exposure_reported"
 ])
 export type SignalType = typeof SignalType.Type
 

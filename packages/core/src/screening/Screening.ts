@@ -44,7 +44,8 @@ export const wireSignal = (s: Scoring.Signal): IntelResult.Signal => ({
   evidence: s.evidence
 })
 
-const summaries: { readonly [B in Scoring.Band]: string } = {
+/** The summary of each band's recommendation. */
+export const summaries: { readonly [B in Scoring.Band]: string } = {
   critical: "Critical risk: block transactions with this address.",
   high: "High risk: hold for manual compliance review before proceeding.",
   medium: "Medium risk: proceed with enhanced monitoring.",

@@ -102,7 +102,13 @@ const tagOf: { readonly [T in Scoring.SignalType]: string } = {
   gambling: "Gambling",
   known_exchange: "Known Exchange",
   known_service: "Known Service",
-  smart_money: "Smart Money"
+  smart_money: "Smart Money",
+  exposure_sanctioned: "Exposure to a Sanctioned Address",
+  exposure_blacklisted: "Exposure to a Blacklisted Address",
+  exposure_threat: "Exposure to a Threat Actor",
+  exposure_mixer: "Exposure to a Mixer",
+  exposure_fraud: "Exposure to Fraud",
+  exposure_reported: "Exposure to a Reported Address"
 }
 
 /**
