@@ -15,7 +15,7 @@ import * as Store from "./Store.ts"
 const pct = (x: number) => x.toFixed(3)
 
 /** The evaluation as a reader sees it in a terminal. */
-export const report = (model: Calibration.Model | Calibration.Stored, stored: boolean): ReadonlyArray<string> => {
+const report = (model: Calibration.Model | Calibration.Stored, stored: boolean): ReadonlyArray<string> => {
   const e = model.evaluation
   const name = "version" in model ? `calibration model ${model.version}` : "calibration model (not stored: --dry-run)"
   const weights = model.features.map((f, i) => `${f} ${(model.weights[i] ?? 0).toFixed(2)}`)
@@ -45,7 +45,7 @@ const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;
  * The reliability diagram of an evaluation as an SVG: predicted probability across, observed share up, one dot
  * per non-empty bin (its area by the addresses in it), the diagonal of a perfect calibration.
  */
-export const reliabilitySvg = (model: Calibration.Model | Calibration.Stored): string => {
+const reliabilitySvg = (model: Calibration.Model | Calibration.Stored): string => {
   const size = 320
   const left = 56
   const top = 40
