@@ -200,6 +200,7 @@ const make = Effect.sync(() => {
           version: current.number,
           asOf: info.asOf,
           since: IntelIndex.inDateOrder(inEffect(list))[0]!.info.asOf,
+          versions: [...new Set(IntelIndex.inDateOrder(inEffect(list)).map((v) => v.info.asOf))],
           contentHash: info.contentHash,
           origin: info.origin,
           ingestedAt: info.ingestedAt,

@@ -464,13 +464,22 @@ const make = Effect.gen(function* () {
       run(
         "IntelIndex.lists",
         sql<
-          VersionRow & { active: number; delisted: number; number: number; since: string; declared: Intel.Authority }
+          VersionRow & {
+            active: number
+            delisted: number
+            number: number
+            since: string
+            dates: string
+            declared: Intel.Authority
+          }
         >`
           SELECT v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
             v.ingested_at, v.state, v.authority, v.withdrawn_at,
             (SELECT count(*)::int FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
             (SELECT min(e.as_of) FROM intel_versions e
                WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
+            (SELECT string_agg(DISTINCT e.as_of, ',' ORDER BY e.as_of) FROM intel_versions e
+               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS dates,
             (SELECT e.authority FROM intel_versions e
                WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
                ORDER BY e.id DESC LIMIT 1) AS declared,
@@ -487,6 +496,7 @@ const make = Effect.gen(function* () {
           version: row.number,
           asOf: row.as_of,
           since: row.since,
+          versions: [...new Set(row.dates.split(","))].sort(),
           contentHash: row.content_hash,
           origin: row.origin,
           ingestedAt: row.ingested_at,

@@ -168,12 +168,21 @@ const make = Effect.gen(function* () {
     ),
     lists: db.prepare<
       [],
-      VersionRow & { active: number; delisted: number; number: number; since: string; declared: Intel.Authority }
+      VersionRow & {
+        active: number
+        delisted: number
+        number: number
+        since: string
+        dates: string
+        declared: Intel.Authority
+      }
     >(
       `SELECT v.*,
          (SELECT count(*) FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
          (SELECT min(e.as_of) FROM intel_versions e
             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
+         (SELECT group_concat(e.as_of) FROM intel_versions e
+            WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS dates,
          (SELECT e.authority FROM intel_versions e
             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
             ORDER BY e.id DESC LIMIT 1) AS declared,
@@ -470,6 +479,7 @@ const make = Effect.gen(function* () {
         version: row.number,
         asOf: row.as_of,
         since: row.since,
+        versions: [...new Set(row.dates.split(","))].sort(),
         contentHash: row.content_hash,
         origin: row.origin,
         ingestedAt: row.ingested_at,

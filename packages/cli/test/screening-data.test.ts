@@ -82,6 +82,27 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
     assert.strictEqual(after.risk_level, "minimal")
   })
 
+  it("says it cannot date the router's de-listing between the two stored SDNs, and answers either end", async () => {
+    const between = await screen(router, "2025-06-01")
+    assert.isFalse(between.metadata.is_complete)
+    assert.strictEqual(between.recommendation.action, "REVIEW")
+    assert.strictEqual(between.confidence, 0)
+    assert.deepStrictEqual(between.metadata.warnings, [
+      "ofac-sdn: this address's listing ended between its versions of 2025-03-04 and 2025-11-19, so whether it was listed on 2025-06-01 is not known"
+    ])
+    assert.include(
+      between.recommendation.details,
+      "falls between two stored versions of ofac-sdn (2025-03-04 and 2025-11-19)"
+    )
+    const atOld = await screen(router, "2025-03-04")
+    assert.deepStrictEqual([atOld.metadata.is_complete, atOld.recommendation.action], [true, "BLOCK"])
+    const atNew = await screen(router, "2025-11-19")
+    assert.deepStrictEqual([atNew.metadata.is_complete, atNew.flags.sanctioned], [true, false])
+    // An address both SDNs name is not in doubt between them.
+    const lazarus = await screen("0x098B716B8Aaf21512996dC57EB0615e2383E2f96", "2025-06-01")
+    assert.deepStrictEqual([lazarus.metadata.is_complete, lazarus.recommendation.action], [true, "BLOCK"])
+  })
+
   it("de-lists every ETH address that left the list between the two snapshots, and keeps the rest", async () => {
     const old = new Set(
       lines(sharedData("sanctions/ofac-sdn-advanced-xml-history/sanctioned_addresses_ETH.2025-03-04.txt")).map((a) =>

@@ -70,6 +70,8 @@ export interface ListStatus {
   readonly authority: Authority
   /** The date of the list's oldest version in effect: before it, the list says nothing. */
   readonly since: string
+  /** The dates of the list's versions in effect, oldest first, each once (`since` is the first). */
+  readonly versions: ReadonlyArray<string>
   /** Records in force as of the list's current version. */
   readonly active: number
   /** Records kept as history (de-listed). */

@@ -78,8 +78,11 @@ interface Catalog {
   readonly official: ReadonlyArray<ListStatus>
   /** Lists the store's verification found altered: while there is one, no answer is complete. */
   readonly damaged: ReadonlyArray<ListStatus>
-  /** Snapshot lists (no whole history of their own): before the oldest of their versions they cannot vouch. */
-  readonly snapshots: ReadonlyArray<Pick<ListStatus, "list" | "since">>
+  /**
+   * Snapshot lists (no whole history of their own): before the oldest of their versions they cannot vouch, and
+   * between two versions they cannot date a change.
+   */
+  readonly snapshots: ReadonlyArray<Pick<ListStatus, "list" | "since" | "versions">>
   /** The stored calibration models, oldest first. */
   readonly models: ReadonlyArray<Calibration.Stored>
 }
@@ -92,6 +95,47 @@ const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], da
  */
 export const blindOn = (catalog: Pick<Catalog, "snapshots">, asOf: string) =>
   catalog.snapshots.filter((l) => asOf < l.since)
+
+/** A record whose state on a day its list's stored versions cannot tell, with the two versions around the day. */
+interface Undated {
+  readonly record: Intel.IntelRecord
+  readonly after: string
+  readonly before: string
+  /** Whether the intervals have it in force on the day (its end may have come earlier) or not (its start). */
+  readonly shownInForce: boolean
+}
+
+/**
+ * The records of `records` whose state on `asOf` the stored history cannot tell: a snapshot list dates a change by
+ * the first version that shows it, so a record that ended (or began) at a version has an unknown state on a day
+ * strictly between that version and the one before it. A record whose start the source states is not in doubt
+ * unless that date is itself a version's.
+ */
+export const undatedOn = (
+  catalog: Pick<Catalog, "snapshots">,
+  records: ReadonlyArray<Intel.IntelRecord>,
+  asOf: string
+): ReadonlyArray<Undated> => {
+  if (records.length === 0) return []
+  const versions = new Map(catalog.snapshots.map((l) => [l.list, l.versions]))
+  const around = (list: string, change: string) => {
+    const dates = versions.get(list)
+    if (dates === undefined || !dates.includes(change)) return undefined
+    const before = dates.filter((d) => d < change).at(-1)
+    return before !== undefined && before < asOf && asOf < change ? before : undefined
+  }
+  return records.flatMap((record): ReadonlyArray<Undated> => {
+    const ended = record.delistedAt === undefined ? undefined : around(record.list, record.delistedAt)
+    if (ended !== undefined && record.listedAt <= asOf)
+      return [{ record, after: ended, before: record.delistedAt!, shownInForce: true }]
+    const began = record.listedAt > asOf ? around(record.list, record.listedAt) : undefined
+    return began === undefined ? [] : [{ record, after: began, before: record.listedAt, shownInForce: false }]
+  })
+}
+
+/** What an answer says of a record the stored history cannot date. */
+const undatedWarning = (asOf: string) => (u: Undated) =>
+  `${u.record.list}: this address's listing ${u.shownInForce ? "ended" : "began"} between its versions of ${u.after} and ${u.before}, so whether it was listed on ${asOf} is not known`
 
 /** What an answer says of each list that cannot vouch for its date. */
 const blindWarning = (asOf: string) => (l: Pick<ListStatus, "list" | "since">) =>
@@ -111,6 +155,26 @@ export const officialLists = (official: ReadonlyArray<Pick<ListStatus, "list" | 
   return `the official ${inForce.length === 1 ? "list" : "lists"} in force on ${asOf} (${named.join(", ")}${more})`
 }
 
+/** Whether an assessment makes the address critical. */
+const critical = (a: Pick<Scoring.Assessment, "band">) => a.band === "critical"
+
+/** The assessment of what is certain on `asOf`: the records in force, less those the history cannot date. */
+const certainly = (
+  inForce: ReadonlyArray<Intel.IntelRecord>,
+  undated: ReadonlyArray<Undated>,
+  catalog: Catalog,
+  asOf: string
+) => {
+  const doubtful = new Set(undated.map((u) => u.record))
+  const certain = inForce.filter((r) => !doubtful.has(r))
+  return Scoring.assess(
+    certain,
+    certain.length === 0
+      ? { authorityOf: () => "scraped", officialLists: "" }
+      : { authorityOf: authorityIn(catalog), officialLists: officialLists(catalog.official, asOf) }
+  )
+}
+
 /** The v3 result of one screening. */
 const result = (
   address: string,
@@ -127,8 +191,14 @@ const result = (
   // A list whose stored records were altered may have lost the very record that names this address; a snapshot
   // taken after `asOf` may have dropped it before it was taken.
   const blind = found.complete ? blindOn(catalog, asOf) : []
-  const complete = found.complete && sources > 0 && catalog.damaged.length === 0 && blind.length === 0
-  const warnings = [...(detected.warning === undefined ? [] : [detected.warning]), ...blind.map(blindWarning(asOf))]
+  const undated = found.complete ? undatedOn(catalog, found.records, asOf) : []
+  const complete =
+    found.complete && sources > 0 && catalog.damaged.length === 0 && blind.length === 0 && undated.length === 0
+  const warnings = [
+    ...(detected.warning === undefined ? [] : [detected.warning]),
+    ...blind.map(blindWarning(asOf)),
+    ...undated.map(undatedWarning(asOf))
+  ]
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const a = Scoring.assess(
     inForce,
@@ -160,7 +230,7 @@ const result = (
             ai_enhanced: true
           }
       : {
-          action: a.band === "critical" ? "BLOCK" : "REVIEW",
+          action: critical(undated.length === 0 ? a : certainly(inForce, undated, catalog, asOf)) ? "BLOCK" : "REVIEW",
           summary: "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
           details: !found.complete
             ? "The intelligence store did not answer, so no list was checked."
@@ -168,7 +238,9 @@ const result = (
               ? `The store's verification found ${catalog.damaged.map((l) => l.list).join(", ")} altered, so a listing may be missing from this answer.`
               : blind.length > 0
                 ? `${asOf} precedes the oldest stored version of ${blind.map((l) => `${l.list} (${l.since})`).join(", ")}, so a listing removed before then cannot be seen; ingest an older version with --backfill to answer for this date.`
-                : "No intelligence list has been ingested yet, so nothing was checked.",
+                : undated.length > 0
+                  ? `${asOf} falls between two stored versions of ${[...new Set(undated.map((u) => `${u.record.list} (${u.after} and ${u.before})`))].join(", ")}, and this address's listing changed between them: ingest a version dated in between with --backfill to answer for this date.`
+                  : "No intelligence list has been ingested yet, so nothing was checked.",
           ai_enhanced: false
         },
     metadata: {

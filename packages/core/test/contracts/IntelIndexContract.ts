@@ -403,6 +403,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
           `ofac ${B} sanctions ref-${B} 2024-12-01..2025-01-01`
         ])
         assert.strictEqual((yield* index.lists)[0]?.since, "2024-12-01")
+        assert.deepStrictEqual((yield* index.lists)[0]?.versions, ["2024-12-01", "2025-01-01"])
         const refused = yield* Effect.flip(index.redate("ofac", 7, "2025-01-01", "2025-03-03T00:00:00.000Z"))
         assert.include(refused.message, "no version 7")
       }))
@@ -426,9 +427,15 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         yield* ingest(index, info("mine", "2025-01-01", { authority: "official" }), [rec(A)])
         const [status] = yield* index.lists
         assert.deepStrictEqual(
-          [status?.authority, status?.asOf, status?.since],
-          ["official", "2025-02-01", "2025-01-01"]
+          [status?.authority, status?.asOf, status?.since, status?.versions],
+          ["official", "2025-02-01", "2025-01-01", ["2025-01-01", "2025-02-01"]]
         )
+        // Two versions of one date are one date; a withdrawn version's is gone.
+        yield* ingest(index, info("mine", "2025-02-01", { authority: "official", contentHash: "again" }), [rec(A)])
+        assert.deepStrictEqual((yield* index.lists)[0]?.versions, ["2025-01-01", "2025-02-01"])
+        yield* index.rollback("mine", "2025-03-01T00:00:00.000Z")
+        yield* index.rollback("mine", "2025-03-02T00:00:00.000Z")
+        assert.deepStrictEqual((yield* index.lists)[0]?.versions, ["2025-01-01"])
       }))
 
     test("appends large batches", (index) =>
