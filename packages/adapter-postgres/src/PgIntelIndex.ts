@@ -433,10 +433,11 @@ const make = Effect.gen(function* () {
       Effect.map(
         run(
           "IntelIndex.scan",
+          // Pages in the database's own order of addresses, which its index serves (callers sort what they need).
           sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records WHERE address IN
-                           (SELECT DISTINCT address COLLATE "C" FROM intel_records
-                              WHERE address COLLATE "C" > ${after} ORDER BY 1 LIMIT ${limit})
-                         ORDER BY address COLLATE "C", id`
+                           (SELECT DISTINCT address FROM intel_records WHERE address > ${after}
+                              ORDER BY address LIMIT ${limit})
+                         ORDER BY address, id`
         ),
         (rows) => rows.map(fromRow)
       ),

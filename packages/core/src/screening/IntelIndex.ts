@@ -168,8 +168,9 @@ export class IntelIndex extends Context.Service<
       addresses: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
     /**
-     * Every record (de-listed ones included) of the first `limit` addresses after `after` in address order: the
-     * whole index read in pages, e.g. to fit a calibration. An empty page is the end.
+     * Every record (de-listed ones included) of the first `limit` addresses after `after`, in the store's order of
+     * addresses (the next page starts after the last address of this one): the whole index read in pages, e.g. to
+     * fit a calibration. An empty page is the end.
      */
     readonly scan: (after: string, limit: number) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
     /** Stores a fitted calibration model as the next version, in one atomic step; `generation` moves. */
