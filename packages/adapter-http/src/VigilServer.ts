@@ -8,6 +8,7 @@ import type { ServeError } from "effect/http/HttpServerError"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
 import * as BotHandlers from "./BotHandlers.ts"
+import * as Console from "./Console.ts"
 import * as ContractHandlers from "./ContractHandlers.ts"
 import * as Edge from "./Edge.ts"
 import * as GatedServer from "./GatedServer.ts"
@@ -49,6 +50,8 @@ export interface Options {
   readonly hotRoutes?: boolean
   /** Connection limits of the listener (see {@link GatedServer.Limits}); defaults from {@link limits}. */
   readonly connections?: Partial<GatedServer.Limits>
+  /** The folder of the console's build (`index.html`, `assets/`), served at `/console/`. Default: no console. */
+  readonly consoleDir?: string
 }
 
 /** The connection limits `options` asks for, defaults filled in. */
@@ -65,9 +68,10 @@ export type Requirements = StorageProbe.StorageProbe | Engine.Services
 export type PlatformServices = Layer.Success<typeof HttpServer.layerServices>
 
 const routesOver = (
-  options: { readonly maxBodyBytes?: number } = {}
+  options: { readonly maxBodyBytes?: number; readonly consoleDir?: string } = {}
 ): Layer.Layer<never, never, Requirements | HttpMetrics | HttpRouter.HttpRouter | PlatformServices> =>
   Layer.mergeAll(
+    options.consoleDir === undefined ? Layer.empty : Console.layer(options.consoleDir),
     HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(
       Layer.provide([
         SystemHandlers.layer,
@@ -84,9 +88,12 @@ const routesOver = (
     Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)
   )
 
-/** Every route of the API, plus `/openapi.json` and `/docs`, on a router (for a listener or a web handler). */
+/**
+ * Every route of the API, plus `/openapi.json`, `/docs` and (given its build) the console, on a router (for a
+ * listener or a web handler).
+ */
 export const routes = (
-  options: { readonly maxBodyBytes?: number } = {}
+  options: { readonly maxBodyBytes?: number; readonly consoleDir?: string } = {}
 ): Layer.Layer<never, never, Requirements | HttpRouter.HttpRouter | PlatformServices> =>
   routesOver(options).pipe(Layer.provide(HttpMetrics.layer))
 

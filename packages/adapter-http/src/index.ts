@@ -1,6 +1,7 @@
 /** The reference HTTP server of Vigil (Effect HttpApi on Node). */
 export * as AbiSources from "./AbiSources.ts"
 export * as Api from "./Api.ts"
+export * as Console from "./Console.ts"
 export * as EvmRpc from "./EvmRpc.ts"
 export * as EvmTransfers from "./EvmTransfers.ts"
 export * as GatedServer from "./GatedServer.ts"

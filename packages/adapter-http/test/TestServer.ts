@@ -18,6 +18,7 @@ export const layer = (
     readonly outbound?: Outbound.Options
     readonly follow?: Partial<Follower.Settings>
     readonly exposure?: Partial<Exposure.Settings>
+    readonly consoleDir?: string
   } = {}
 ) =>
   Layer.unwrap(
@@ -31,7 +32,8 @@ export const layer = (
           port: 0,
           ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
           ...(options.connections === undefined ? {} : { connections: options.connections }),
-          ...(options.hotRoutes === undefined ? {} : { hotRoutes: options.hotRoutes })
+          ...(options.hotRoutes === undefined ? {} : { hotRoutes: options.hotRoutes }),
+          ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir })
         }).pipe(
           Layer.provideMerge(
             Engine.layer({

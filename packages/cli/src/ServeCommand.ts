@@ -1,8 +1,10 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { Outbound, VigilServer } from "@vigil/adapter-http"
+import { Console, Outbound, VigilServer } from "@vigil/adapter-http"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
+import { dirname } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
@@ -166,6 +168,19 @@ const httpUrl = (name: string, text: string): string | CommandFailed =>
   isUrl(text, ["http:", "https:"])
     ? text
     : new CommandFailed({ message: `invalid ${name}: ${text} is not an http(s) URL` })
+
+/**
+ * The folder of the console's build (the `@vigil/console` package's `dist/`), or undefined when it has not been
+ * built: the server then runs without `/console/`.
+ */
+const consoleBuild = (): string | undefined => {
+  try {
+    const dir = dirname(fileURLToPath(import.meta.resolve("@vigil/console/dist/index.html")))
+    return Console.isBuilt(dir) ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** A whole number from `min` to `max` given in `name`, or the one line saying it is not. */
 const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
@@ -403,6 +418,7 @@ export const command = Command.make(
         loadWebhookOptions(Option.getOrUndefined(chains)),
         loadHotRoutes
       ])
+      const consoleDir = consoleBuild()
       return yield* Layer.launch(
         VigilServer.layer({
           host,
@@ -414,7 +430,8 @@ export const command = Command.make(
             headersTimeoutMillis: headersTimeout,
             requestTimeoutMillis: requestTimeout,
             ...Option.match(maxConnections, { onNone: () => ({}), onSome: (n) => ({ maxConnections: n }) })
-          }
+          },
+          ...(consoleDir === undefined ? {} : { consoleDir })
         }).pipe(
           Layer.provide(
             Engine.layer({ webhooks, follow, activity, exposure }).pipe(Layer.provide(Outbound.layer(outbound)))

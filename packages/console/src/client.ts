@@ -1,0 +1,43 @@
+/**
+ * Every call the console makes: the public API, typed by the OpenAPI document the server publishes, with the key
+ * the analyst signed in with (kept in sessionStorage only, so it is gone with the tab).
+ */
+import createClient from "openapi-fetch"
+import type { components, paths } from "./api"
+
+export type Schemas = components["schemas"]
+export type IntelResult = Schemas["V3IntelResult"]
+export type Signal = IntelResult["signals"][number]
+
+const storageKey = "vigil.console.key"
+
+/** The key signed in with, if any. */
+export const storedKey = (): string | undefined => sessionStorage.getItem(storageKey) ?? undefined
+export const signIn = (key: string) => sessionStorage.setItem(storageKey, key)
+export const signOut = () => sessionStorage.removeItem(storageKey)
+
+/** A client of this server (same origin), for one key. */
+export const clientFor = (key: string) => {
+  const client = createClient<paths>({ baseUrl: location.origin })
+  return {
+    screen: (address: string, options: { readonly asOf?: string; readonly includeDetails?: boolean }) =>
+      client.POST("/api/v3/intel", {
+        headers: { authorization: `Bearer ${key}` },
+        body: {
+          address,
+          options: {
+            include_details: options.includeDetails ?? true,
+            ...(options.asOf === undefined || options.asOf === "" ? {} : { as_of: options.asOf })
+          }
+        }
+      }),
+    status: () => client.GET("/api/v2/status", { headers: { "x-api-key": key } })
+  }
+}
+
+/** The message of an error answer, whatever its flavour. */
+export const errorMessage = (error: unknown, status: number): string => {
+  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string")
+    return `${status}: ${error.message}`
+  return `${status}: the server refused the request`
+}

@@ -1,0 +1,143 @@
+/**
+ * The console end to end: `vigil serve` on a real SQLite file holding two real OFAC SDN files, driven in headless
+ * Chromium (Debian's package, through playwright-core): sign in with a key, screen Tornado Cash's router and see
+ * BLOCK with its SDN evidence, move `as_of` across its de-listing and see the answer change, read the key's usage.
+ * Every request the browser makes is watched: none may reach another host. Each step leaves a screenshot.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { chromium, type Browser } from "playwright-core"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
+
+const chromiumPath = "/usr/bin/chromium"
+const bin = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url))
+const built = fileURLToPath(new URL("../dist/index.html", import.meta.url))
+/** Where screenshots go: `test/screenshots/` (not kept), or the folder VIGIL_CONSOLE_SCREENSHOTS names (`docs/console`). */
+const shots = process.env.VIGIL_CONSOLE_SCREENSHOTS ?? fileURLToPath(new URL("./screenshots/", import.meta.url))
+const router = "0xd90e2f925DA726b50C4Ed8D0Fb90Ad053324F31b"
+const sdnOld = sharedData("sanctions/ofac-sdn-advanced-xml-history/sdn_advanced.2025-03-04.digital-currency-subset.xml")
+const sdnNew = sharedData(
+  "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.digital-currency-subset.xml"
+)
+
+describe.skipIf(!hasSharedData)("the console in a real browser", () => {
+  const dir = mkdtempSync(join(tmpdir(), "vigil-console-"))
+  const db = join(dir, "vigil.db")
+  let server: ChildProcess | undefined
+  let url = ""
+  let key = ""
+  let browser: Browser | undefined
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath))
+      throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
+    if (!existsSync(built)) throw new Error(`${built} is missing: build first (npm test builds the console)`)
+    const vigil = (args: ReadonlyArray<string>) =>
+      execFileSync(process.execPath, [bin, ...args, "--db", db], { encoding: "utf8" })
+    vigil(["ingest", "ofac-sdn-xml", sdnOld])
+    vigil(["ingest", "ofac-sdn-xml", sdnNew])
+    key = JSON.parse(vigil(["keys", "create", "--name", "Analyst"])).key
+    const child = spawn(process.execPath, [bin, "serve", "--db", db], {
+      env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    server = child
+    url = await new Promise<string>((resolve, reject) => {
+      let output = ""
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString()
+        const match = /listening on (http:\/\/[^\s]+)/.exec(output)
+        if (match?.[1]) resolve(match[1])
+      }
+      child.stdout?.on("data", onData)
+      child.stderr?.on("data", onData)
+      child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
+    })
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
+    })
+    mkdirSync(shots, { recursive: true })
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    server?.kill("SIGKILL")
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("signs in, screens the router as BLOCK with its SDN evidence, and answers differently after its de-listing", async () => {
+    const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } })
+    const elsewhere: Array<string> = []
+    page.on("request", (request) => {
+      const target = new URL(request.url())
+      if (target.protocol !== "data:" && target.origin !== new URL(url).origin) elsewhere.push(request.url())
+    })
+    const violations: Array<string> = []
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+    })
+
+    await page.goto(`${url}/console`)
+    // A wrong key is refused where the analyst types it.
+    await page.getByLabel("API key").fill("vgl_not_a_key")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("alert").waitFor()
+    assert.include(await page.getByRole("alert").innerText(), "This key is invalid")
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+
+    await page.getByLabel("Address (any of the 18 networks)").fill(router)
+    await page.getByLabel("As of (empty: today)").fill("2025-03-04")
+    await page.getByRole("button", { name: "Screen", exact: true }).click()
+    const action = page.getByTestId("action")
+    await action.waitFor()
+    assert.strictEqual(await action.innerText(), "BLOCK")
+    const signal = page.getByTestId("signal").first()
+    const evidence = await signal.innerText()
+    assert.include(evidence, "sanctions_match")
+    assert.include(evidence, "ofac-sdn (official)")
+    assert.include(evidence, "SDN 39796 ETH")
+    assert.match(evidence, /Listed\s+2022-11-08 to 2025-11-19/)
+    await page.screenshot({ path: join(shots, "screening-block.png"), fullPage: true })
+
+    // Across the de-listing (2025-03-21): the SDN of 2025-11-19 no longer names it.
+    await page.getByLabel("As of (empty: today)").fill("2025-11-19")
+    await page.getByRole("button", { name: "Screen", exact: true }).click()
+    await page.waitForFunction(`document.querySelector("[data-testid=action]")?.textContent === "ALLOW"`)
+    assert.strictEqual(await page.getByTestId("signal").count(), 0)
+    await page.screenshot({ path: join(shots, "screening-after-delisting.png"), fullPage: true })
+
+    // Between the two stored SDNs the answer says it cannot tell.
+    await page.getByLabel("As of (empty: today)").fill("2025-06-01")
+    await page.getByRole("button", { name: "Screen", exact: true }).click()
+    await page.waitForFunction(`document.querySelector("[data-testid=action]")?.textContent === "REVIEW"`)
+    assert.include(
+      await page.getByRole("note").first().innerText(),
+      "between its versions of 2025-03-04 and 2025-11-19"
+    )
+
+    await page.getByRole("button", { name: "Usage" }).click()
+    await page.getByText("Key status: authenticated").waitFor()
+    assert.include(await page.locator("table").innerText(), "Analyst")
+    await page.screenshot({ path: join(shots, "usage.png"), fullPage: true })
+
+    // The key was kept for this tab only.
+    assert.strictEqual(await page.evaluate("sessionStorage.length"), 1)
+    assert.strictEqual(await page.evaluate("localStorage.length"), 0)
+    assert.deepStrictEqual(elsewhere, [])
+    assert.deepStrictEqual(violations, [])
+    await page.close()
+  }, 60_000)
+})
