@@ -314,6 +314,28 @@ export class StatusGroup extends HttpApiGroup.make("status")
     OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
   ) {}
 
+/** The lists screening consults (not in the spec). Either key header; failures in the v2 shape. */
+export class ListsGroup extends HttpApiGroup.make("lists")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/lists", {
+      success: S.ListsAnswer,
+      error: [S.V2Errors.ServiceUnavailable, ...edgeErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "The lists screening consults",
+        description:
+          "Every stored list by name, with its versions, dates, authority, counts and verification state. Any key may read them; it costs one request of the key's per-second rate, no quota."
+      })
+    )
+  )
+  .middleware(KeyRateAuth)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "lists",
+      description: "The intelligence lists behind every answer. `x-api-key` or `Authorization: Bearer`."
+    })
+  ) {}
+
 /** Monitoring: contracts (spec §2.9, §4.7). Either key header; failures in the v2 shape. */
 export class ContractsGroup extends HttpApiGroup.make("contracts")
   .add(
@@ -614,6 +636,7 @@ export class VigilApi extends HttpApi.make("vigil")
   .add(V3Group)
   .add(V2Group)
   .add(StatusGroup)
+  .add(ListsGroup)
   .add(WebhooksGroup)
   .add(ContractsGroup)
   .add(BotsGroup)

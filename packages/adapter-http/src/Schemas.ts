@@ -11,6 +11,7 @@ import {
   Chain,
   Evidence,
   Instant,
+  IntelIndex,
   IntelResult,
   Status,
   V2,
@@ -338,6 +339,19 @@ export const ContractList = Schema.Struct({
   contracts: Schema.Array(Contract),
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "ContractList" })
+
+/** `GET /v1/lists`: the lists screening consults. */
+export const ListsAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  lists: Schema.Array(
+    IntelIndex.ListStatus.annotate({
+      identifier: "ListStatus",
+      description:
+        "One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, and `problem` when the store's verification found its records altered."
+    })
+  ),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "ListsAnswer" })
 
 /** Query of `GET /v1/contracts`. */
 export const ContractListQuery = Schema.Struct({

@@ -15,6 +15,7 @@ import * as GatedServer from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
+import * as ListsHandlers from "./ListsHandlers.ts"
 import * as NotificationHandlers from "./NotificationHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
@@ -78,6 +79,7 @@ const routesOver = (
         IntelHandlers.v3Layer,
         IntelHandlers.v2Layer,
         IntelHandlers.statusLayer,
+        ListsHandlers.layer,
         WebhookHandlers.layer,
         ContractHandlers.layer,
         BotHandlers.layer,

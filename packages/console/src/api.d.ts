@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lists screening consults
+         * @description Every stored list by name, with its versions, dates, authority, counts and verification state. Any key may read them; it costs one request of the key's per-second rate, no quota.
+         */
+        get: operations["lists.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/webhooks": {
         parameters: {
             query?: never;
@@ -1720,6 +1740,34 @@ export interface components {
              */
             url: string;
         };
+        ListsAnswer: {
+            /** @enum {boolean} */
+            success: true;
+            lists: components["schemas"]["ListStatus"][];
+            /**
+             * @description ISO 8601 UTC instant
+             * @example 2026-11-22T10:00:01.000Z
+             */
+            timestamp: string;
+        };
+        /** @description One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, and `problem` when the store's verification found its records altered. */
+        ListStatus: {
+            list: string;
+            source: string;
+            kind: string;
+            version: number;
+            asOf: string;
+            contentHash: string;
+            origin: string;
+            ingestedAt: string;
+            /** @enum {string} */
+            authority: "official" | "curated" | "scraped";
+            since: string;
+            versions: string[];
+            active: number;
+            delisted: number;
+            problem?: string;
+        };
         V2StatusResult: {
             /** @enum {string} */
             status: "authenticated" | "invalid" | "expired";
@@ -2762,6 +2810,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "lists.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ListsAnswer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListsAnswer"];
+                };
+            };
+            /** @description V2Unauthorized */
+            401: {
+                headers: {
+                    "www-authenticate": "Bearer realm=\"vigil\"";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2Unauthorized"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
                 };
             };
             /** @description V2InternalError */

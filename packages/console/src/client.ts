@@ -8,6 +8,11 @@ import type { components, paths } from "./api"
 export type Schemas = components["schemas"]
 export type IntelResult = Schemas["V3IntelResult"]
 export type Signal = IntelResult["signals"][number]
+export type BatchItem = Schemas["V3BatchResult"]["results"][number]
+export type ListStatus = Schemas["ListStatus"]
+
+/** The most addresses one batch request takes (the API's limit). */
+export const batchLimit = 25
 
 const storageKey = "vigil.console.key"
 
@@ -31,6 +36,18 @@ export const clientFor = (key: string) => {
           }
         }
       }),
+    batch: (addresses: ReadonlyArray<string>, options: { readonly asOf?: string }) =>
+      client.POST("/api/v3/intel/batch", {
+        headers: { authorization: `Bearer ${key}` },
+        body: {
+          addresses: [...addresses],
+          options: {
+            batch_size: 10,
+            ...(options.asOf === undefined || options.asOf === "" ? {} : { as_of: options.asOf })
+          }
+        }
+      }),
+    lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
     status: () => client.GET("/api/v2/status", { headers: { "x-api-key": key } })
   }
 }

@@ -1,7 +1,19 @@
 /** The Vigil console: sign in with an API key, screen addresses (at any date), and see the key's usage. */
 import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
-import { clientFor, errorMessage, type IntelResult, type Signal, signIn, signOut, storedKey } from "./client"
+import {
+  type BatchItem,
+  batchLimit,
+  clientFor,
+  errorMessage,
+  type IntelResult,
+  type ListStatus,
+  type Signal,
+  signIn,
+  signOut,
+  storedKey
+} from "./client"
+import { addressesIn, toCsv } from "./csv"
 import "./style.css"
 
 const SignIn = ({ onKey }: { readonly onKey: (key: string) => void }) => {
@@ -121,6 +133,35 @@ const ResultCard = ({ result }: { readonly result: IntelResult }) => (
     <p>
       Entity: <strong>{result.entity.name}</strong> ({result.entity.type}, {result.entity.category})
     </p>
+    {result.details === undefined || result.details.records.length === 0 ? null : (
+      <>
+        <h3>Listing history</h3>
+        <table class="results" data-testid="history">
+          <thead>
+            <tr>
+              <th scope="col">List</th>
+              <th scope="col">Reference</th>
+              <th scope="col">Category</th>
+              <th scope="col">Listed</th>
+              <th scope="col">De-listed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...result.details.records]
+              .sort((a, b) => a.listedAt.localeCompare(b.listedAt))
+              .map((r) => (
+                <tr>
+                  <td>{r.list}</td>
+                  <td>{r.reference}</td>
+                  <td>{r.category}</td>
+                  <td>{r.listedAt}</td>
+                  <td>{r.delistedAt ?? "in force"}</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      </>
+    )}
     <h3>Signals</h3>
     {result.signals.length === 0 ? (
       <p>No list names this address.</p>
@@ -202,6 +243,210 @@ const Screen = ({ keyValue }: { readonly keyValue: string }) => {
   )
 }
 
+type SortKey = "input" | "address" | "action" | "score"
+
+const actionRank: Readonly<Record<string, number>> = { BLOCK: 5, REVIEW: 4, MONITOR: 3, ALLOW_CAUTIOUS: 2, ALLOW: 1 }
+
+const sorted = (items: ReadonlyArray<BatchItem>, key: SortKey): ReadonlyArray<BatchItem> => {
+  if (key === "input") return items
+  const score = (i: BatchItem) => ("error" in i ? -1 : i.score)
+  const action = (i: BatchItem) => ("error" in i ? 0 : (actionRank[i.recommendation.action] ?? 0))
+  return [...items].sort((a, b) =>
+    key === "address"
+      ? a.address.localeCompare(b.address)
+      : key === "score"
+        ? score(b) - score(a)
+        : action(b) - action(a) || score(b) - score(a)
+  )
+}
+
+const Batch = ({ keyValue }: { readonly keyValue: string }) => {
+  const [text, setText] = useState("")
+  const [fileText, setFileText] = useState("")
+  const [asOf, setAsOf] = useState("")
+  const [items, setItems] = useState<ReadonlyArray<BatchItem>>([])
+  const [progress, setProgress] = useState<{ readonly done: number; readonly total: number } | undefined>()
+  const [problem, setProblem] = useState<string | undefined>()
+  const [sortKey, setSortKey] = useState<SortKey>("input")
+  const run = async () => {
+    const addresses = addressesIn(`${text}\n${fileText}`)
+    if (addresses.length === 0) return setProblem("No address found in the text or the file.")
+    setProblem(undefined)
+    setItems([])
+    const done: Array<BatchItem> = []
+    setProgress({ done: 0, total: addresses.length })
+    for (let i = 0; i < addresses.length; i += batchLimit) {
+      const answer = await clientFor(keyValue).batch(addresses.slice(i, i + batchLimit), { asOf })
+      if (answer.data === undefined) {
+        setProblem(
+          `Stopped after ${done.length} of ${addresses.length}: ${errorMessage(answer.error, answer.response.status)}`
+        )
+        break
+      }
+      done.push(...answer.data.results)
+      setItems([...done])
+      setProgress({ done: done.length, total: addresses.length })
+    }
+  }
+  const download = () => {
+    const url = URL.createObjectURL(new Blob([toCsv(items)], { type: "text/csv" }))
+    const a = document.createElement("a")
+    a.href = url
+    a.download = "vigil-screening.csv"
+    a.click()
+    URL.revokeObjectURL(url)
+  }
+  const header = (key: SortKey, label: string) => (
+    <th scope="col" aria-sort={sortKey === key ? "descending" : "none"}>
+      <button class="sort" onClick={() => setSortKey(key)}>
+        {label}
+      </button>
+    </th>
+  )
+  return (
+    <section aria-label="Screen many addresses">
+      <form
+        class="screen"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void run()
+        }}
+      >
+        <label for="addresses">Addresses (one per line, or pasted CSV)</label>
+        <textarea
+          id="addresses"
+          rows={6}
+          spellcheck={false}
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
+        <label for="csv">Or a CSV file</label>
+        <input
+          id="csv"
+          type="file"
+          accept=".csv,text/csv,text/plain"
+          onChange={(e) => {
+            const file = e.currentTarget.files?.[0]
+            if (file === undefined) return setFileText("")
+            void file.text().then(setFileText)
+          }}
+        />
+        <label for="batch-as-of">As of (empty: today)</label>
+        <input id="batch-as-of" type="date" value={asOf} onChange={(e) => setAsOf(e.currentTarget.value)} />
+        <button type="submit">Screen all</button>
+      </form>
+      {progress === undefined ? null : (
+        <p>
+          <progress aria-label="Batch progress" value={progress.done} max={progress.total} /> {progress.done} of{" "}
+          {progress.total} screened
+        </p>
+      )}
+      {problem === undefined ? null : (
+        <p role="alert" class="problem">
+          {problem}
+        </p>
+      )}
+      {items.length === 0 ? null : (
+        <>
+          <button onClick={download}>Download CSV</button>
+          <table class="results" data-testid="batch-results">
+            <thead>
+              <tr>
+                {header("address", "Address")}
+                {header("action", "Action")}
+                {header("score", "Score")}
+                <th scope="col">Signals</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sorted(items, sortKey).map((item) => (
+                <tr>
+                  <td class="mono">{item.address}</td>
+                  {"error" in item ? (
+                    <td colSpan={3}>{item.error.message}</td>
+                  ) : (
+                    <>
+                      <td>
+                        <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
+                      </td>
+                      <td>{item.score}</td>
+                      <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
+                    </>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
+  )
+}
+
+const Lists = ({ keyValue }: { readonly keyValue: string }) => {
+  const [lists, setLists] = useState<ReadonlyArray<ListStatus> | undefined>()
+  const [problem, setProblem] = useState<string | undefined>()
+  useEffect(() => {
+    void clientFor(keyValue)
+      .lists()
+      .then((answer) =>
+        answer.data === undefined
+          ? setProblem(errorMessage(answer.error, answer.response.status))
+          : setLists(answer.data.lists)
+      )
+  }, [keyValue])
+  if (problem !== undefined)
+    return (
+      <p role="alert" class="problem">
+        {problem}
+      </p>
+    )
+  if (lists === undefined) return <p>Loading the lists…</p>
+  if (lists.length === 0) return <p>No list has been ingested yet: every answer is incomplete until one is.</p>
+  return (
+    <section aria-label="Lists">
+      <table class="results" data-testid="lists">
+        <thead>
+          <tr>
+            <th scope="col">List</th>
+            <th scope="col">Kind and authority</th>
+            <th scope="col">Current version</th>
+            <th scope="col">Versions in effect</th>
+            <th scope="col">Records</th>
+            <th scope="col">Verification</th>
+          </tr>
+        </thead>
+        <tbody>
+          {lists.map((l) => (
+            <tr>
+              <td>
+                <strong>{l.list}</strong>
+                <br />
+                {l.source}
+              </td>
+              <td>
+                {l.kind}, {l.authority}
+              </td>
+              <td>
+                {l.version} of {l.asOf}
+                <br />
+                <span class="meta">
+                  ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
+                </span>
+              </td>
+              <td>{l.versions.join(", ")}</td>
+              <td>
+                {l.active} in force, {l.delisted} de-listed
+              </td>
+              <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
 const Usage = ({ keyValue }: { readonly keyValue: string }) => {
   const [status, setStatus] = useState<string | undefined>()
   const [rows, setRows] = useState<ReadonlyArray<[string, string]>>([])
@@ -239,7 +484,7 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
 
 const App = () => {
   const [key, setKey] = useState(storedKey())
-  const [view, setView] = useState<"screen" | "usage">("screen")
+  const [view, setView] = useState<"screen" | "batch" | "lists" | "usage">("screen")
   if (key === undefined) return <SignIn onKey={setKey} />
   return (
     <>
@@ -247,6 +492,12 @@ const App = () => {
         <strong>Vigil</strong>
         <button aria-pressed={view === "screen"} onClick={() => setView("screen")}>
           Screening
+        </button>
+        <button aria-pressed={view === "batch"} onClick={() => setView("batch")}>
+          Batch
+        </button>
+        <button aria-pressed={view === "lists"} onClick={() => setView("lists")}>
+          Lists
         </button>
         <button aria-pressed={view === "usage"} onClick={() => setView("usage")}>
           Usage
@@ -261,7 +512,17 @@ const App = () => {
           Sign out
         </button>
       </nav>
-      <main>{view === "screen" ? <Screen keyValue={key} /> : <Usage keyValue={key} />}</main>
+      <main>
+        {view === "screen" ? (
+          <Screen keyValue={key} />
+        ) : view === "batch" ? (
+          <Batch keyValue={key} />
+        ) : view === "lists" ? (
+          <Lists keyValue={key} />
+        ) : (
+          <Usage keyValue={key} />
+        )}
+      </main>
     </>
   )
 }

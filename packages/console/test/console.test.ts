@@ -1,11 +1,12 @@
 /**
  * The console end to end: `vigil serve` on a real SQLite file holding two real OFAC SDN files, driven in headless
  * Chromium (Debian's package, through playwright-core): sign in with a key, screen Tornado Cash's router and see
- * BLOCK with its SDN evidence, move `as_of` across its de-listing and see the answer change, read the key's usage.
+ * BLOCK with its SDN evidence, move `as_of` across its de-listing and see the answer change, read the key's usage,
+ * and screen an uploaded CSV of 100 addresses, sort the table and download the results.
  * Every request the browser makes is watched: none may reach another host. Each step leaves a screenshot.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -110,6 +111,9 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.include(evidence, "ofac-sdn (official)")
     assert.include(evidence, "SDN 39796 ETH")
     assert.match(evidence, /Listed\s+2022-11-08 to 2025-11-19/)
+    // The listing history: from when to when, by which list.
+    const history = await page.getByTestId("history").innerText()
+    assert.match(history, /ofac-sdn\s+SDN 39796 ETH\s+sanctions\s+2022-11-08\s+2025-11-19/)
     await page.screenshot({ path: join(shots, "screening-block.png"), fullPage: true })
 
     // Across the de-listing (2025-03-21): the SDN of 2025-11-19 no longer names it.
@@ -128,16 +132,68 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
       "between its versions of 2025-03-04 and 2025-11-19"
     )
 
+    await page.screenshot({ path: join(shots, "screening-between.png"), fullPage: true })
+
     await page.getByRole("button", { name: "Usage" }).click()
     await page.getByText("Key status: authenticated").waitFor()
     assert.include(await page.locator("table").innerText(), "Analyst")
     await page.screenshot({ path: join(shots, "usage.png"), fullPage: true })
+
+    // The lists behind the answers, with every version in effect.
+    await page.getByRole("button", { name: "Lists" }).click()
+    const lists = await page.getByTestId("lists").innerText()
+    assert.match(lists, /ofac-sdn[\s\S]*official[\s\S]*2 of 2025-11-19[\s\S]*2025-03-04, 2025-11-19/)
+    await page.screenshot({ path: join(shots, "lists.png"), fullPage: true })
 
     // The key was kept for this tab only.
     assert.strictEqual(await page.evaluate("sessionStorage.length"), 1)
     assert.strictEqual(await page.evaluate("localStorage.length"), 0)
     assert.deepStrictEqual(elsewhere, [])
     assert.deepStrictEqual(violations, [])
+    await page.close()
+  }, 60_000)
+
+  it("screens an uploaded CSV of 100 addresses in batches, sorts the table, and downloads the results with evidence", async () => {
+    const listed = readFileSync(
+      sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sanctioned_addresses_ETH.txt"),
+      "utf8"
+    )
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => /^0x[0-9a-fA-F]{40}$/.test(l))
+      .slice(0, 60)
+    const clean = Array.from({ length: 100 - listed.length }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "c")}`)
+    const csv = join(dir, "deposits.csv")
+    writeFileSync(csv, ["address,note", ...[...listed, ...clean].map((a, i) => `${a},deposit ${i}`)].join("\n"))
+
+    const page = await browser!.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true })
+    await page.goto(`${url}/console`)
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Batch" }).click()
+    await page.getByLabel("Or a CSV file").setInputFiles(csv)
+    await page.getByRole("button", { name: "Screen all" }).click()
+    await page.getByText("100 of 100 screened").waitFor()
+    const rows = page.getByTestId("batch-results").locator("tbody tr")
+    assert.strictEqual(await rows.count(), 100)
+    // Sorted by score, the listed addresses come first.
+    await page.getByRole("button", { name: "Score" }).click()
+    assert.include(await rows.first().innerText(), "BLOCK")
+    assert.include(await rows.last().innerText(), "ALLOW")
+    await page.screenshot({ path: join(shots, "batch.png"), fullPage: false })
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).click()
+    ])
+    const saved = join(dir, "results.csv")
+    await download.saveAs(saved)
+    const lines = readFileSync(saved, "utf8").trim().split(/\r\n/)
+    assert.strictEqual(lines.length, 101)
+    assert.match(lines[0]!, /^address,action,score,risk_level/)
+    const blocked = lines.filter((l) => l.includes(",BLOCK,"))
+    assert.strictEqual(blocked.length, listed.length)
+    for (const line of blocked) assert.match(line, /ofac-sdn \[SDN \d+/)
     await page.close()
   }, 60_000)
 })

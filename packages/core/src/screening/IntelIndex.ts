@@ -1,7 +1,7 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
 import { Context, type Effect, Schema } from "effect"
 import type * as Calibration from "./CalibrationModel.ts"
-import type { Authority, IntelRecord, ParsedRecord } from "./Intel.ts"
+import { Authority, type IntelRecord, type ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
 
 /**
@@ -56,29 +56,32 @@ export class ShrinkRefused extends Schema.TaggedError<ShrinkRefused>()("ShrinkRe
 export interface VersionInfo extends StageInfo, Completion {}
 
 /** The state of one list. */
-export interface ListStatus {
-  readonly list: string
-  readonly source: string
-  readonly kind: string
+export const ListStatus = Schema.Struct({
+  list: Schema.String,
+  source: Schema.String,
+  kind: Schema.String,
   /** The list's own version number: 1 for its first committed version, then 2, 3… (refused or discarded attempts use none). */
-  readonly version: number
-  readonly asOf: string
-  readonly contentHash: string
-  readonly origin: string
-  readonly ingestedAt: string
+  version: Schema.Int,
+  asOf: Schema.String,
+  contentHash: Schema.String,
+  origin: Schema.String,
+  ingestedAt: Schema.String,
   /** The authority of the version ingested last: the operator's latest word on the list. */
-  readonly authority: Authority
+  authority: Authority,
   /** The date of the list's oldest version in effect: before it, the list says nothing. */
-  readonly since: string
+  since: Schema.String,
   /** The dates of the list's versions in effect, oldest first, each once (`since` is the first). */
-  readonly versions: ReadonlyArray<string>
+  versions: Schema.Array(Schema.String),
   /** Records in force as of the list's current version. */
-  readonly active: number
+  active: Schema.Int,
   /** Records kept as history (de-listed). */
-  readonly delisted: number
+  delisted: Schema.Int,
   /** Set when the store's verification found the list's records altered: answers cannot rely on it. */
-  readonly problem?: string
-}
+  problem: Schema.optionalKey(Schema.String)
+})
+
+/** The state of one list. */
+export type ListStatus = typeof ListStatus.Type
 
 /** What deleting a list removed: its records (active and de-listed) and the version that was in force. */
 export interface RemoveOutcome {

@@ -1,6 +1,6 @@
 /** The screening service: one address (or many) → the v3 intelligence result, read from the IntelIndex. */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Chain, Instant } from "../kernel/index.ts"
+import { Chain, Instant, type StoreError } from "../kernel/index.ts"
 import * as Calibration from "./Calibration.ts"
 import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
@@ -288,6 +288,8 @@ export class Screening extends Context.Service<
   Screening,
   {
     readonly screen: (address: string, options?: Options) => Effect.Effect<Result, InvalidAddress>
+    /** The lists screening consults, with their versions and state. */
+    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
   }
 >()("@vigil/core/Screening") {
   /** The service over an IntelIndex. */
@@ -348,7 +350,7 @@ export class Screening extends Context.Service<
             )
           )
         })
-      return Screening.of({ screen })
+      return Screening.of({ screen, lists: index.lists })
     })
   )
 }

@@ -1,0 +1,65 @@
+/** Addresses read from pasted text or a CSV file, and batch results written back as CSV with their evidence. */
+import type { BatchItem } from "./client"
+
+/**
+ * The addresses in `text`: every cell of every line (comma, semicolon, tab or whitespace separated) that looks
+ * like an address (no spaces, 20 to 128 characters, letters and digits with `:`, `_` or `-`), each once, in order.
+ * A header row or notes beside the addresses are passed over.
+ */
+export const addressesIn = (text: string): ReadonlyArray<string> => {
+  const seen = new Set<string>()
+  for (const cell of text.split(/[\r\n,;\t ]+/)) {
+    const value = cell.trim().replace(/^"(.*)"$/, "$1")
+    if (/^[0-9A-Za-z:_-]{20,128}$/.test(value)) seen.add(value)
+  }
+  return [...seen]
+}
+
+const quote = (value: string | number | boolean) => {
+  const text = String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+/** The columns of the CSV, one row per address. */
+export const csvHeader = [
+  "address",
+  "action",
+  "score",
+  "risk_level",
+  "confidence",
+  "sanctioned",
+  "blacklisted",
+  "entity",
+  "complete",
+  "signals",
+  "evidence",
+  "error"
+] as const
+
+/** One address as a CSV row: its answer and each risk signal's list, reference and listing date, or its error. */
+export const csvRow = (item: BatchItem): string =>
+  ("error" in item
+    ? [item.address, "", "", "", "", "", "", "", "", "", "", item.error.message]
+    : [
+        item.address,
+        item.recommendation.action,
+        item.score,
+        item.risk_level,
+        item.confidence,
+        item.flags.sanctioned,
+        item.flags.blacklisted,
+        item.entity.name,
+        item.metadata.is_complete,
+        item.signals.map((s) => s.type).join("; "),
+        item.signals
+          .map((s) => `${s.evidence.list} [${s.evidence.reference}] listed ${s.evidence.listedAt}`)
+          .join("; "),
+        ""
+      ]
+  )
+    .map(quote)
+    .join(",")
+
+/** The whole CSV of `items`. */
+export const toCsv = (items: ReadonlyArray<BatchItem>): string =>
+  [csvHeader.join(","), ...items.map(csvRow)].join("\r\n") + "\r\n"
