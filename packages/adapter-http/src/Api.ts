@@ -314,6 +314,29 @@ export class StatusGroup extends HttpApiGroup.make("status")
     OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
   ) {}
 
+/** Checking watch rules before a bot carries them (not in the spec; `vigil rules check` over HTTP). */
+export class RulesGroup extends HttpApiGroup.make("rules")
+  .add(
+    HttpApiEndpoint.post("check", "/v1/rules/check", {
+      payload: S.RuleCheckRequest,
+      success: S.RuleCheckAnswer,
+      error: [S.V2Errors.ValidationError, S.V2Errors.ServiceUnavailable, ...bodyErrors(S.V2Errors)]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Check a watch rule",
+        description:
+          "Against the key's contracts on the chain, exactly as creating a bot would (one rule, the expressions AND-ed, its transactions joined). Always 200 for a well-formed body: `ok` says whether it checks, with its normal form, or each problem at its expression and offset with the names probably meant. Stores nothing; one request of the key's rate."
+      })
+    )
+  )
+  .middleware(KeyRateAuth)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "monitoring: rules",
+      description: "Watch rules checked as you write them. `x-api-key` or `Authorization: Bearer`."
+    })
+  ) {}
+
 /** The lists screening consults (not in the spec). Either key header; failures in the v2 shape. */
 export class ListsGroup extends HttpApiGroup.make("lists")
   .add(
@@ -637,6 +660,7 @@ export class VigilApi extends HttpApi.make("vigil")
   .add(V2Group)
   .add(StatusGroup)
   .add(ListsGroup)
+  .add(RulesGroup)
   .add(WebhooksGroup)
   .add(ContractsGroup)
   .add(BotsGroup)

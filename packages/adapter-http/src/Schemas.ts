@@ -340,6 +340,42 @@ export const ContractList = Schema.Struct({
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "ContractList" })
 
+/** Body of `POST /v1/rules/check`: a rule as a bot would carry it, on one chain. */
+export const RuleCheckRequest = Schema.Struct({
+  chainId: Schema.Int.annotate({ description: "The chain whose contracts (of this key) the rule names" }),
+  expressions: Schema.Array(Schema.String).check(
+    Schema.isBetweenLength(1, 20, { message: "must hold 1 to 20 expressions" })
+  ),
+  watchRuleType: Schema.optionalKey(BotModel.WatchRuleType),
+  options: Schema.optionalKey(
+    Schema.Struct({
+      literalDefs: Schema.optionalKey(Schema.Record(Schema.String, BotModel.LiteralValue)),
+      ruleScope: Schema.optionalKey(BotModel.RuleScope)
+    })
+  )
+}).annotate({
+  identifier: "RuleCheckRequest",
+  examples: [{ chainId: 1, expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]
+})
+
+/** One problem of a rule: the expression (0-based), the offset in it, what is wrong and what was probably meant. */
+const RuleProblem = Schema.Struct({
+  expression: Schema.Int,
+  offset: Schema.Int,
+  message: Schema.String,
+  candidates: Schema.Array(Schema.String)
+}).annotate({ identifier: "RuleProblem" })
+
+/** What `POST /v1/rules/check` found: the rule's normal form, or its problems. */
+export const RuleCheckAnswer = Schema.Struct({
+  success: Schema.Literal(true),
+  ok: Schema.Boolean.annotate({ description: "Whether the rule checks: a bot with it would be accepted" }),
+  normal: Schema.optionalKey(Schema.String.annotate({ description: "The rule's normal form, when it checks" })),
+  message: Schema.optionalKey(Schema.String),
+  problems: Schema.Array(RuleProblem),
+  timestamp: Instant.Timestamp
+}).annotate({ identifier: "RuleCheckAnswer" })
+
 /** `GET /v1/lists`: the lists screening consults. */
 export const ListsAnswer = Schema.Struct({
   success: Schema.Literal(true),

@@ -16,6 +16,7 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import * as ListsHandlers from "./ListsHandlers.ts"
+import * as RulesHandlers from "./RulesHandlers.ts"
 import * as NotificationHandlers from "./NotificationHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
@@ -80,6 +81,7 @@ const routesOver = (
         IntelHandlers.v2Layer,
         IntelHandlers.statusLayer,
         ListsHandlers.layer,
+        RulesHandlers.layer,
         WebhookHandlers.layer,
         ContractHandlers.layer,
         BotHandlers.layer,

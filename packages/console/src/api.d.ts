@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rules/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a watch rule
+         * @description Against the key's contracts on the chain, exactly as creating a bot would (one rule, the expressions AND-ed, its transactions joined). Always 200 for a well-formed body: `ok` says whether it checks, with its normal form, or each problem at its expression and offset with the names probably meant. Stores nothing; one request of the key's rate.
+         */
+        post: operations["rules.check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/webhooks": {
         parameters: {
             query?: never;
@@ -1740,6 +1760,52 @@ export interface components {
              */
             url: string;
         };
+        RuleCheckAnswer: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Whether the rule checks: a bot with it would be accepted */
+            ok: boolean;
+            /** @description The rule's normal form, when it checks */
+            normal?: string;
+            message?: string;
+            problems: components["schemas"]["RuleProblem"][];
+            /**
+             * @description ISO 8601 UTC instant
+             * @example 2026-11-22T10:00:01.000Z
+             */
+            timestamp: string;
+        };
+        RuleProblem: {
+            expression: number;
+            offset: number;
+            message: string;
+            candidates: string[];
+        };
+        /**
+         * @example {
+         *       "chainId": 1,
+         *       "expressions": [
+         *         "system.emitted(tx1.USDC.E.Transfer)"
+         *       ]
+         *     }
+         */
+        RuleCheckRequest: {
+            /** @description The chain whose contracts (of this key) the rule names */
+            chainId: number;
+            expressions: string[];
+            /** @enum {string} */
+            watchRuleType?: "simple" | "advanced";
+            options?: {
+                literalDefs?: {
+                    [key: string]: number | string | boolean;
+                };
+                ruleScope?: {
+                    contractName: string;
+                    groupId: string;
+                    member: boolean;
+                };
+            };
+        };
         ListsAnswer: {
             /** @enum {boolean} */
             success: true;
@@ -2868,6 +2934,99 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "rules.check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description RuleCheckAnswer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleCheckAnswer"];
+                };
+            };
+            /** @description V2ValidationError */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ValidationError"];
+                };
+            };
+            /** @description V2Unauthorized */
+            401: {
+                headers: {
+                    "www-authenticate": "Bearer realm=\"vigil\"";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2Unauthorized"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
                 };
             };
             /** @description V2TooManyRequests */

@@ -10,6 +10,7 @@ export type IntelResult = Schemas["V3IntelResult"]
 export type Signal = IntelResult["signals"][number]
 export type BatchItem = Schemas["V3BatchResult"]["results"][number]
 export type ListStatus = Schemas["ListStatus"]
+export type RuleCheck = Schemas["RuleCheckAnswer"]
 
 /** The most addresses one batch request takes (the API's limit). */
 export const batchLimit = 25
@@ -48,6 +49,13 @@ export const clientFor = (key: string) => {
         }
       }),
     lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
+    contracts: (chainId: number) =>
+      client.GET("/v1/contracts", { headers: { "x-api-key": key }, params: { query: { chainId: String(chainId) } } }),
+    checkRule: (chainId: number, expressions: ReadonlyArray<string>) =>
+      client.POST("/v1/rules/check", {
+        headers: { "x-api-key": key },
+        body: { chainId, expressions: [...expressions] }
+      }),
     status: () => client.GET("/api/v2/status", { headers: { "x-api-key": key } })
   }
 }

@@ -8,6 +8,7 @@ import {
   errorMessage,
   type IntelResult,
   type ListStatus,
+  type RuleCheck,
   type Signal,
   signIn,
   signOut,
@@ -447,6 +448,83 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
   )
 }
 
+/** One problem drawn under its expression: the source, a caret at the offset, the message and what was meant. */
+const Caret = ({ source, problem }: { readonly source: string; readonly problem: RuleCheck["problems"][number] }) => (
+  <pre class="caret" data-testid="problem">
+    {`${source}\n${" ".repeat(problem.offset)}^ ${problem.message}${
+      problem.candidates.length === 0 ? "" : ` (did you mean ${problem.candidates.join(", ")}?)`
+    }`}
+  </pre>
+)
+
+const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
+  const [chainId, setChainId] = useState("1")
+  const [text, setText] = useState("")
+  const [labels, setLabels] = useState<ReadonlyArray<string>>([])
+  const [found, setFound] = useState<RuleCheck | undefined>()
+  const [problem, setProblem] = useState<string | undefined>()
+  const chain = Number(chainId)
+  useEffect(() => {
+    if (!Number.isInteger(chain) || chain < 1) return
+    void clientFor(keyValue)
+      .contracts(chain)
+      .then((answer) => setLabels(answer.data?.contracts.map((c) => c.label) ?? []))
+  }, [keyValue, chain])
+  // Checked as you type: each change waits a moment, and only the latest answer is shown.
+  useEffect(() => {
+    const expressions = text.split("\n").filter((l) => l.trim() !== "")
+    if (expressions.length === 0 || !Number.isInteger(chain) || chain < 1) return setFound(undefined)
+    let current = true
+    const timer = setTimeout(() => {
+      void clientFor(keyValue)
+        .checkRule(chain, expressions)
+        .then((answer) => {
+          if (!current) return
+          if (answer.data === undefined) {
+            setFound(undefined)
+            setProblem(errorMessage(answer.error, answer.response.status))
+          } else {
+            setProblem(undefined)
+            setFound(answer.data)
+          }
+        })
+    }, 300)
+    return () => {
+      current = false
+      clearTimeout(timer)
+    }
+  }, [keyValue, chain, text])
+  const expressions = text.split("\n").filter((l) => l.trim() !== "")
+  return (
+    <section aria-label="Watch rules">
+      <label for="rule-chain">Chain id</label>
+      <input id="rule-chain" inputMode="numeric" value={chainId} onInput={(e) => setChainId(e.currentTarget.value)} />
+      <p class="note">
+        Contracts of this key on the chain: {labels.length === 0 ? "none (POST /v1/contracts)" : labels.join(", ")}
+      </p>
+      <label for="rule">Rule: one expression per line, AND-ed as a bot takes them</label>
+      <textarea id="rule" rows={4} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      {problem === undefined ? null : (
+        <p role="alert" class="problem">
+          {problem}
+        </p>
+      )}
+      {found === undefined ? null : found.ok ? (
+        <p class="ok" data-testid="rule-ok">
+          Checks. Normal form: <code>{found.normal}</code>
+        </p>
+      ) : (
+        <div role="status" data-testid="rule-problems">
+          <p class="problem">{found.message}</p>
+          {found.problems.map((p) => (
+            <Caret source={expressions[p.expression] ?? ""} problem={p} />
+          ))}
+        </div>
+      )}
+    </section>
+  )
+}
+
 const Usage = ({ keyValue }: { readonly keyValue: string }) => {
   const [status, setStatus] = useState<string | undefined>()
   const [rows, setRows] = useState<ReadonlyArray<[string, string]>>([])
@@ -484,7 +562,7 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
 
 const App = () => {
   const [key, setKey] = useState(storedKey())
-  const [view, setView] = useState<"screen" | "batch" | "lists" | "usage">("screen")
+  const [view, setView] = useState<"screen" | "batch" | "lists" | "rules" | "usage">("screen")
   if (key === undefined) return <SignIn onKey={setKey} />
   return (
     <>
@@ -498,6 +576,9 @@ const App = () => {
         </button>
         <button aria-pressed={view === "lists"} onClick={() => setView("lists")}>
           Lists
+        </button>
+        <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
+          Rules
         </button>
         <button aria-pressed={view === "usage"} onClick={() => setView("usage")}>
           Usage
@@ -519,6 +600,8 @@ const App = () => {
           <Batch keyValue={key} />
         ) : view === "lists" ? (
           <Lists keyValue={key} />
+        ) : view === "rules" ? (
+          <RulesView keyValue={key} />
         ) : (
           <Usage keyValue={key} />
         )}

@@ -2,7 +2,8 @@
  * The console end to end: `vigil serve` on a real SQLite file holding two real OFAC SDN files, driven in headless
  * Chromium (Debian's package, through playwright-core): sign in with a key, screen Tornado Cash's router and see
  * BLOCK with its SDN evidence, move `as_of` across its de-listing and see the answer change, read the key's usage,
- * and screen an uploaded CSV of 100 addresses, sort the table and download the results.
+ * screen an uploaded CSV of 100 addresses, sort the table and download the results, and check a watch rule as it is
+ * typed.
  * Every request the browser makes is watched: none may reach another host. Each step leaves a screenshot.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -194,6 +195,50 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     const blocked = lines.filter((l) => l.includes(",BLOCK,"))
     assert.strictEqual(blocked.length, listed.length)
     for (const line of blocked) assert.match(line, /ofac-sdn \[SDN \d+/)
+    await page.close()
+  }, 60_000)
+
+  it("checks a watch rule as it is typed: the caret under a typo with what was meant, then the normal form", async () => {
+    const transfer = {
+      type: "event",
+      name: "Transfer",
+      inputs: [
+        { name: "from", type: "address", indexed: true },
+        { name: "to", type: "address", indexed: true },
+        { name: "value", type: "uint256" }
+      ],
+      anonymous: false
+    }
+    const registered = await fetch(`${url}/v1/contracts`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({
+        chainId: 1,
+        contractAddress: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+        label: "USDC",
+        ABI: [transfer]
+      })
+    })
+    assert.strictEqual(registered.status, 201)
+
+    const page = await browser!.newPage({ viewport: { width: 1100, height: 700 } })
+    await page.goto(`${url}/console`)
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Rules" }).click()
+    await page.getByText("Contracts of this key on the chain: USDC").waitFor()
+    const rule = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
+    await rule.pressSequentially("system.emitted(tx1.USDC.E.Transfr)")
+    const problem = page.getByTestId("problem")
+    await problem.waitFor()
+    const drawn = (await problem.innerText()).split("\n")
+    assert.strictEqual(drawn[0], "system.emitted(tx1.USDC.E.Transfr)")
+    assert.strictEqual(drawn[1]!.indexOf("^"), "system.emitted(tx1.USDC.E.".length)
+    assert.include(drawn[1], "did you mean Transfer")
+    await page.screenshot({ path: join(shots, "rule-typo.png") })
+    await rule.fill("system.emitted(tx1.USDC.E.Transfer)")
+    await page.getByTestId("rule-ok").waitFor()
+    assert.include(await page.getByTestId("rule-ok").innerText(), "Transfer")
     await page.close()
   }, 60_000)
 })

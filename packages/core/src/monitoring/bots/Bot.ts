@@ -15,7 +15,7 @@ export type Severity = typeof Severity.Type
 /** Limits the rule to the members (or non-members) of a group of a contract. */
 export const RuleScope = Schema.Struct({ contractName: Schema.String, groupId: Schema.String, member: Schema.Boolean })
 
-const WatchRuleType = Schema.Literals(["simple", "advanced"])
+export const WatchRuleType = Schema.Literals(["simple", "advanced"])
 
 const NotifyMinInterval = Schema.Int.annotate({
   description: "Live alerts within this many seconds (block time) of the last one notified are recorded, not notified"
@@ -33,7 +33,7 @@ const Paused = Schema.Struct({ reason: Schema.String, blockNumber: Schema.Int, a
 })
 
 /** A placeholder's value as a client sends it and the API shows it. */
-const LiteralValue = Schema.Union([Schema.Finite, Schema.String, Schema.Boolean]).annotate({
+export const LiteralValue = Schema.Union([Schema.Finite, Schema.String, Schema.Boolean]).annotate({
   description: "A number (finite), a string (a decimal number, an address, bytes or text) or a boolean"
 })
 

@@ -139,6 +139,21 @@ const checked = Effect.fnUntraced(function* (deps: Deps, keyId: string, fields: 
   })
 })
 
+/** A rule to check as a bot would take it (`POST /v1/rules/check`, `vigil rules check`). */
+export interface RuleCheckRequest {
+  readonly chainId: number
+  readonly expressions: ReadonlyArray<string>
+  readonly watchRuleType?: "simple" | "advanced"
+  /** The JSON text of `options.literalDefs`. */
+  readonly literalDefs?: string
+  readonly ruleScope?: Checker.Options["ruleScope"]
+}
+
+/** What checking a rule found: its normal form, or its problems (each at its expression and offset). */
+export type RuleCheck =
+  | { readonly ok: true; readonly normal: string }
+  | { readonly ok: false; readonly message: string; readonly problems: ReadonlyArray<Checker.RuleProblem> }
+
 /** Bots, per API key. */
 export class Bots extends Context.Service<
   Bots,
@@ -164,6 +179,11 @@ export class Bots extends Context.Service<
       keyId: string,
       options?: { readonly chainId?: number; readonly without?: string }
     ) => Effect.Effect<ReadonlyArray<Broken>, StoreError.StoreError>
+    /**
+     * Checks a rule against the key's contracts on its chain exactly as creating a bot would (one rule, the
+     * expressions AND-ed, its transactions joined), storing nothing.
+     */
+    readonly check: (keyId: string, request: RuleCheckRequest) => Effect.Effect<RuleCheck, StoreError.StoreError>
   }
 >()("@vigil/core/Bots") {
   /** The service over a BotStore and a ContractStore. */
@@ -181,7 +201,29 @@ export class Bots extends Context.Service<
             b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
           )
 
+        const check = (keyId: string, request: RuleCheckRequest) =>
+          Effect.map(contracts.list(keyId, request.chainId), (onChain): RuleCheck => {
+            const literalDefs = request.literalDefs === undefined ? new Map() : Literals.fromJson(request.literalDefs)
+            if (typeof literalDefs === "string")
+              return { ok: false, message: `options.literalDefs: ${literalDefs}`, problems: [] }
+            const result = Checker.checkRule(request.expressions, {
+              contracts: onChain,
+              literalDefs,
+              watchRuleType: request.watchRuleType ?? "advanced",
+              requireJoin: true,
+              ...(request.ruleScope === undefined ? {} : { ruleScope: request.ruleScope })
+            })
+            if (result.ok) return { ok: true, normal: result.rule.normal }
+            const failed = new Set(result.problems.map((p) => p.expression)).size
+            return {
+              ok: false,
+              message: `${failed} of ${request.expressions.length} expression${request.expressions.length === 1 ? "" : "s"} did not check`,
+              problems: result.problems
+            }
+          })
+
         return {
+          check,
           create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
             const fields = yield* channelsOf(
               deps,

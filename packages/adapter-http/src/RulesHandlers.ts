@@ -1,0 +1,44 @@
+/** Handler of `POST /v1/rules/check`: a watch rule checked as a bot would take it, nothing stored. */
+import { type ApiKeys, Bots, Instant, type Quota } from "@vigil/core"
+import { Effect, Layer, Schema } from "effect"
+import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { CurrentClient, VigilApi } from "./Api.ts"
+import * as Auth from "./Auth.ts"
+import * as HttpErrors from "./HttpErrors.ts"
+import * as Responses from "./Responses.ts"
+
+/** What the rules handler needs. */
+export type Requirements = Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
+
+/** The placeholders' values as the JSON text the rule checker reads (numbers written as they round-trip). */
+const literalText = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
+
+/** The rules group (either key header). */
+export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "rules">, never, Requirements> = HttpApiBuilder.group(
+  VigilApi,
+  "rules",
+  Effect.fnUntraced(function* (handlers) {
+    const bots = yield* Bots.Bots
+    return handlers.handle("check", ({ payload }) =>
+      Effect.gen(function* () {
+        const client = yield* CurrentClient
+        const found = yield* bots.check(client.id, {
+          chainId: payload.chainId,
+          expressions: payload.expressions,
+          ...(payload.watchRuleType === undefined ? {} : { watchRuleType: payload.watchRuleType }),
+          ...(payload.options?.literalDefs === undefined
+            ? {}
+            : { literalDefs: literalText(payload.options.literalDefs) }),
+          ...(payload.options?.ruleScope === undefined ? {} : { ruleScope: payload.options.ruleScope })
+        })
+        const timestamp = yield* Instant.now
+        return Responses.json(
+          200,
+          found.ok
+            ? { success: true, ok: true, normal: found.normal, problems: [], timestamp }
+            : { success: true, ok: false, message: found.message, problems: found.problems, timestamp }
+        )
+      }).pipe(HttpErrors.answer("v2"))
+    )
+  })
+).pipe(Layer.provide(Auth.keyRateLayer))
