@@ -11,6 +11,8 @@ export type Signal = IntelResult["signals"][number]
 export type BatchItem = Schemas["V3BatchResult"]["results"][number]
 export type ListStatus = Schemas["ListStatus"]
 export type RuleCheck = Schemas["RuleCheckAnswer"]
+export type Bot = Schemas["Bot"]
+export type Alert = Schemas["Alert"]
 
 /** The most addresses one batch request takes (the API's limit). */
 export const batchLimit = 25
@@ -49,6 +51,17 @@ export const clientFor = (key: string) => {
         }
       }),
     lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
+    bots: () => client.GET("/v1/bots", { headers: { "x-api-key": key } }),
+    alerts: (botId: string) =>
+      client.GET("/v1/bots/{botId}/alerts", {
+        headers: { "x-api-key": key },
+        params: { path: { botId }, query: { limit: "50" } }
+      }),
+    redeliver: (botId: string, alertId: string) =>
+      client.POST("/v1/bots/{botId}/alerts/{alertId}/redeliver", {
+        headers: { "x-api-key": key },
+        params: { path: { botId, alertId } }
+      }),
     contracts: (chainId: number) =>
       client.GET("/v1/contracts", { headers: { "x-api-key": key }, params: { query: { chainId: String(chainId) } } }),
     checkRule: (chainId: number, expressions: ReadonlyArray<string>) =>

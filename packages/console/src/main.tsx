@@ -7,6 +7,8 @@ import {
   clientFor,
   errorMessage,
   type IntelResult,
+  type Alert,
+  type Bot,
   type ListStatus,
   type RuleCheck,
   type Signal,
@@ -525,6 +527,113 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
   )
 }
 
+/** How often the alerts feed asks for new alerts. */
+const alertsPollMillis = 1_500
+
+const AlertItem = ({ alert, onRedeliver }: { readonly alert: Alert; readonly onRedeliver: () => void }) => (
+  <li class={`alert alert-${alert.state}`} data-testid="alert">
+    <p>
+      <span class={`state state-${alert.state}`}>{alert.state}</span>
+      {alert.suppressed === undefined ? "" : <span class="meta"> · suppressed ({alert.suppressed})</span>} · block{" "}
+      {alert.blockNumber} · {alert.created}
+    </p>
+    <p class="mono">{alert.expression}</p>
+    <dl class="evidence">
+      {Object.entries(alert.transactions).map(([name, hash]) => (
+        <>
+          <dt>{name}</dt>
+          <dd class="mono">{hash}</dd>
+        </>
+      ))}
+    </dl>
+    {alert.notifications.length === 0 ? null : (
+      <ul class="deliveries" aria-label="deliveries">
+        {alert.notifications.map((n) => (
+          <li>
+            {n.kind} to {n.channelId}: {n.status} after {n.attempts} attempt{n.attempts === 1 ? "" : "s"}
+            {n.lastError === undefined ? "" : ` (${n.lastError})`}
+          </li>
+        ))}
+      </ul>
+    )}
+    {alert.notifications.some((n) => n.status === "dead") ? <button onClick={onRedeliver}>Send again</button> : null}
+  </li>
+)
+
+const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
+  const [bots, setBots] = useState<ReadonlyArray<Bot> | undefined>()
+  const [selected, setSelected] = useState<string | undefined>()
+  const [alerts, setAlerts] = useState<ReadonlyArray<Alert>>([])
+  const [problem, setProblem] = useState<string | undefined>()
+  useEffect(() => {
+    void clientFor(keyValue)
+      .bots()
+      .then((answer) => {
+        if (answer.data === undefined) return setProblem(errorMessage(answer.error, answer.response.status))
+        setBots(answer.data.bots)
+        setSelected((s) => s ?? answer.data.bots[0]?.id)
+      })
+  }, [keyValue])
+  // The feed: newest first, asked again every moment, so alerts and retractions appear without a reload.
+  useEffect(() => {
+    if (selected === undefined) return
+    let live = true
+    const read = () =>
+      void clientFor(keyValue)
+        .alerts(selected)
+        .then((answer) => {
+          if (!live) return
+          if (answer.data === undefined) setProblem(errorMessage(answer.error, answer.response.status))
+          else setAlerts(answer.data.alerts)
+        })
+    read()
+    const timer = setInterval(read, alertsPollMillis)
+    return () => {
+      live = false
+      clearInterval(timer)
+    }
+  }, [keyValue, selected])
+  if (problem !== undefined)
+    return (
+      <p role="alert" class="problem">
+        {problem}
+      </p>
+    )
+  if (bots === undefined) return <p>Loading the bots…</p>
+  if (bots.length === 0) return <p>This key has no bot yet (POST /v1/bots).</p>
+  return (
+    <section aria-label="Monitoring">
+      <label for="bot">Bot</label>
+      <select id="bot" value={selected} onChange={(e) => setSelected(e.currentTarget.value)}>
+        {bots.map((b) => (
+          <option value={b.id}>
+            {b.botName} (chain {b.chainId}, {b.paused !== undefined ? "paused" : b.active ? "active" : "inactive"})
+          </option>
+        ))}
+      </select>
+      {bots
+        .filter((b) => b.id === selected)
+        .map((b) => (
+          <p class="note">
+            {b.watchRule.expressions.join(" AND ")}
+            {b.watchingFrom === undefined ? "" : ` · watching from block ${b.watchingFrom.blockNumber}`}
+            {b.paused === undefined ? "" : ` · paused at block ${b.paused.blockNumber}: ${b.paused.reason}`}
+          </p>
+        ))}
+      <h2>Alerts</h2>
+      {alerts.length === 0 ? (
+        <p>No alert yet; new ones appear here as the chain is followed.</p>
+      ) : (
+        <ol class="alerts" data-testid="alerts">
+          {alerts.map((a) => (
+            <AlertItem alert={a} onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)} />
+          ))}
+        </ol>
+      )}
+    </section>
+  )
+}
+
 const Usage = ({ keyValue }: { readonly keyValue: string }) => {
   const [status, setStatus] = useState<string | undefined>()
   const [rows, setRows] = useState<ReadonlyArray<[string, string]>>([])
@@ -562,7 +671,7 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
 
 const App = () => {
   const [key, setKey] = useState(storedKey())
-  const [view, setView] = useState<"screen" | "batch" | "lists" | "rules" | "usage">("screen")
+  const [view, setView] = useState<"screen" | "batch" | "lists" | "rules" | "monitoring" | "usage">("screen")
   if (key === undefined) return <SignIn onKey={setKey} />
   return (
     <>
@@ -579,6 +688,9 @@ const App = () => {
         </button>
         <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
           Rules
+        </button>
+        <button aria-pressed={view === "monitoring"} onClick={() => setView("monitoring")}>
+          Alerts
         </button>
         <button aria-pressed={view === "usage"} onClick={() => setView("usage")}>
           Usage
@@ -602,6 +714,8 @@ const App = () => {
           <Lists keyValue={key} />
         ) : view === "rules" ? (
           <RulesView keyValue={key} />
+        ) : view === "monitoring" ? (
+          <Monitoring keyValue={key} />
         ) : (
           <Usage keyValue={key} />
         )}

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url"
 import { chromium, type Browser } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
+import { Anvil, Solidity } from "@vigil/testkit"
 
 const chromiumPath = "/usr/bin/chromium"
 const bin = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url))
@@ -25,6 +26,36 @@ const sdnOld = sharedData("sanctions/ofac-sdn-advanced-xml-history/sdn_advanced.
 const sdnNew = sharedData(
   "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.digital-currency-subset.xml"
 )
+
+/** Resolves with the URL a starting `vigil serve` logs, or rejects if it exits first. */
+const listening = (child: ChildProcess) =>
+  new Promise<string>((resolve, reject) => {
+    let output = ""
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output)
+      if (match?.[1]) resolve(match[1])
+    }
+    child.stdout?.on("data", onData)
+    child.stderr?.on("data", onData)
+    child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
+  })
+
+/** Headless Chromium from Debian's package, with the flags a machine without a display or network needs. */
+const launch = async () => {
+  mkdirSync(shots, { recursive: true })
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
+  })
+}
 
 describe.skipIf(!hasSharedData)("the console in a real browser", () => {
   const dir = mkdtempSync(join(tmpdir(), "vigil-console-"))
@@ -48,29 +79,8 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
       stdio: ["ignore", "pipe", "pipe"]
     })
     server = child
-    url = await new Promise<string>((resolve, reject) => {
-      let output = ""
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        const match = /listening on (http:\/\/[^\s]+)/.exec(output)
-        if (match?.[1]) resolve(match[1])
-      }
-      child.stdout?.on("data", onData)
-      child.stderr?.on("data", onData)
-      child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
-    })
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-    mkdirSync(shots, { recursive: true })
+    url = await listening(child)
+    browser = await launch()
   }, 60_000)
 
   afterAll(async () => {
@@ -120,14 +130,20 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     // Across the de-listing (2025-03-21): the SDN of 2025-11-19 no longer names it.
     await page.getByLabel("As of (empty: today)").fill("2025-11-19")
     await page.getByRole("button", { name: "Screen", exact: true }).click()
-    await page.waitForFunction(`document.querySelector("[data-testid=action]")?.textContent === "ALLOW"`)
+    await page
+      .getByTestId("action")
+      .filter({ hasText: /^ALLOW$/ })
+      .waitFor()
     assert.strictEqual(await page.getByTestId("signal").count(), 0)
     await page.screenshot({ path: join(shots, "screening-after-delisting.png"), fullPage: true })
 
     // Between the two stored SDNs the answer says it cannot tell.
     await page.getByLabel("As of (empty: today)").fill("2025-06-01")
     await page.getByRole("button", { name: "Screen", exact: true }).click()
-    await page.waitForFunction(`document.querySelector("[data-testid=action]")?.textContent === "REVIEW"`)
+    await page
+      .getByTestId("action")
+      .filter({ hasText: /^REVIEW$/ })
+      .waitFor()
     assert.include(
       await page.getByRole("note").first().innerText(),
       "between its versions of 2025-03-04 and 2025-11-19"
@@ -241,4 +257,102 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.include(await page.getByTestId("rule-ok").innerText(), "Transfer")
     await page.close()
   }, 60_000)
+})
+
+describe("the console's alerts feed on a followed chain", () => {
+  const dir = mkdtempSync(join(tmpdir(), "vigil-console-alerts-"))
+  const db = join(dir, "vigil.db")
+  let node: Anvil.Anvil | undefined
+  let server: ChildProcess | undefined
+  let browser: Browser | undefined
+  let url = ""
+  let key = ""
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath))
+      throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
+    node = await Anvil.start()
+    key = JSON.parse(
+      execFileSync(process.execPath, [bin, "keys", "create", "--name", "Protocol", "--db", db], { encoding: "utf8" })
+    ).key
+    const child = spawn(process.execPath, [bin, "serve", "--db", db], {
+      env: {
+        ...process.env,
+        VIGIL_HOST: "127.0.0.1",
+        VIGIL_PORT: "0",
+        [`VIGIL_RPC_URL_${node.chainId}`]: node.url,
+        VIGIL_FOLLOW_POLL_MS: "100",
+        VIGIL_CONFIRMATIONS: "0"
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    server = child
+    url = await listening(child)
+    browser = await launch()
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    server?.kill("SIGKILL")
+    await node?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("shows a transfer's alert without a reload, and its retraction after a reorganisation", async () => {
+    const anvil = node!
+    const token = Solidity.fixtures().Token
+    const deployed = await anvil.deploy(token, [10n ** 24n])
+    const api = async (path: string, body: unknown) => {
+      const response = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      const text = await response.text()
+      assert.strictEqual(response.status, 201, text)
+      return JSON.parse(text)
+    }
+    await api("/v1/contracts", {
+      chainId: anvil.chainId,
+      contractAddress: deployed.address,
+      label: "Token",
+      ABI: token.abi
+    })
+    await api("/v1/bots", {
+      botName: "Token moves",
+      chainId: anvil.chainId,
+      active: true,
+      severity: "High",
+      watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] },
+      notifications: []
+    })
+
+    const page = await browser!.newPage({ viewport: { width: 1100, height: 800 } })
+    await page.goto(`${url}/console`)
+    await page.getByLabel("API key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Alerts" }).click()
+    await page.getByText("No alert yet").waitFor()
+
+    // A transfer on the chain: its alert appears in the open page.
+    const snapshot = await anvil.rpc<string>("evm_snapshot")
+    const moved = await anvil.send({ abi: token.abi, address: deployed.address }, "transfer", [anvil.accounts[1], 5n])
+    const alert = page.getByTestId("alert").first()
+    await alert.waitFor({ timeout: 20_000 })
+    assert.include(await alert.innerText(), moved.hash)
+    assert.include(await alert.innerText(), "active")
+    await page.screenshot({ path: join(shots, "alerts.png") })
+
+    // The block leaves the chain: the same alert is shown retracted.
+    assert.isTrue(await anvil.rpc<boolean>("evm_revert", [snapshot]))
+    await anvil.mine(3)
+    await page
+      .getByTestId("alert")
+      .first()
+      .locator(".state", { hasText: /^retracted$/ })
+      .waitFor({ timeout: 20_000 })
+    assert.include(await page.getByTestId("alert").first().innerText(), moved.hash)
+    await page.screenshot({ path: join(shots, "alert-retracted.png") })
+    await page.close()
+  }, 90_000)
 })
