@@ -1,4 +1,5 @@
 /** The Vigil console: sign in with an API key, screen addresses (at any date), and see the key's usage. */
+import { Chain } from "@vigil/core"
 import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import {
@@ -184,6 +185,19 @@ const ResultCard = ({ result }: { readonly result: IntelResult }) => (
   </section>
 )
 
+/** What the address typed so far is, detected as it is typed (the same detection the server makes). */
+const Detected = ({ address }: { readonly address: string }) => {
+  const typed = address.trim()
+  if (typed === "") return <p id="detected" class="note" />
+  const d = Chain.detect(typed)
+  return (
+    <p id="detected" class="note" data-testid="detected" aria-live="polite">
+      {d.valid ? `${d.family}: ${d.networks.join(", ")}` : `Not an address Vigil screens: ${d.reason}`}
+      {d.valid && d.warning !== undefined ? <strong class="problem"> {d.warning}</strong> : null}
+    </p>
+  )
+}
+
 const Screen = ({ keyValue }: { readonly keyValue: string }) => {
   const [address, setAddress] = useState("")
   const [asOf, setAsOf] = useState("")
@@ -218,9 +232,11 @@ const Screen = ({ keyValue }: { readonly keyValue: string }) => {
           name="address"
           spellcheck={false}
           autocomplete="off"
+          aria-describedby="detected"
           value={address}
           onInput={(e) => setAddress(e.currentTarget.value)}
         />
+        <Detected address={address} />
         <label for="as-of">As of (empty: today)</label>
         <input
           id="as-of"
