@@ -52,6 +52,24 @@ export const clientFor = (key: string) => {
       }),
     lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
     bots: () => client.GET("/v1/bots", { headers: { "x-api-key": key } }),
+    createBot: (bot: {
+      readonly botName: string
+      readonly chainId: number
+      readonly severity: "Critical" | "High" | "Medium" | "Low"
+      readonly active: boolean
+      readonly expressions: ReadonlyArray<string>
+    }) =>
+      client.POST("/v1/bots", {
+        headers: { "x-api-key": key },
+        body: {
+          botName: bot.botName,
+          chainId: bot.chainId,
+          severity: bot.severity,
+          active: bot.active,
+          watchRule: { expressions: [...bot.expressions] },
+          notifications: []
+        }
+      }),
     alerts: (botId: string) =>
       client.GET("/v1/bots/{botId}/alerts", {
         headers: { "x-api-key": key },

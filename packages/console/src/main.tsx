@@ -475,6 +475,60 @@ const Caret = ({ source, problem }: { readonly source: string; readonly problem:
   </pre>
 )
 
+/** Creates a bot with a rule that checks: its name and severity, watching from now. */
+const SaveBot = ({
+  keyValue,
+  chainId,
+  expressions
+}: {
+  readonly keyValue: string
+  readonly chainId: number
+  readonly expressions: ReadonlyArray<string>
+}) => {
+  const [name, setName] = useState("")
+  const [severity, setSeverity] = useState<"Critical" | "High" | "Medium" | "Low">("High")
+  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
+  const save = async (event: Event) => {
+    event.preventDefault()
+    const answer = await clientFor(keyValue).createBot({
+      botName: name.trim(),
+      chainId,
+      severity,
+      active: true,
+      expressions
+    })
+    if (answer.data === undefined)
+      return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
+    const bot = answer.data.bot
+    setOutcome({
+      ok: true,
+      text: `Created ${bot.botName} (${bot.id})${bot.watchingFrom === undefined ? "" : `, watching from block ${bot.watchingFrom.blockNumber}`}.`
+    })
+  }
+  return (
+    <form class="save-bot" onSubmit={save}>
+      <label for="bot-name">Bot name</label>
+      <input id="bot-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      <label for="severity">Severity</label>
+      <select
+        id="severity"
+        value={severity}
+        onChange={(e) => setSeverity(e.currentTarget.value as "Critical" | "High" | "Medium" | "Low")}
+      >
+        {["Critical", "High", "Medium", "Low"].map((s) => (
+          <option value={s}>{s}</option>
+        ))}
+      </select>
+      <button type="submit">Create bot</button>
+      {outcome === undefined ? null : (
+        <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="bot-created">
+          {outcome.text}
+        </p>
+      )}
+    </form>
+  )
+}
+
 const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
   const [chainId, setChainId] = useState("1")
   const [text, setText] = useState("")
@@ -528,9 +582,12 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
         </p>
       )}
       {found === undefined ? null : found.ok ? (
-        <p class="ok" data-testid="rule-ok">
-          Checks. Normal form: <code>{found.normal}</code>
-        </p>
+        <>
+          <p class="ok" data-testid="rule-ok">
+            Checks. Normal form: <code>{found.normal}</code>
+          </p>
+          <SaveBot keyValue={keyValue} chainId={chain} expressions={expressions} />
+        </>
       ) : (
         <div role="status" data-testid="rule-problems">
           <p class="problem">{found.message}</p>

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chromium, type Browser } from "playwright-core"
+import { chromium, type Browser, type Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 import { Anvil, Solidity } from "@vigil/testkit"
@@ -40,6 +40,29 @@ const listening = (child: ChildProcess) =>
     child.stderr?.on("data", onData)
     child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
   })
+
+/**
+ * Watches a page: every request it makes (none may leave the server's origin) and every Content-Security-Policy
+ * complaint in its console. `clean()` asserts there was neither.
+ */
+const watch = (page: Page, origin: string) => {
+  const elsewhere: Array<string> = []
+  const violations: Array<string> = []
+  page.on("request", (request) => {
+    const target = new URL(request.url())
+    if (target.protocol !== "data:" && target.protocol !== "blob:" && target.origin !== origin)
+      elsewhere.push(request.url())
+  })
+  page.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  return {
+    clean: () => {
+      assert.deepStrictEqual(elsewhere, [], "requests to another host")
+      assert.deepStrictEqual(violations, [], "content-security-policy violations")
+    }
+  }
+}
 
 /** Headless Chromium from Debian's package, with the flags a machine without a display or network needs. */
 const launch = async () => {
@@ -91,16 +114,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
 
   it("signs in, screens the router as BLOCK with its SDN evidence, and answers differently after its de-listing", async () => {
     const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } })
-    const elsewhere: Array<string> = []
-    page.on("request", (request) => {
-      const target = new URL(request.url())
-      if (target.protocol !== "data:" && target.origin !== new URL(url).origin) elsewhere.push(request.url())
-    })
-    const violations: Array<string> = []
-    page.on("console", (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
-    })
-
+    const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
     // A wrong key is refused where the analyst types it.
     await page.getByLabel("API key").fill("vgl_not_a_key")
@@ -172,8 +186,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     // The key was kept for this tab only.
     assert.strictEqual(await page.evaluate("sessionStorage.length"), 1)
     assert.strictEqual(await page.evaluate("localStorage.length"), 0)
-    assert.deepStrictEqual(elsewhere, [])
-    assert.deepStrictEqual(violations, [])
+    watched.clean()
     await page.close()
   }, 60_000)
 
@@ -191,6 +204,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     writeFileSync(csv, ["address,note", ...[...listed, ...clean].map((a, i) => `${a},deposit ${i}`)].join("\n"))
 
     const page = await browser!.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true })
+    const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
     await page.getByLabel("API key").fill(key)
     await page.getByRole("button", { name: "Sign in" }).click()
@@ -218,6 +232,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     const blocked = lines.filter((l) => l.includes(",BLOCK,"))
     assert.strictEqual(blocked.length, listed.length)
     for (const line of blocked) assert.match(line, /ofac-sdn \[SDN \d+/)
+    watched.clean()
     await page.close()
   }, 60_000)
 
@@ -245,6 +260,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.strictEqual(registered.status, 201)
 
     const page = await browser!.newPage({ viewport: { width: 1100, height: 700 } })
+    const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
     await page.getByLabel("API key").fill(key)
     await page.getByRole("button", { name: "Sign in" }).click()
@@ -262,6 +278,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await rule.fill("system.emitted(tx1.USDC.E.Transfer)")
     await page.getByTestId("rule-ok").waitFor()
     assert.include(await page.getByTestId("rule-ok").innerText(), "Transfer")
+    watched.clean()
     await page.close()
   }, 60_000)
 })
@@ -305,7 +322,7 @@ describe("the console's alerts feed on a followed chain", () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("shows a transfer's alert without a reload, and its retraction after a reorganisation", async () => {
+  it("creates a bot whose rule had a typo, then shows a transfer's alert without a reload, and its retraction after a reorganisation", async () => {
     const anvil = node!
     const token = Solidity.fixtures().Token
     const deployed = await anvil.deploy(token, [10n ** 24n])
@@ -325,19 +342,30 @@ describe("the console's alerts feed on a followed chain", () => {
       label: "Token",
       ABI: token.abi
     })
-    await api("/v1/bots", {
-      botName: "Token moves",
-      chainId: anvil.chainId,
-      active: true,
-      severity: "High",
-      watchRule: { expressions: ["system.emitted(tx1.Token.E.Transfer)"] },
-      notifications: []
-    })
 
     const page = await browser!.newPage({ viewport: { width: 1100, height: 800 } })
+    const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
     await page.getByLabel("API key").fill(key)
     await page.getByRole("button", { name: "Sign in" }).click()
+
+    // The bot is written in the console: a typo shown with its caret, fixed, then saved.
+    await page.getByRole("button", { name: "Rules" }).click()
+    await page.getByLabel("Chain id").fill(String(anvil.chainId))
+    await page.getByText("Contracts of this key on the chain: Token").waitFor()
+    const rule = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
+    await rule.fill("system.emitted(tx1.Tokn.E.Transfer)")
+    assert.include(await page.getByTestId("problem").innerText(), "did you mean Token")
+    await rule.fill("system.emitted(tx1.Token.E.Transfer)")
+    await page.getByTestId("rule-ok").waitFor()
+    await page.getByLabel("Bot name").fill("Token moves")
+    await page.getByRole("button", { name: "Create bot" }).click()
+    assert.match(
+      await page.getByTestId("bot-created").innerText(),
+      /^Created Token moves \(bot_\d+_[a-z0-9]+\), watching from block \d+\.$/
+    )
+    await page.screenshot({ path: join(shots, "bot-created.png") })
+
     await page.getByRole("button", { name: "Alerts" }).click()
     await page.getByText("No alert yet").waitFor()
 
@@ -360,6 +388,7 @@ describe("the console's alerts feed on a followed chain", () => {
       .waitFor({ timeout: 20_000 })
     assert.include(await page.getByTestId("alert").first().innerText(), moved.hash)
     await page.screenshot({ path: join(shots, "alert-retracted.png") })
+    watched.clean()
     await page.close()
   }, 90_000)
 })
