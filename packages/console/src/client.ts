@@ -13,6 +13,8 @@ export type ListStatus = Schemas["ListStatus"]
 export type RuleCheck = Schemas["RuleCheckAnswer"]
 export type Bot = Schemas["Bot"]
 export type Alert = Schemas["Alert"]
+export type Contract = Schemas["Contract"]
+export type Channel = Schemas["Channel"]
 
 /** The most addresses one batch request takes (the API's limit). */
 export const batchLimit = 25
@@ -52,12 +54,39 @@ export const clientFor = (key: string) => {
       }),
     lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
     bots: () => client.GET("/v1/bots", { headers: { "x-api-key": key } }),
+    registerContract: (contract: {
+      readonly chainId: number
+      readonly contractAddress: string
+      readonly label: string
+      readonly abi?: string
+    }) =>
+      client.POST("/v1/contracts", {
+        headers: { "x-api-key": key },
+        body: {
+          chainId: contract.chainId,
+          contractAddress: contract.contractAddress,
+          label: contract.label,
+          ...(contract.abi === undefined || contract.abi.trim() === "" ? {} : { ABI: contract.abi })
+        }
+      }),
+    channels: () => client.GET("/v1/notifications", { headers: { "x-api-key": key } }),
+    createChannel: (channel: {
+      readonly type: "webhook" | "slack" | "discord"
+      readonly name: string
+      readonly url: string
+    }) => client.POST("/v1/notifications", { headers: { "x-api-key": key }, body: { ...channel } }),
+    testChannel: (channelId: string) =>
+      client.POST("/v1/notifications/{channelId}/test", {
+        headers: { "x-api-key": key },
+        params: { path: { channelId } }
+      }),
     createBot: (bot: {
       readonly botName: string
       readonly chainId: number
       readonly severity: "Critical" | "High" | "Medium" | "Low"
       readonly active: boolean
       readonly expressions: ReadonlyArray<string>
+      readonly notifications: ReadonlyArray<string>
     }) =>
       client.POST("/v1/bots", {
         headers: { "x-api-key": key },
@@ -67,7 +96,7 @@ export const clientFor = (key: string) => {
           severity: bot.severity,
           active: bot.active,
           watchRule: { expressions: [...bot.expressions] },
-          notifications: []
+          notifications: [...bot.notifications]
         }
       }),
     alerts: (botId: string) =>

@@ -10,6 +10,8 @@ import {
   type IntelResult,
   type Alert,
   type Bot,
+  type Channel,
+  type Contract,
   type ListStatus,
   type RuleCheck,
   type Signal,
@@ -488,6 +490,13 @@ const SaveBot = ({
   const [name, setName] = useState("")
   const [severity, setSeverity] = useState<"Critical" | "High" | "Medium" | "Low">("High")
   const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
+  const [channels, setChannels] = useState<ReadonlyArray<Channel>>([])
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set())
+  useEffect(() => {
+    void clientFor(keyValue)
+      .channels()
+      .then((answer) => setChannels(answer.data?.channels ?? []))
+  }, [keyValue])
   const save = async (event: Event) => {
     event.preventDefault()
     const answer = await clientFor(keyValue).createBot({
@@ -495,7 +504,8 @@ const SaveBot = ({
       chainId,
       severity,
       active: true,
-      expressions
+      expressions,
+      notifications: [...chosen]
     })
     if (answer.data === undefined)
       return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
@@ -519,6 +529,26 @@ const SaveBot = ({
           <option value={s}>{s}</option>
         ))}
       </select>
+      {channels.length === 0 ? null : (
+        <fieldset>
+          <legend>Notify</legend>
+          {channels.map((c) => (
+            <label class="inline">
+              <input
+                type="checkbox"
+                checked={chosen.has(c.id)}
+                onChange={(e) => {
+                  const next = new Set(chosen)
+                  if (e.currentTarget.checked) next.add(c.id)
+                  else next.delete(c.id)
+                  setChosen(next)
+                }}
+              />{" "}
+              {c.name} ({c.type})
+            </label>
+          ))}
+        </fieldset>
+      )}
       <button type="submit">Create bot</button>
       {outcome === undefined ? null : (
         <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="bot-created">
@@ -603,7 +633,15 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
 /** How often the alerts feed asks for new alerts. */
 const alertsPollMillis = 1_500
 
-const AlertItem = ({ alert, onRedeliver }: { readonly alert: Alert; readonly onRedeliver: () => void }) => (
+const AlertItem = ({
+  alert,
+  channelNames,
+  onRedeliver
+}: {
+  readonly alert: Alert
+  readonly channelNames: ReadonlyMap<string, string>
+  readonly onRedeliver: () => void
+}) => (
   <li class={`alert alert-${alert.state}`} data-testid="alert">
     <p>
       <span class={`state state-${alert.state}`}>{alert.state}</span>
@@ -623,8 +661,7 @@ const AlertItem = ({ alert, onRedeliver }: { readonly alert: Alert; readonly onR
       <ul class="deliveries" aria-label="deliveries">
         {alert.notifications.map((n) => (
           <li>
-            {n.kind} to {n.channelId}: {n.status} after {n.attempts} attempt{n.attempts === 1 ? "" : "s"}
-            {n.lastError === undefined ? "" : ` (${n.lastError})`}
+            {`${n.kind} to ${channelNames.get(n.channelId) ?? n.channelId}: ${n.status} after ${n.attempts} attempt${n.attempts === 1 ? "" : "s"}${n.lastError === undefined ? "" : ` (${n.lastError})`}`}
           </li>
         ))}
       </ul>
@@ -638,7 +675,11 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
   const [selected, setSelected] = useState<string | undefined>()
   const [alerts, setAlerts] = useState<ReadonlyArray<Alert>>([])
   const [problem, setProblem] = useState<string | undefined>()
+  const [channelNames, setChannelNames] = useState<ReadonlyMap<string, string>>(new Map())
   useEffect(() => {
+    void clientFor(keyValue)
+      .channels()
+      .then((answer) => setChannelNames(new Map((answer.data?.channels ?? []).map((c) => [c.id, c.name]))))
     void clientFor(keyValue)
       .bots()
       .then((answer) => {
@@ -699,10 +740,192 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
       ) : (
         <ol class="alerts" data-testid="alerts">
           {alerts.map((a) => (
-            <AlertItem alert={a} onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)} />
+            <AlertItem
+              alert={a}
+              channelNames={channelNames}
+              onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)}
+            />
           ))}
         </ol>
       )}
+    </section>
+  )
+}
+
+const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
+  const [contracts, setContracts] = useState<ReadonlyArray<Contract>>([])
+  const [chainId, setChainId] = useState("1")
+  const [address, setAddress] = useState("")
+  const [label, setLabel] = useState("")
+  const [abi, setAbi] = useState("")
+  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    void clientFor(keyValue)
+      .contracts(Number(chainId))
+      .then((answer) => setContracts(answer.data?.contracts ?? []))
+  }, [keyValue, chainId, version])
+  const register = async (event: Event) => {
+    event.preventDefault()
+    const answer = await clientFor(keyValue).registerContract({
+      chainId: Number(chainId),
+      contractAddress: address.trim(),
+      label: label.trim(),
+      abi
+    })
+    if (answer.data === undefined)
+      return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
+    const c = answer.data.contract
+    setOutcome({
+      ok: true,
+      text: `Registered ${c.label} (ABI ${c.abiSource}${c.proxy === undefined ? "" : `, a proxy of ${c.proxy.implementation}`}).`
+    })
+    setVersion((v) => v + 1)
+  }
+  return (
+    <section aria-label="Contracts">
+      <form class="screen" onSubmit={register}>
+        <label for="contract-chain">Chain id</label>
+        <input
+          id="contract-chain"
+          inputMode="numeric"
+          value={chainId}
+          onInput={(e) => setChainId(e.currentTarget.value)}
+        />
+        <label for="contract-address">Contract address</label>
+        <input
+          id="contract-address"
+          spellcheck={false}
+          required
+          value={address}
+          onInput={(e) => setAddress(e.currentTarget.value)}
+        />
+        <label for="contract-label">Label (the name rules use)</label>
+        <input id="contract-label" required value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
+        <label for="contract-abi">ABI (JSON; empty: fetched from Sourcify or an explorer)</label>
+        <textarea
+          id="contract-abi"
+          rows={4}
+          spellcheck={false}
+          value={abi}
+          onInput={(e) => setAbi(e.currentTarget.value)}
+        />
+        <button type="submit">Register</button>
+      </form>
+      {outcome === undefined ? null : (
+        <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="contract-outcome">
+          {outcome.text}
+        </p>
+      )}
+      <table class="results" data-testid="contracts">
+        <thead>
+          <tr>
+            <th scope="col">Label</th>
+            <th scope="col">Address</th>
+            <th scope="col">ABI</th>
+            <th scope="col">Proxy of</th>
+          </tr>
+        </thead>
+        <tbody>
+          {contracts.map((c) => (
+            <tr>
+              <td>{c.label}</td>
+              <td class="mono">{c.contractAddress}</td>
+              <td>
+                {c.abiSource}, {c.ABI.length} entries
+              </td>
+              <td class="mono">{c.proxy?.implementation ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
+const Channels = ({ keyValue }: { readonly keyValue: string }) => {
+  const [channels, setChannels] = useState<ReadonlyArray<Channel>>([])
+  const [type, setType] = useState<"webhook" | "slack" | "discord">("slack")
+  const [name, setName] = useState("")
+  const [url, setUrl] = useState("")
+  const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    void clientFor(keyValue)
+      .channels()
+      .then((answer) => setChannels(answer.data?.channels ?? []))
+  }, [keyValue, version])
+  const create = async (event: Event) => {
+    event.preventDefault()
+    const answer = await clientFor(keyValue).createChannel({ type, name: name.trim(), url: url.trim() })
+    if (answer.data === undefined)
+      return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
+    setOutcome({ ok: true, text: `Created ${answer.data.channel.name}.` })
+    setVersion((v) => v + 1)
+  }
+  const test = async (channel: Channel) => {
+    const answer = await clientFor(keyValue).testChannel(channel.id)
+    setOutcome(
+      answer.data === undefined
+        ? { ok: false, text: errorMessage(answer.error, answer.response.status) }
+        : { ok: true, text: `A test message to ${channel.name} is on its way.` }
+    )
+    setVersion((v) => v + 1)
+  }
+  return (
+    <section aria-label="Channels">
+      <form class="screen" onSubmit={create}>
+        <label for="channel-type">Type</label>
+        <select
+          id="channel-type"
+          value={type}
+          onChange={(e) => setType(e.currentTarget.value as "webhook" | "slack" | "discord")}
+        >
+          <option value="slack">Slack</option>
+          <option value="discord">Discord</option>
+          <option value="webhook">Signed webhook</option>
+        </select>
+        <label for="channel-name">Name</label>
+        <input id="channel-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <label for="channel-url">URL (HTTPS)</label>
+        <input id="channel-url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        <button type="submit">Create channel</button>
+        <p class="note">Telegram and email channels are made through the API (POST /v1/notifications).</p>
+      </form>
+      {outcome === undefined ? null : (
+        <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="channel-outcome">
+          {outcome.text}
+        </p>
+      )}
+      <button onClick={() => setVersion((v) => v + 1)}>Refresh</button>
+      <table class="results" data-testid="channels">
+        <thead>
+          <tr>
+            <th scope="col">Channel</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Pending</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Last error</th>
+            <th scope="col" />
+          </tr>
+        </thead>
+        <tbody>
+          {channels.map((c) => (
+            <tr>
+              <td>
+                {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
+              </td>
+              <td>{c.deliveries.delivered}</td>
+              <td>{c.deliveries.pending}</td>
+              <td>{c.deliveries.failed}</td>
+              <td>{c.deliveries.lastError ?? ""}</td>
+              <td>
+                <button onClick={() => void test(c)}>Send test</button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   )
 }
@@ -744,7 +967,9 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
 
 const App = () => {
   const [key, setKey] = useState(storedKey())
-  const [view, setView] = useState<"screen" | "batch" | "lists" | "rules" | "monitoring" | "usage">("screen")
+  const [view, setView] = useState<
+    "screen" | "batch" | "lists" | "contracts" | "channels" | "rules" | "monitoring" | "usage"
+  >("screen")
   if (key === undefined) return <SignIn onKey={setKey} />
   return (
     <>
@@ -758,6 +983,12 @@ const App = () => {
         </button>
         <button aria-pressed={view === "lists"} onClick={() => setView("lists")}>
           Lists
+        </button>
+        <button aria-pressed={view === "contracts"} onClick={() => setView("contracts")}>
+          Contracts
+        </button>
+        <button aria-pressed={view === "channels"} onClick={() => setView("channels")}>
+          Channels
         </button>
         <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
           Rules
@@ -785,6 +1016,10 @@ const App = () => {
           <Batch keyValue={key} />
         ) : view === "lists" ? (
           <Lists keyValue={key} />
+        ) : view === "contracts" ? (
+          <Contracts keyValue={key} />
+        ) : view === "channels" ? (
+          <Channels keyValue={key} />
         ) : view === "rules" ? (
           <RulesView keyValue={key} />
         ) : view === "monitoring" ? (

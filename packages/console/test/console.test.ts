@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
+import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { Anvil, Solidity } from "@vigil/testkit"
 
 const chromiumPath = "/usr/bin/chromium"
@@ -283,9 +284,11 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
   }, 60_000)
 })
 
-describe("the console's alerts feed on a followed chain", () => {
+describe("the console's monitoring views on a followed chain", () => {
   const dir = mkdtempSync(join(tmpdir(), "vigil-console-alerts-"))
   const db = join(dir, "vigil.db")
+  const certs = Receiver.certificates()
+  let receiver: Receiver.Receiver | undefined
   let node: Anvil.Anvil | undefined
   let server: ChildProcess | undefined
   let browser: Browser | undefined
@@ -296,6 +299,7 @@ describe("the console's alerts feed on a followed chain", () => {
     if (!existsSync(chromiumPath))
       throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
     node = await Anvil.start()
+    receiver = await Receiver.start(certs)
     key = JSON.parse(
       execFileSync(process.execPath, [bin, "keys", "create", "--name", "Protocol", "--db", db], { encoding: "utf8" })
     ).key
@@ -306,7 +310,10 @@ describe("the console's alerts feed on a followed chain", () => {
         VIGIL_PORT: "0",
         [`VIGIL_RPC_URL_${node.chainId}`]: node.url,
         VIGIL_FOLLOW_POLL_MS: "100",
-        VIGIL_CONFIRMATIONS: "0"
+        VIGIL_CONFIRMATIONS: "0",
+        // A local HTTPS receiver stands in for Slack.
+        VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+        VIGIL_WEBHOOK_CA_FILE: certs.caFile
       },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -319,37 +326,45 @@ describe("the console's alerts feed on a followed chain", () => {
     await browser?.close()
     server?.kill("SIGKILL")
     await node?.stop()
+    await receiver?.close()
+    certs.dispose()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("creates a bot whose rule had a typo, then shows a transfer's alert without a reload, and its retraction after a reorganisation", async () => {
+  it("registers a contract and a Slack channel, creates a bot whose rule had a typo, then shows a transfer's alert without a reload, and its retraction after a reorganisation", async () => {
     const anvil = node!
     const token = Solidity.fixtures().Token
     const deployed = await anvil.deploy(token, [10n ** 24n])
-    const api = async (path: string, body: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method: "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      const text = await response.text()
-      assert.strictEqual(response.status, 201, text)
-      return JSON.parse(text)
-    }
-    await api("/v1/contracts", {
-      chainId: anvil.chainId,
-      contractAddress: deployed.address,
-      label: "Token",
-      ABI: token.abi
-    })
-
     const page = await browser!.newPage({ viewport: { width: 1100, height: 800 } })
     const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
     await page.getByLabel("API key").fill(key)
     await page.getByRole("button", { name: "Sign in" }).click()
 
-    // The bot is written in the console: a typo shown with its caret, fixed, then saved.
+    // The contract, registered with its ABI pasted.
+    await page.getByRole("button", { name: "Contracts" }).click()
+    await page.getByLabel("Chain id").fill(String(anvil.chainId))
+    await page.getByLabel("Contract address").fill(deployed.address)
+    await page.getByLabel("Label (the name rules use)").fill("Token")
+    await page.getByLabel("ABI (JSON; empty: fetched from Sourcify or an explorer)").fill(JSON.stringify(token.abi))
+    await page.getByRole("button", { name: "Register" }).click()
+    assert.strictEqual(await page.getByTestId("contract-outcome").innerText(), "Registered Token (ABI supplied).")
+    await page.getByTestId("contracts").getByText(deployed.address.toLowerCase()).waitFor()
+
+    // A Slack channel (the local receiver), and its test message.
+    await page.getByRole("button", { name: "Channels" }).click()
+    await page.getByLabel("Name").fill("ops")
+    await page.getByLabel("URL (HTTPS)").fill(receiver!.url("/slack"))
+    await page.getByRole("button", { name: "Create channel" }).click()
+    assert.strictEqual(await page.getByTestId("channel-outcome").innerText(), "Created ops.")
+    await page.getByRole("button", { name: "Send test" }).click()
+    await receiver!.until((got) => got.length >= 1)
+    assert.strictEqual(receiver!.received[0]!.path, "/slack")
+    await page.getByRole("button", { name: "Refresh" }).click()
+    await page.getByTestId("channels").locator("tbody tr td:nth-child(2)", { hasText: /^1$/ }).waitFor()
+    await page.screenshot({ path: join(shots, "channels.png") })
+
+    // The bot is written in the console: a typo shown with its caret, fixed, then saved with the channel.
     await page.getByRole("button", { name: "Rules" }).click()
     await page.getByLabel("Chain id").fill(String(anvil.chainId))
     await page.getByText("Contracts of this key on the chain: Token").waitFor()
@@ -359,6 +374,7 @@ describe("the console's alerts feed on a followed chain", () => {
     await rule.fill("system.emitted(tx1.Token.E.Transfer)")
     await page.getByTestId("rule-ok").waitFor()
     await page.getByLabel("Bot name").fill("Token moves")
+    await page.getByLabel("ops (slack)").check()
     await page.getByRole("button", { name: "Create bot" }).click()
     assert.match(
       await page.getByTestId("bot-created").innerText(),
@@ -376,6 +392,10 @@ describe("the console's alerts feed on a followed chain", () => {
     await alert.waitFor({ timeout: 20_000 })
     assert.include(await alert.innerText(), moved.hash)
     assert.include(await alert.innerText(), "active")
+    // Its message reached the channel, and the feed says so.
+    await receiver!.until((got) => got.length >= 2)
+    await alert.getByText(/delivered/).waitFor({ timeout: 20_000 })
+    assert.match(await alert.innerText(), /alert to ops: delivered after 1 attempt/)
     await page.screenshot({ path: join(shots, "alerts.png") })
 
     // The block leaves the chain: the same alert is shown retracted.
