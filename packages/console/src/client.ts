@@ -54,6 +54,12 @@ export const clientFor = (key: string) => {
       }),
     lists: () => client.GET("/v1/lists", { headers: { "x-api-key": key } }),
     bots: () => client.GET("/v1/bots", { headers: { "x-api-key": key } }),
+    setActive: (botId: string, active: boolean) =>
+      client.PUT("/v1/bots/{botId}", {
+        headers: { "x-api-key": key },
+        params: { path: { botId } },
+        body: { active }
+      }),
     registerContract: (contract: {
       readonly chainId: number
       readonly contractAddress: string

@@ -728,11 +728,25 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
       {bots
         .filter((b) => b.id === selected)
         .map((b) => (
-          <p class="note">
-            {b.watchRule.expressions.join(" AND ")}
-            {b.watchingFrom === undefined ? "" : ` · watching from block ${b.watchingFrom.blockNumber}`}
-            {b.paused === undefined ? "" : ` · paused at block ${b.paused.blockNumber}: ${b.paused.reason}`}
-          </p>
+          <>
+            <p class="note" data-testid="bot-state">
+              {b.active ? "Active" : "Paused"} · {b.watchRule.expressions.join(" AND ")}
+              {b.watchingFrom === undefined ? "" : ` · watching from block ${b.watchingFrom.blockNumber}`}
+              {b.paused === undefined ? "" : ` · stopped at block ${b.paused.blockNumber}: ${b.paused.reason}`}
+            </p>
+            <button
+              onClick={() =>
+                void clientFor(keyValue)
+                  .setActive(b.id, !b.active)
+                  .then((answer) => {
+                    if (answer.data === undefined) setProblem(errorMessage(answer.error, answer.response.status))
+                    else setBots(bots.map((x) => (x.id === b.id ? answer.data.bot : x)))
+                  })
+              }
+            >
+              {b.active ? "Pause" : "Resume"}
+            </button>
+          </>
         ))}
       <h2>Alerts</h2>
       {alerts.length === 0 ? (

@@ -384,6 +384,17 @@ describe("the console's monitoring views on a followed chain", () => {
 
     await page.getByRole("button", { name: "Alerts" }).click()
     await page.getByText("No alert yet").waitFor()
+    // Paused and resumed from the console.
+    await page.getByRole("button", { name: "Pause" }).click()
+    await page
+      .getByTestId("bot-state")
+      .getByText(/^Paused/)
+      .waitFor()
+    await page.getByRole("button", { name: "Resume" }).click()
+    await page
+      .getByTestId("bot-state")
+      .getByText(/^Active/)
+      .waitFor()
 
     // A transfer on the chain: its alert appears in the open page.
     const snapshot = await anvil.rpc<string>("evm_snapshot")
