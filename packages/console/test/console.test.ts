@@ -184,6 +184,19 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.match(lists, /ofac-sdn[\s\S]*official[\s\S]*2 of 2025-11-19[\s\S]*2025-03-04, 2025-11-19/)
     await page.screenshot({ path: join(shots, "lists.png"), fullPage: true })
 
+    // On a phone's width the answer reads without scrolling sideways.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole("button", { name: "Screening" }).click()
+    await page.getByLabel("Address (any of the 18 networks)").fill(router)
+    await page.getByLabel("As of (empty: today)").fill("2025-03-04")
+    await page.getByRole("button", { name: "Screen", exact: true }).click()
+    await page
+      .getByTestId("action")
+      .filter({ hasText: /^BLOCK$/ })
+      .waitFor()
+    await page.screenshot({ path: join(shots, "phone.png"), fullPage: true })
+    assert.isAtMost(await page.evaluate("document.documentElement.scrollWidth"), 390)
+
     // The key was kept for this tab only.
     assert.strictEqual(await page.evaluate("sessionStorage.length"), 1)
     assert.strictEqual(await page.evaluate("localStorage.length"), 0)
