@@ -1,14 +1,13 @@
 /** v3 single with the calibration model applied (`enable_agentic`, the default) beside the rule-based answer. */
-import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ratiosTo, type Scenario } from "../Harness.ts"
+import { unlimitedKey, vigil, vigilBin } from "../Vigil.ts"
 import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
 
-const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
 
 const addresses = (prefix: string, count: number) =>
@@ -16,12 +15,6 @@ const addresses = (prefix: string, count: number) =>
     { length: count },
     (_, i) => `0x${createHash("sha256").update(`${prefix}-${i}`).digest("hex").slice(0, 40)}`
   )
-
-const vigil = (args: ReadonlyArray<string>, db: string) =>
-  execFileSync(process.execPath, [vigilBin, ...args, "--db", db], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"]
-  })
 
 /** The scenario. */
 export const scenario: Scenario = {
@@ -45,23 +38,7 @@ export const scenario: Scenario = {
       vigil(["ingest", "address-list", file, "--list", list, "--category", "phishing", "--authority", authority], db)
     }
     vigil(["calibrate", "--as-of", asOf], db)
-    const key = JSON.parse(
-      vigil(
-        [
-          "keys",
-          "create",
-          "--name",
-          "Bench",
-          "--qps",
-          "1000000000",
-          "--daily",
-          "1000000000",
-          "--monthly",
-          "1000000000"
-        ],
-        db
-      )
-    ).key as string
+    const key = unlimitedKey(db)
     const server = await startServer([vigilBin, "serve"], { VIGIL_DB: db, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" })
     const bare = await startServer([bareServer])
     const request = (agentic: boolean): Request => ({

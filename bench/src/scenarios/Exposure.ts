@@ -1,27 +1,18 @@
 /** Latency of v3 single with counterparty exposure read from a real node (anvil), beside the same requests without. */
-import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { Anvil } from "@vigil/testkit"
 import { ratiosTo, type Scenario } from "../Harness.ts"
+import { unlimitedKey, vigil, vigilBin } from "../Vigil.ts"
 import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
-
-const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 
 const addresses = (prefix: string, count: number) =>
   Array.from(
     { length: count },
     (_, i) => `0x${createHash("sha256").update(`${prefix}-${i}`).digest("hex").slice(0, 40)}`
   )
-
-const vigil = (args: ReadonlyArray<string>, db: string) =>
-  execFileSync(process.execPath, [vigilBin, ...args, "--db", db], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"]
-  })
 
 /** Requests per round kept distinct from every other round's, so that no answer comes from the minute's memory. */
 const perRound = 20_000
@@ -56,23 +47,7 @@ export const scenario: Scenario = {
         ],
         db
       )
-      const key = JSON.parse(
-        vigil(
-          [
-            "keys",
-            "create",
-            "--name",
-            "Bench",
-            "--qps",
-            "1000000000",
-            "--daily",
-            "1000000000",
-            "--monthly",
-            "1000000000"
-          ],
-          db
-        )
-      ).key as string
+      const key = unlimitedKey(db)
       const server = await startServer([vigilBin, "serve"], {
         VIGIL_DB: db,
         VIGIL_HOST: "127.0.0.1",

@@ -1,5 +1,4 @@
 /** The intelligence routes of `vigil serve` under load (auth, quota charge, lookup, scoring) beside a bare node:http server. */
-import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -8,10 +7,10 @@ import { fileURLToPath } from "node:url"
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { ratiosTo, type Scenario } from "../Harness.ts"
+import { unlimitedKey, vigil, vigilBin } from "../Vigil.ts"
 import { Postgres } from "@vigil/testkit"
 import { type LoadFigures, load, loadSpread, medianFigures, type Request, startServer } from "../Load.ts"
 
-const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
 
 /** OFAC-listed (Lazarus Group). */
@@ -49,19 +48,8 @@ const prepare = (db: string, listFile: string) => {
     ],
     db
   )
-  return JSON.parse(
-    vigil(
-      ["keys", "create", "--name", "Bench", "--qps", "1000000000", "--daily", "1000000000", "--monthly", "1000000000"],
-      db
-    )
-  ).key as string
+  return unlimitedKey(db)
 }
-
-const vigil = (args: ReadonlyArray<string>, db: string) =>
-  execFileSync(process.execPath, [vigilBin, ...args, "--db", db], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"]
-  })
 
 /** The scenario. */
 export const scenario: Scenario = {

@@ -1,8 +1,9 @@
 /** The intelligence routes on the real server (SQLite file, ephemeral port): every field, error and limit. */
 import { assert, describe, it } from "@effect/vitest"
 import { Schemas } from "@vigil/adapter-http"
-import { ApiKeys, ApiKeyStore, type Calibration, Chain, IntelIndex } from "@vigil/core"
+import { ApiKeys, ApiKeyStore, Chain, IntelIndex } from "@vigil/core"
 import { Effect, Schema } from "effect"
+import { modelOf } from "@vigil/core-test/CalibrationModels.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { call, v2, v3, issue, ingest } = TestServer
@@ -328,25 +329,7 @@ describe("point in time over HTTP (options.as_of)", () => {
 describe("calibration over HTTP (options.enable_agentic)", () => {
   const PHISH = "0x00000000000000000000000000000000000000f1"
   /** A model that finds the scraped list `scraped-phish` borne out for 5% of the addresses it names. */
-  const model: Calibration.Model = {
-    asOf: "2025-01-01",
-    fittedAt: "2025-01-01T00:00:00.000Z",
-    features: ["bias", "list:scraped-phish"],
-    weights: [0, Math.log(0.05 / 0.95)],
-    l2: 1,
-    training: { examples: 100, positives: 5 },
-    evaluation: {
-      examples: 0,
-      positives: 0,
-      brier: 0,
-      brierRules: 0,
-      block: { flagged: 0, precision: 0, recall: 0 },
-      blockRules: { flagged: 0, precision: 0, recall: 0 },
-      review: { flagged: 0, precision: 0, recall: 0 },
-      reviewRules: { flagged: 0, precision: 0, recall: 0 },
-      reliability: []
-    }
-  }
+  const model = modelOf("2025-01-01", ["bias", "list:scraped-phish"], [0, Math.log(0.05 / 0.95)])
   const withModel = Effect.gen(function* () {
     yield* withLists
     yield* ingest("scraped-phish", "phishing", [PHISH], "2024-12-01", { authority: "scraped" })

@@ -8,6 +8,7 @@ import { fc } from "@fast-check/vitest"
 import { MemoryIntelIndex } from "@vigil/adapter-memory"
 import { Calibration, type Intel, IntelIndex, Screening } from "@vigil/core"
 import { Effect, Layer } from "effect"
+import { modelOf } from "@vigil/core-test/CalibrationModels.ts"
 
 const pool = [1, 2, 3].map((n) => `0x${n.toString(16).padStart(40, "0")}`)
 const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10)
@@ -37,25 +38,8 @@ const featureNames = [
 ]
 
 /** A model of `asOf` with these weights (bias first, then {@link featureNames}). */
-const model = (asOf: string, weights: ReadonlyArray<number>): Calibration.Model => ({
-  asOf,
-  fittedAt: `${asOf}T00:00:00.000Z`,
-  features: ["bias", ...featureNames],
-  weights,
-  l2: 1,
-  training: { examples: 0, positives: 0 },
-  evaluation: {
-    examples: 0,
-    positives: 0,
-    brier: 0,
-    brierRules: 0,
-    block: { flagged: 0, precision: 0, recall: 0 },
-    blockRules: { flagged: 0, precision: 0, recall: 0 },
-    review: { flagged: 0, precision: 0, recall: 0 },
-    reviewRules: { flagged: 0, precision: 0, recall: 0 },
-    reliability: []
-  }
-})
+const model = (asOf: string, weights: ReadonlyArray<number>): Calibration.Model =>
+  modelOf(asOf, ["bias", ...featureNames], weights)
 
 const weights = fc.array(fc.double({ min: -20, max: 20, noNaN: true }), {
   minLength: featureNames.length + 1,

@@ -26,9 +26,22 @@ export const storedKey = (): string | undefined => sessionStorage.getItem(storag
 export const signIn = (key: string) => sessionStorage.setItem(storageKey, key)
 export const signOut = () => sessionStorage.removeItem(storageKey)
 
+/**
+ * `fetch`, asked again when the key's per-second rate is spent (429): the console makes short bursts (a page's
+ * reads, checks as you type), so it waits the `retry-after` the server gives (at most 2 s), up to three times.
+ */
+const patientFetch = async (request: Request): Promise<Response> => {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(request.clone())
+    if (response.status !== 429 || attempt === 3) return response
+    const seconds = Number(response.headers.get("retry-after") ?? "1")
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2, Number.isFinite(seconds) ? seconds : 1) * 1000))
+  }
+}
+
 /** A client of this server (same origin), for one key. */
 export const clientFor = (key: string) => {
-  const client = createClient<paths>({ baseUrl: location.origin })
+  const client = createClient<paths>({ baseUrl: location.origin, fetch: patientFetch })
   return {
     screen: (address: string, options: { readonly asOf?: string; readonly includeDetails?: boolean }) =>
       client.POST("/api/v3/intel", {

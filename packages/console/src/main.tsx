@@ -568,9 +568,16 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
   const chain = Number(chainId)
   useEffect(() => {
     if (!Number.isInteger(chain) || chain < 1) return
+    // Only the answer for the chain shown now counts: an earlier one arriving late is dropped.
+    let current = true
     void clientFor(keyValue)
       .contracts(chain)
-      .then((answer) => setLabels(answer.data?.contracts.map((c) => c.label) ?? []))
+      .then((answer) => {
+        if (current) setLabels(answer.data?.contracts.map((c) => c.label) ?? [])
+      })
+    return () => {
+      current = false
+    }
   }, [keyValue, chain])
   // Checked as you type: each change waits a moment, and only the latest answer is shown.
   useEffect(() => {
@@ -775,9 +782,15 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
   const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
   const [version, setVersion] = useState(0)
   useEffect(() => {
+    let current = true
     void clientFor(keyValue)
       .contracts(Number(chainId))
-      .then((answer) => setContracts(answer.data?.contracts ?? []))
+      .then((answer) => {
+        if (current) setContracts(answer.data?.contracts ?? [])
+      })
+    return () => {
+      current = false
+    }
   }, [keyValue, chainId, version])
   const register = async (event: Event) => {
     event.preventDefault()

@@ -28,19 +28,32 @@ const sdnNew = sharedData(
   "sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.digital-currency-subset.xml"
 )
 
-/** Resolves with the URL a starting `vigil serve` logs, or rejects if it exits first. */
-const listening = (child: ChildProcess) =>
-  new Promise<string>((resolve, reject) => {
+/** Starts `vigil serve` on `db` (loopback, a free port) with `env`; the child and the URL it logs once listening. */
+const serve = async (db: string, env: Record<string, string> = {}) => {
+  const child = spawn(process.execPath, [bin, "serve", "--db", db], {
+    env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const url = await new Promise<string>((resolve, reject) => {
     let output = ""
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       const match = /listening on (http:\/\/[^\s]+)/.exec(output)
       if (match?.[1]) resolve(match[1])
     }
-    child.stdout?.on("data", onData)
-    child.stderr?.on("data", onData)
+    child.stdout.on("data", onData)
+    child.stderr.on("data", onData)
     child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
   })
+  return { child, url }
+}
+
+/** Opens the console at `url` in `page` and signs in with `key`. */
+const signInAt = async (page: Page, url: string, key: string) => {
+  await page.goto(`${url}/console`)
+  await page.getByLabel("API key").fill(key)
+  await page.getByRole("button", { name: "Sign in" }).click()
+}
 
 /**
  * Watches a page: every request it makes (none may leave the server's origin) and every Content-Security-Policy
@@ -98,12 +111,9 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     vigil(["ingest", "ofac-sdn-xml", sdnOld])
     vigil(["ingest", "ofac-sdn-xml", sdnNew])
     key = JSON.parse(vigil(["keys", "create", "--name", "Analyst"])).key
-    const child = spawn(process.execPath, [bin, "serve", "--db", db], {
-      env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    server = child
-    url = await listening(child)
+    const started = await serve(db)
+    server = started.child
+    url = started.url
     browser = await launch()
   }, 60_000)
 
@@ -219,9 +229,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
 
     const page = await browser!.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true })
     const watched = watch(page, new URL(url).origin)
-    await page.goto(`${url}/console`)
-    await page.getByLabel("API key").fill(key)
-    await page.getByRole("button", { name: "Sign in" }).click()
+    await signInAt(page, url, key)
     await page.getByRole("button", { name: "Batch" }).click()
     await page.getByLabel("Or a CSV file").setInputFiles(csv)
     await page.getByRole("button", { name: "Screen all" }).click()
@@ -275,9 +283,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
 
     const page = await browser!.newPage({ viewport: { width: 1100, height: 700 } })
     const watched = watch(page, new URL(url).origin)
-    await page.goto(`${url}/console`)
-    await page.getByLabel("API key").fill(key)
-    await page.getByRole("button", { name: "Sign in" }).click()
+    await signInAt(page, url, key)
     await page.getByRole("button", { name: "Rules" }).click()
     await page.getByText("Contracts of this key on the chain: USDC").waitFor()
     const rule = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
@@ -316,22 +322,16 @@ describe("the console's monitoring views on a followed chain", () => {
     key = JSON.parse(
       execFileSync(process.execPath, [bin, "keys", "create", "--name", "Protocol", "--db", db], { encoding: "utf8" })
     ).key
-    const child = spawn(process.execPath, [bin, "serve", "--db", db], {
-      env: {
-        ...process.env,
-        VIGIL_HOST: "127.0.0.1",
-        VIGIL_PORT: "0",
-        [`VIGIL_RPC_URL_${node.chainId}`]: node.url,
-        VIGIL_FOLLOW_POLL_MS: "100",
-        VIGIL_CONFIRMATIONS: "0",
-        // A local HTTPS receiver stands in for Slack.
-        VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-        VIGIL_WEBHOOK_CA_FILE: certs.caFile
-      },
-      stdio: ["ignore", "pipe", "pipe"]
+    const started = await serve(db, {
+      [`VIGIL_RPC_URL_${node.chainId}`]: node.url,
+      VIGIL_FOLLOW_POLL_MS: "100",
+      VIGIL_CONFIRMATIONS: "0",
+      // A local HTTPS receiver stands in for Slack.
+      VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      VIGIL_WEBHOOK_CA_FILE: certs.caFile
     })
-    server = child
-    url = await listening(child)
+    server = started.child
+    url = started.url
     browser = await launch()
   }, 60_000)
 
@@ -350,9 +350,7 @@ describe("the console's monitoring views on a followed chain", () => {
     const deployed = await anvil.deploy(token, [10n ** 24n])
     const page = await browser!.newPage({ viewport: { width: 1100, height: 800 } })
     const watched = watch(page, new URL(url).origin)
-    await page.goto(`${url}/console`)
-    await page.getByLabel("API key").fill(key)
-    await page.getByRole("button", { name: "Sign in" }).click()
+    await signInAt(page, url, key)
 
     // The contract, registered with its ABI pasted.
     await page.getByRole("button", { name: "Contracts" }).click()
