@@ -21,7 +21,7 @@ const quote = (value: string | number | boolean) => {
 }
 
 /** The columns of the CSV, one row per address. */
-export const csvHeader = [
+const csvHeader = [
   "address",
   "action",
   "score",
@@ -37,7 +37,7 @@ export const csvHeader = [
 ] as const
 
 /** One address as a CSV row: its answer and each risk signal's list, reference and listing date, or its error. */
-export const csvRow = (item: BatchItem): string =>
+const csvRow = (item: BatchItem): string =>
   ("error" in item
     ? [item.address, "", "", "", "", "", "", "", "", "", "", item.error.message]
     : [
