@@ -318,7 +318,7 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
     URL.revokeObjectURL(url)
   }
   const header = (key: SortKey, label: string) => (
-    <th scope="col" aria-sort={sortKey === key ? "descending" : "none"}>
+    <th scope="col" aria-sort={sortKey !== key ? "none" : key === "address" ? "ascending" : "descending"}>
       <button class="sort" onClick={() => setSortKey(key)}>
         {label}
       </button>
@@ -381,7 +381,7 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
             </thead>
             <tbody>
               {sorted(items, sortKey).map((item) => (
-                <tr>
+                <tr key={item.address}>
                   <td class="mono">{item.address}</td>
                   {"error" in item ? (
                     <td colSpan={3}>{item.error.message}</td>
@@ -439,7 +439,7 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
         </thead>
         <tbody>
           {lists.map((l) => (
-            <tr>
+            <tr key={l.list}>
               <td>
                 <strong>{l.list}</strong>
                 <br />
@@ -727,7 +727,7 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
       <label for="bot">Bot</label>
       <select id="bot" value={selected} onChange={(e) => setSelected(e.currentTarget.value)}>
         {bots.map((b) => (
-          <option value={b.id}>
+          <option key={b.id} value={b.id}>
             {b.botName} (chain {b.chainId}, {b.paused !== undefined ? "paused" : b.active ? "active" : "inactive"})
           </option>
         ))}
@@ -762,6 +762,7 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
         <ol class="alerts" data-testid="alerts">
           {alerts.map((a) => (
             <AlertItem
+              key={a.id}
               alert={a}
               channelNames={channelNames}
               onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)}
@@ -855,7 +856,7 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
         </thead>
         <tbody>
           {contracts.map((c) => (
-            <tr>
+            <tr key={c.id}>
               <td>{c.label}</td>
               <td class="mono">{c.contractAddress}</td>
               <td>
@@ -938,7 +939,7 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
         </thead>
         <tbody>
           {channels.map((c) => (
-            <tr>
+            <tr key={c.id}>
               <td>
                 {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
               </td>
