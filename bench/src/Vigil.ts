@@ -20,3 +20,11 @@ export const unlimitedKey = (db: string): string =>
       db
     )
   ).key as string
+
+/** Ingests the addresses of `file` (one per line) as the official sanctions list `bench-sanctions`. */
+export const ingestSanctions = (db: string, file: string): void => {
+  vigil(
+    ["ingest", "address-list", file, "--list", "bench-sanctions", "--category", "sanctions", "--authority", "official"],
+    db
+  )
+}

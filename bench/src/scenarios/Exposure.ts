@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Anvil } from "@vigil/testkit"
 import { ratiosTo, type Scenario } from "../Harness.ts"
-import { unlimitedKey, vigil, vigilBin } from "../Vigil.ts"
+import { ingestSanctions, unlimitedKey, vigilBin } from "../Vigil.ts"
 import { type LoadFigures, load, medianFigures, type Request, startServer } from "../Load.ts"
 
 const addresses = (prefix: string, count: number) =>
@@ -33,20 +33,7 @@ export const scenario: Scenario = {
       await node.mine(1)
       const listFile = join(dir, "listed.txt")
       writeFileSync(listFile, `${listed}\n`)
-      vigil(
-        [
-          "ingest",
-          "address-list",
-          listFile,
-          "--list",
-          "bench-sanctions",
-          "--category",
-          "sanctions",
-          "--authority",
-          "official"
-        ],
-        db
-      )
+      ingestSanctions(db, listFile)
       const key = unlimitedKey(db)
       const server = await startServer([vigilBin, "serve"], {
         VIGIL_DB: db,

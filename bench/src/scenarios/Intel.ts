@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url"
 import { keccak_256 } from "@noble/hashes/sha3.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { ratiosTo, type Scenario } from "../Harness.ts"
-import { unlimitedKey, vigil, vigilBin } from "../Vigil.ts"
+import { ingestSanctions, unlimitedKey, vigilBin } from "../Vigil.ts"
 import { Postgres } from "@vigil/testkit"
 import { type LoadFigures, load, loadSpread, medianFigures, type Request, startServer } from "../Load.ts"
 
@@ -34,20 +34,7 @@ const batch = Array.from(
 
 /** Lists a sanctioned address and five of the batch, and creates a key without limits: the key. */
 const prepare = (db: string, listFile: string) => {
-  vigil(
-    [
-      "ingest",
-      "address-list",
-      listFile,
-      "--list",
-      "bench-sanctions",
-      "--category",
-      "sanctions",
-      "--authority",
-      "official"
-    ],
-    db
-  )
+  ingestSanctions(db, listFile)
   return unlimitedKey(db)
 }
 

@@ -2,11 +2,10 @@
  * On-chain activity on a real node: `chains_with_activity` in v2 and in v3 `details`, read from anvil, and a node
  * that never answers making the answer partial within the budget instead of failing it.
  */
-import { createServer, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { Anvil } from "@vigil/testkit"
 import { Effect } from "effect"
+import * as StalledNode from "./StalledNode.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { v2, v3, issue } = TestServer
@@ -15,16 +14,12 @@ const { v2, v3, issue } = TestServer
 const nodes = Effect.acquireRelease(
   Effect.promise(async () => {
     const anvil = await Anvil.start()
-    const held: Array<ServerResponse> = []
-    const stalled = createServer((_, res) => void held.push(res))
-    await new Promise<void>((done) => stalled.listen(0, "127.0.0.1", () => done()))
+    const stalled = await StalledNode.start()
     return {
       anvil,
-      stalledUrl: `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`,
+      stalledUrl: stalled.url,
       close: async () => {
-        for (const res of held) res.destroy()
-        stalled.closeAllConnections()
-        await new Promise<void>((done) => stalled.close(() => done()))
+        await stalled.close()
         await anvil.stop()
       }
     }

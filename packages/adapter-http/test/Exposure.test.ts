@@ -4,12 +4,11 @@
  * count for zero-value and dust ones, native transfers read from traces, and a node that stalls making the answer
  * partial within the budget.
  */
-import { createServer, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { Schemas } from "@vigil/adapter-http"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Schema } from "effect"
+import * as StalledNode from "./StalledNode.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { v3, issue, ingest } = TestServer
@@ -20,9 +19,7 @@ const fresh = (seed: number) => `0x${seed.toString(16).padStart(40, "0")}`
 const nodes = Effect.acquireRelease(
   Effect.promise(async () => {
     const anvil = await Anvil.start()
-    const held: Array<ServerResponse> = []
-    const stalled = createServer((_, res) => void held.push(res))
-    await new Promise<void>((done) => stalled.listen(0, "127.0.0.1", () => done()))
+    const stalled = await StalledNode.start()
     const [deployer, listed] = [anvil.accounts[0]!, anvil.accounts[1]!]
     const deployed = await anvil.deploy(Solidity.fixtures().Token, [10n ** 24n], deployer)
     const token = { abi: Solidity.fixtures().Token.abi, address: deployed.address }
@@ -43,11 +40,9 @@ const nodes = Effect.acquireRelease(
       listed: listed.toLowerCase(),
       deployer: deployer.toLowerCase(),
       hashes: { funding: funding.hash, paid: paid.hash, ether },
-      stalledUrl: `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`,
+      stalledUrl: stalled.url,
       close: async () => {
-        for (const res of held) res.destroy()
-        stalled.closeAllConnections()
-        await new Promise<void>((done) => stalled.close(() => done()))
+        await stalled.close()
         await anvil.stop()
       }
     }

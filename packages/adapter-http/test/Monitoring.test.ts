@@ -11,17 +11,9 @@ import { assert, describe } from "vitest"
 import { Effect, type Layer } from "effect"
 import { call, issue } from "./TestServer.ts"
 import * as TestServer from "./TestServer.ts"
+import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 
-const transfer = {
-  type: "event",
-  name: "Transfer",
-  inputs: [
-    { name: "from", type: "address", indexed: true },
-    { name: "to", type: "address", indexed: true },
-    { name: "value", type: "uint256" }
-  ],
-  anonymous: false
-}
+const transfer = transferEvent
 const usdc = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
 const verified = "0x00000000000000000000000000000000000000a1"
 

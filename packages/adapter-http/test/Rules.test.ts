@@ -2,19 +2,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as TestServer from "./TestServer.ts"
+import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 
 const { call, issue } = TestServer
 
-const transfer = {
-  type: "event",
-  name: "Transfer",
-  inputs: [
-    { name: "from", type: "address", indexed: true },
-    { name: "to", type: "address", indexed: true },
-    { name: "value", type: "uint256" }
-  ],
-  anonymous: false
-}
+const transfer = transferEvent
 const usdc = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
 
 describe("POST /v1/rules/check", () => {

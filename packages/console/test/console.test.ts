@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
+import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { Anvil, Solidity } from "@vigil/testkit"
 
@@ -46,6 +47,16 @@ const serve = async (db: string, env: Record<string, string> = {}) => {
     child.once("exit", (code) => reject(new Error(`vigil serve exited with ${code}:\n${output}`)))
   })
   return { child, url }
+}
+
+/** Screens the address typed in the screening view as of `date`, and waits for the answer's action to be `action`. */
+const screenAsOf = async (page: Page, date: string, action: string) => {
+  await page.getByLabel("As of (empty: today)").fill(date)
+  await page.getByRole("button", { name: "Screen", exact: true }).click()
+  await page
+    .getByTestId("action")
+    .filter({ hasText: new RegExp(`^${action}$`) })
+    .waitFor()
 }
 
 /** Opens the console at `url` in `page` and signs in with `key`. */
@@ -160,22 +171,12 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.screenshot({ path: join(shots, "screening-block.png"), fullPage: true })
 
     // Across the de-listing (2025-03-21): the SDN of 2025-11-19 no longer names it.
-    await page.getByLabel("As of (empty: today)").fill("2025-11-19")
-    await page.getByRole("button", { name: "Screen", exact: true }).click()
-    await page
-      .getByTestId("action")
-      .filter({ hasText: /^ALLOW$/ })
-      .waitFor()
+    await screenAsOf(page, "2025-11-19", "ALLOW")
     assert.strictEqual(await page.getByTestId("signal").count(), 0)
     await page.screenshot({ path: join(shots, "screening-after-delisting.png"), fullPage: true })
 
     // Between the two stored SDNs the answer says it cannot tell.
-    await page.getByLabel("As of (empty: today)").fill("2025-06-01")
-    await page.getByRole("button", { name: "Screen", exact: true }).click()
-    await page
-      .getByTestId("action")
-      .filter({ hasText: /^REVIEW$/ })
-      .waitFor()
+    await screenAsOf(page, "2025-06-01", "REVIEW")
     assert.include(
       await page.getByRole("note").first().innerText(),
       "between its versions of 2025-03-04 and 2025-11-19"
@@ -198,12 +199,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.setViewportSize({ width: 390, height: 844 })
     await page.getByRole("button", { name: "Screening" }).click()
     await page.getByLabel("Address (any of the 18 networks)").fill(router)
-    await page.getByLabel("As of (empty: today)").fill("2025-03-04")
-    await page.getByRole("button", { name: "Screen", exact: true }).click()
-    await page
-      .getByTestId("action")
-      .filter({ hasText: /^BLOCK$/ })
-      .waitFor()
+    await screenAsOf(page, "2025-03-04", "BLOCK")
     await page.screenshot({ path: join(shots, "phone.png"), fullPage: true })
     assert.isAtMost(await page.evaluate("document.documentElement.scrollWidth"), 390)
 
@@ -259,16 +255,6 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
   }, 60_000)
 
   it("checks a watch rule as it is typed: the caret under a typo with what was meant, then the normal form", async () => {
-    const transfer = {
-      type: "event",
-      name: "Transfer",
-      inputs: [
-        { name: "from", type: "address", indexed: true },
-        { name: "to", type: "address", indexed: true },
-        { name: "value", type: "uint256" }
-      ],
-      anonymous: false
-    }
     const registered = await fetch(`${url}/v1/contracts`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "application/json" },
@@ -276,7 +262,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
         chainId: 1,
         contractAddress: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
         label: "USDC",
-        ABI: [transfer]
+        ABI: [transferEvent]
       })
     })
     assert.strictEqual(registered.status, 201)

@@ -189,8 +189,18 @@ export const assess = (
   authorityOf: (list: string) => Intel.Authority,
   asOf: string,
   settings: Pick<Settings, "dustShare" | "budgetMillis">
+): Found => assessFlows(read, flows(address, read, settings.dustShare), records, authorityOf, asOf, settings)
+
+/** {@link assess} over the flows already grouped from `read`. */
+const assessFlows = (
+  read: Read,
+  grouped: ReturnType<typeof flows>,
+  records: ReadonlyArray<Intel.IntelRecord>,
+  authorityOf: (list: string) => Intel.Authority,
+  asOf: string,
+  settings: Pick<Settings, "dustShare" | "budgetMillis">
 ): Found => {
-  const { flows: all, dust } = flows(address, read, settings.dustShare)
+  const { flows: all, dust } = grouped
   const byAddress = new Map<string, Array<Intel.IntelRecord>>()
   for (const r of records)
     if (Intel.activeOn(r, asOf)) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r])
@@ -380,13 +390,17 @@ export class Exposure extends Context.Service<
                   windows: answers.flatMap((a) => ("window" in a ? [a.window] : [])),
                   unchecked: answers.flatMap((a) => ("unchecked" in a ? [a.unchecked] : []))
                 }
-                const { flows: all } = flows(self, read, settings.dustShare)
-                const counterparties = [...new Set(all.map((f) => f.counterparty))].slice(0, settings.maxCounterparties)
+                // Grouped once: the counterparties to look up, then the signals of those the lists name.
+                const grouped = flows(self, read, settings.dustShare)
+                const counterparties = [...new Set(grouped.flows.map((f) => f.counterparty))].slice(
+                  0,
+                  settings.maxCounterparties
+                )
                 if (counterparties.length === 0)
-                  return Effect.succeed(assess(self, read, [], () => "scraped", asOf, settings))
+                  return Effect.succeed(assessFlows(read, grouped, [], () => "scraped", asOf, settings))
                 return Effect.zipWith(index.lookup(counterparties), index.lists, (records, lists) => {
                   const authority = new Map(lists.map((l) => [l.list, l.authority]))
-                  return assess(self, read, records, (l) => authority.get(l) ?? "scraped", asOf, settings)
+                  return assessFlows(read, grouped, records, (l) => authority.get(l) ?? "scraped", asOf, settings)
                 }).pipe(
                   Effect.catchTag("StoreError", (e) =>
                     Effect.succeed<Found>({
