@@ -428,7 +428,7 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
 export class BotsGroup extends HttpApiGroup.make("bots")
   .add(
     HttpApiEndpoint.post("create", "/v1/bots", {
-      payload: S.BotRequest,
+      payload: S.BotCreate,
       success: S.BotAnswer.pipe(HttpApiSchema.status(201)),
       error: [
         S.V2Errors.ValidationError,
@@ -448,7 +448,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
   .add(
     HttpApiEndpoint.put("update", "/v1/bots/:botId", {
       params: { botId: Schema.String },
-      payload: S.BotRequest,
+      payload: S.BotUpdate,
       success: S.BotAnswer,
       error: [
         S.V2Errors.ValidationError,

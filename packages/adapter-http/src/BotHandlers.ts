@@ -17,8 +17,8 @@ export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys
 const answer = HttpErrors.answer("v2")
 
 /** The request as the service takes it: the decoded fields, and the exact text of the literal definitions. */
-const request = (fields: Readonly<Record<string, unknown>>) =>
-  Effect.gen(function* () {
+const request = <Fields>(fields: Fields) =>
+  Effect.gen(function* (): Effect.fn.Return<Bots.BotRequest<Fields>, never, HttpServerRequest.HttpServerRequest> {
     const http = yield* HttpServerRequest.HttpServerRequest
     // The body was read to decode the payload; its text is kept, so this reads no more of the socket.
     const text = yield* Effect.orElseSucceed(http.text, () => "")

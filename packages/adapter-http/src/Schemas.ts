@@ -458,8 +458,11 @@ export const AbiNotFound = v2Body("Unprocessable Entity", 422, "AbiNotFound", {
   details: { tried: ["EIP-1967 proxy check: not a proxy", "sourcify (contract): not verified"] }
 })
 
-/** Body of `POST /v1/bots` and `PUT /v1/bots/:botId`: core's. */
-export const BotRequest = BotModel.Request
+/** Body of `POST /v1/bots`: core's, with its checks and messages. */
+export const BotCreate = BotModel.Create
+
+/** Body of `PUT /v1/bots/:botId`: core's, with its checks and messages. */
+export const BotUpdate = BotModel.Update
 
 /** A bot as the API shows it: core's. */
 export const Bot = BotModel.View

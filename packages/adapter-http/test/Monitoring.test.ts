@@ -356,6 +356,8 @@ describe("/v1/bots", () => {
           const badType = yield* call("POST", "/v1/bots", { headers, json: { botName: "b", chainId: "one" } })
           assert.strictEqual(badType.status, 400)
           assert.strictEqual(badType.json.details.field, "chainId")
+          assert.strictEqual(badType.json.message, "chainId: must be a positive whole number")
+          assert.strictEqual(missing.json.message, "botName: is required")
           assert.deepStrictEqual((yield* call("GET", "/v1/bots", { headers })).json.bots, [])
         })
       ),

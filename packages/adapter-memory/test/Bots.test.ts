@@ -59,14 +59,23 @@ const registerUsdc = (keyId = "key-a") =>
   )
 
 const rule = "system.uintCompare(tx1.USDC.E.Transfer.value, >, ${max})"
-const body = (fields: Record<string, unknown>, literalDefs?: string): Bots.BotRequest =>
+const body = (fields: unknown, literalDefs?: string): Bots.BotRequest<unknown> =>
   literalDefs === undefined ? { fields } : { fields, literalDefs }
+
+/** The service as a host reaches it: each request's fields decoded by core's Schemas first, as the HTTP API does. */
+const decoding = Effect.map(Bots.Bots, (bots) => ({
+  ...bots,
+  create: (keyId: string, request: Bots.BotRequest<unknown>) =>
+    Effect.flatMap(Bots.decodeCreate(request.fields), (fields) => bots.create(keyId, { ...request, fields })),
+  update: (keyId: string, id: string, request: Bots.BotRequest<unknown>) =>
+    Effect.flatMap(Bots.decodeUpdate(request.fields), (fields) => bots.update(keyId, id, { ...request, fields }))
+}))
 
 describe("Bots", () => {
   it.effect("creates a bot with its defaults, its rules checked against the key's contracts", () =>
     Effect.gen(function* () {
       yield* registerUsdc()
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const text = '{"max": 1e+27}'
       const bot = yield* bots.create(
         "key-a",
@@ -92,7 +101,7 @@ describe("Bots", () => {
     Effect.gen(function* () {
       yield* registerUsdc()
       // Another key's contract of the same label does not count for key-b... nor key-a's for key-b.
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const good = { botName: "b", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
       const cases: Array<readonly [Record<string, unknown>, string]> = [
         [{ ...good, botName: undefined }, "botName"],
@@ -103,7 +112,7 @@ describe("Bots", () => {
         [{ ...good, active: "yes" }, "active"],
         [{ ...good, options: { topLevelTxBlockRange: 10_001 } }, "options.topLevelTxBlockRange"],
         [{ ...good, options: { literalDefs: [1] } }, "options.literalDefs"],
-        [{ ...good, notifications: [1] }, "notifications"],
+        [{ ...good, notifications: [1] }, "notifications.0"],
         [{ ...good, botName: "whales\r\n[Critical] all clear" }, "botName"],
         [{ ...good, botName: "tab\there" }, "botName"],
         [{ ...good, botVersion: "1\u2028" }, "botVersion"]
@@ -111,6 +120,37 @@ describe("Bots", () => {
       for (const [fields, field] of cases) {
         const error = yield* Effect.flip(bots.create("key-a", body(fields)))
         assert.strictEqual(error._tag === "InvalidBot" && error.field, field, JSON.stringify(fields))
+      }
+      // Whatever is wrong with a field, the one message that says what it must be.
+      const messages: Array<readonly [unknown, string, string]> = [
+        [{ chainId: 1, watchRule: good.watchRule }, "botName", "is required"],
+        [{ ...good, chainId: "one" }, "chainId", "must be a positive whole number"],
+        [{ ...good, chainId: 1.5 }, "chainId", "must be a positive whole number"],
+        [{ ...good, botName: " " }, "botName", "must be a non-empty string of at most 200 characters"],
+        [{ ...good, botName: "a\nb" }, "botName", "must not contain control characters (line breaks, tabs, escapes)"],
+        [{ ...good, watchRule: {} }, "watchRule.expressions", "must be 1 to 20 rule expressions (strings)"],
+        [{ ...good, watchRule: "x" }, "watchRule", "must be an object with expressions"],
+        [{ ...good, options: [] }, "options", "must be an object"],
+        [
+          { ...good, options: { alertThreshold: { count: 0, windowSeconds: 60 } } },
+          "options.alertThreshold.count",
+          "must be {count: 1 to 1000, windowSeconds: 1 to 604800}"
+        ],
+        [
+          { ...good, options: { ruleScope: { contractName: "USDC" } } },
+          "options.ruleScope.groupId",
+          "must be {contractName, groupId, member}"
+        ],
+        [{ ...good, botDescription: null }, "botDescription", "must be a string"],
+        [[good], "body", "must be an object of bot fields"]
+      ]
+      for (const [fields, field, message] of messages) {
+        const error = yield* Effect.flip(bots.create("key-a", body(fields)))
+        assert.deepStrictEqual(
+          error._tag === "InvalidBot" && { field: error.field, message: error.message },
+          { field, message },
+          JSON.stringify(fields)
+        )
       }
       const wrong = yield* Effect.flip(
         bots.create(
@@ -151,7 +191,7 @@ describe("Bots", () => {
   it.effect("updates any subset, keeps the chain, raises the revision, and hides other keys' bots", () =>
     Effect.gen(function* () {
       yield* registerUsdc()
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const bot = yield* bots.create(
         "key-a",
         body({ botName: "a", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } })
@@ -177,7 +217,7 @@ describe("Bots", () => {
   it.effect("reports the bots a removed contract broke", () =>
     Effect.gen(function* () {
       yield* registerUsdc()
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const bot = yield* bots.create(
         "key-a",
         body({ botName: "a", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } })
@@ -206,7 +246,7 @@ describe("Bots", () => {
   it.effect("bounds what one key may hold: 100 bots, 64 placeholders of at most 16,384 characters", () =>
     Effect.gen(function* () {
       yield* registerUsdc()
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const good = { botName: "b", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
       const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p${i}`, i]))
       const tooMany = yield* Effect.flip(bots.create("key-a", body({ ...good, options: { literalDefs: many } })))
@@ -248,7 +288,7 @@ describe("Bots", () => {
         status: "pending"
       })
       yield* outbox.enqueue([pending("m1", "nc_dropped"), pending("m2", "nc_kept")])
-      const bots = yield* Bots.Bots
+      const bots = yield* decoding
       const rules = { watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
       const one = yield* bots.create(
         "key-a",

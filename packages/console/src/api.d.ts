@@ -1310,7 +1310,7 @@ export interface components {
              */
             timestamp: string;
         };
-        BotRequest: {
+        BotUpdate: {
             botName?: string;
             botDescription?: string;
             /** @description Sent on create; may be repeated, never changed */
@@ -1366,6 +1366,38 @@ export interface components {
              * @example 2026-11-22T10:00:01.000Z
              */
             timestamp: string;
+        };
+        BotCreate: {
+            botName: string;
+            botDescription?: string;
+            chainId: number;
+            active?: boolean;
+            /** @enum {string} */
+            severity?: "Critical" | "High" | "Medium" | "Low";
+            watchRule: {
+                /** @enum {string} */
+                watchRuleType?: "simple" | "advanced";
+                expressions: string[];
+            };
+            notifications?: string[];
+            botVersion?: string;
+            options?: {
+                topLevelTxBlockRange?: number;
+                /** @description Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27 */
+                literalDefs?: {
+                    [key: string]: number | string | boolean;
+                };
+                ruleScope?: {
+                    contractName: string;
+                    groupId: string;
+                    member: boolean;
+                };
+                notifyMinIntervalSeconds?: number;
+                alertThreshold?: {
+                    count: number;
+                    windowSeconds: number;
+                };
+            };
         };
         /**
          * @example {
@@ -3910,7 +3942,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BotRequest"];
+                "application/json": components["schemas"]["BotCreate"];
             };
         };
         responses: {
@@ -4105,7 +4137,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BotRequest"];
+                "application/json": components["schemas"]["BotUpdate"];
             };
         };
         responses: {

@@ -1,11 +1,12 @@
 /**
  * A monitoring bot (spec §2.8), declared once: as stored (with its key, and `options.literalDefs` kept as the JSON
  * text it came in, so a number such as `1e+27` is never read through a double), as the API shows it (`View`: no
- * key, the literal definitions as values), and the fields a client sends (`Request`). The HTTP contract and
- * `/openapi.json` are made from these.
+ * key, the literal definitions as values), and the fields a client sends (`Create`, `Update`: each checked, with
+ * the message that names what is wrong). The HTTP contract and `/openapi.json` are made from these.
  */
 import { Schema } from "effect"
 import { Instant } from "../../kernel/index.ts"
+import * as Messages from "../alerts/Messages.ts"
 import * as Literals from "../rules/Literals.ts"
 
 /** How severe a bot's matches are. */
@@ -105,35 +106,168 @@ export const view = ({ keyId: _, options: { literalDefs, ...rest }, ...bot }: Bo
   options: { ...rest, ...(literalDefs === undefined ? {} : { literalDefs: Literals.shown(literalDefs) }) }
 })
 
+/** Limits of one bot. */
+export const limits = {
+  maxExpressions: 20,
+  maxBlockRange: 10_000,
+  maxNameLength: 200,
+  maxDescriptionLength: 2_000,
+  /** Bots one key may have. */
+  maxPerKey: 100,
+  /** `options.literalDefs`: placeholders, and characters of its JSON text. */
+  maxLiteralDefs: 64,
+  maxLiteralDefsLength: 16_384
+}
+
 /**
- * The fields of a bot a client sends (spec §2.8): `POST /v1/bots` (botName, chainId and watchRule.expressions
- * required, which the service decides) and `PUT /v1/bots/:botId` (any subset).
+ * `schema` refusing anything else with `message`, and any value `ok` does not accept with `ok`'s message: one
+ * message per field, whatever is wrong with it. `schema` has no checks of its own (they would take the message).
  */
-export const Request = Schema.Struct({
-  botName: Schema.optionalKey(Schema.String),
-  botDescription: Schema.optionalKey(Schema.String),
-  chainId: Schema.optionalKey(Schema.Int.annotate({ description: "Sent on create; may be repeated, never changed" })),
-  active: Schema.optionalKey(Schema.Boolean),
-  severity: Schema.optionalKey(Severity),
-  watchRule: Schema.optionalKey(
-    Schema.Struct({
-      watchRuleType: Schema.optionalKey(WatchRuleType),
-      expressions: Schema.optionalKey(Schema.Array(Schema.String))
-    })
-  ),
-  notifications: Schema.optionalKey(Schema.Array(Schema.String)),
-  botVersion: Schema.optionalKey(Schema.String),
-  options: Schema.optionalKey(
-    Schema.Struct({
-      topLevelTxBlockRange: Schema.optionalKey(Schema.Int),
-      literalDefs: Schema.optionalKey(
-        Schema.Record(Schema.String, LiteralValue).annotate({
-          description: "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
-        })
-      ),
-      ruleScope: Schema.optionalKey(RuleScope),
-      notifyMinIntervalSeconds: Schema.optionalKey(Schema.Int),
-      alertThreshold: Schema.optionalKey(Schema.Struct({ count: Schema.Int, windowSeconds: Schema.Int }))
-    })
+const refusing = <S extends Schema.Top>(
+  schema: S,
+  message: string,
+  ok: (value: S["Type"]) => true | string = () => true,
+  description?: string
+) =>
+  schema
+    .annotate({ message, ...(description === undefined ? {} : { description }) })
+    .check(Schema.makeFilter((value: S["Type"]) => ok(value)))
+
+/** A whole number from `min` to `max`, anything else refused with `message`. */
+const whole = (message: string, min: number, max: number, description?: string) =>
+  Schema.Number.annotate({ message, ...(description === undefined ? {} : { description }) }).check(
+    Schema.isInt({ message }),
+    Schema.makeFilter((n: number) => (n >= min && n <= max) || message)
   )
-}).annotate({ identifier: "BotRequest" })
+
+/** Names reach Slack, Discord, Telegram and mail subjects: a CR or LF in one could forge lines of a message. */
+const label = (max: number) => {
+  const message = `must be a non-empty string of at most ${max} characters`
+  return refusing(Schema.String, message, (s) =>
+    Messages.controlCharacter.test(s)
+      ? "must not contain control characters (line breaks, tabs, escapes)"
+      : (s.trim() !== "" && s.length <= max) || message
+  )
+}
+
+const blocks = `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
+
+/** A field whose absence is refused with `message`. */
+const missing =
+  (message: string) =>
+  <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+    schema.annotateKey({ messageMissingKey: message })
+
+const scopeMessage = "must be {contractName, groupId, member}"
+const thresholdMessage = "must be {count: 1 to 1000, windowSeconds: 1 to 604800}"
+const expressionsMessage = `must be 1 to ${limits.maxExpressions} rule expressions (strings)`
+
+/** Each field a client may send, with its checks and the message that names what is wrong. */
+const requested = {
+  botName: label(limits.maxNameLength),
+  botDescription: refusing(
+    Schema.String,
+    "must be a string",
+    (s) => s.length <= limits.maxDescriptionLength || `must be at most ${limits.maxDescriptionLength} characters`
+  ),
+  chainId: whole("must be a positive whole number", 1, Number.MAX_SAFE_INTEGER),
+  active: refusing(Schema.Boolean, "must be true or false"),
+  severity: refusing(Severity, "must be one of Critical, High, Medium, Low"),
+  watchRuleType: refusing(WatchRuleType, "must be simple or advanced"),
+  expressions: refusing(
+    Schema.Array(Schema.String.annotate({ message: expressionsMessage })),
+    expressionsMessage,
+    (e) => (e.length >= 1 && e.length <= limits.maxExpressions) || expressionsMessage
+  ),
+  notifications: refusing(
+    Schema.Array(Schema.String.annotate({ message: "must be a list of notification channel ids" })),
+    "must be a list of notification channel ids"
+  ),
+  botVersion: label(100),
+  options: {
+    topLevelTxBlockRange: whole(blocks, 0, limits.maxBlockRange),
+    literalDefs: refusing(
+      Schema.Record(Schema.String, LiteralValue),
+      "must be an object of placeholder values",
+      (o) =>
+        Object.keys(o).length <= limits.maxLiteralDefs || `must have at most ${limits.maxLiteralDefs} placeholders`,
+      "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
+    ),
+    ruleScope: refusing(
+      Schema.Struct({
+        contractName: Schema.String.annotate({ message: scopeMessage }).pipe(missing(scopeMessage)),
+        groupId: Schema.String.annotate({ message: scopeMessage }).pipe(missing(scopeMessage)),
+        member: Schema.Boolean.annotate({ message: scopeMessage }).pipe(missing(scopeMessage))
+      }),
+      scopeMessage
+    ),
+    notifyMinIntervalSeconds: whole("must be a whole number of seconds from 0 to 604800", 0, 604_800),
+    alertThreshold: refusing(
+      Schema.Struct({
+        count: whole(thresholdMessage, 1, 1_000).pipe(missing(thresholdMessage)),
+        windowSeconds: whole(thresholdMessage, 1, 604_800).pipe(missing(thresholdMessage))
+      }),
+      thresholdMessage
+    )
+  }
+}
+
+const RequestOptions = refusing(
+  Schema.Struct({
+    topLevelTxBlockRange: Schema.optionalKey(requested.options.topLevelTxBlockRange),
+    literalDefs: Schema.optionalKey(requested.options.literalDefs),
+    ruleScope: Schema.optionalKey(requested.options.ruleScope),
+    notifyMinIntervalSeconds: Schema.optionalKey(requested.options.notifyMinIntervalSeconds),
+    alertThreshold: Schema.optionalKey(requested.options.alertThreshold)
+  }),
+  "must be an object"
+)
+
+const required = missing("is required")
+
+/** What a client may change of a bot (`PUT /v1/bots/:botId`, spec §2.8): any subset of the fields, each checked. */
+export const Update = Schema.Struct({
+  botName: Schema.optionalKey(requested.botName),
+  botDescription: Schema.optionalKey(requested.botDescription),
+  chainId: Schema.optionalKey(
+    whole(
+      "must be a positive whole number",
+      1,
+      Number.MAX_SAFE_INTEGER,
+      "Sent on create; may be repeated, never changed"
+    )
+  ),
+  active: Schema.optionalKey(requested.active),
+  severity: Schema.optionalKey(requested.severity),
+  watchRule: Schema.optionalKey(
+    refusing(
+      Schema.Struct({
+        watchRuleType: Schema.optionalKey(requested.watchRuleType),
+        expressions: Schema.optionalKey(requested.expressions)
+      }),
+      "must be an object with expressions"
+    )
+  ),
+  notifications: Schema.optionalKey(requested.notifications),
+  botVersion: Schema.optionalKey(requested.botVersion),
+  options: Schema.optionalKey(RequestOptions)
+}).annotate({ identifier: "BotUpdate" })
+export interface Update extends Schema.Schema.Type<typeof Update> {}
+
+/**
+ * What a client sends to make a bot (`POST /v1/bots`, spec §2.8): `botName`, `chainId` and `watchRule.expressions`
+ * required, the rest as an update has them.
+ */
+export const Create = Schema.Struct({
+  ...Update.fields,
+  botName: requested.botName.pipe(required),
+  chainId: requested.chainId.pipe(required),
+  watchRule: refusing(
+    Schema.Struct({
+      watchRuleType: Schema.optionalKey(requested.watchRuleType),
+      expressions: requested.expressions.pipe(missing(expressionsMessage))
+    }),
+    "must be an object with expressions"
+  ).pipe(required)
+}).annotate({ identifier: "BotCreate" })
+export interface Create extends Schema.Schema.Type<typeof Create> {}

@@ -23,6 +23,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { WebhookStore } from "../../delivery/index.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
+import type * as BotModel from "./Bot.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
 import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
@@ -49,6 +50,8 @@ export {
   BotNotFound,
   type BotRequest,
   type Broken,
+  decodeCreate,
+  decodeUpdate,
   ExpressionProblem,
   InvalidBot,
   limits
@@ -160,7 +163,7 @@ export class Bots extends Context.Service<
   {
     readonly create: (
       keyId: string,
-      request: BotRequest
+      request: BotRequest<BotModel.Create>
     ) => Effect.Effect<Bot, InvalidBot | BotLimitReached | ChainDataError | StoreError.StoreError>
     readonly update: (
       keyId: string,
@@ -224,7 +227,7 @@ export class Bots extends Context.Service<
 
         return {
           check,
-          create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest) {
+          create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest<BotModel.Create>) {
             const fields = yield* channelsOf(
               deps,
               keyId,

@@ -1,11 +1,11 @@
 /**
- * A bot request checked field by field, with today's messages: the errors of the bots service, the limits of one
- * bot, and the merge of a create or update request over the bot it changes.
+ * A bot request decoded by its Schema, with the messages the API documents: the errors of the bots service, the
+ * limits of one bot, and the merge of a create or update request over the bot it changes.
  */
 import { randomBytes } from "@noble/hashes/utils.js"
-import { Effect, Schema } from "effect"
-import * as Messages from "../alerts/Messages.ts"
-import { type Bot, Severity } from "./BotStore.ts"
+import { Effect, Schema, SchemaIssue } from "effect"
+import * as BotModel from "./Bot.ts"
+import type { Bot } from "./BotStore.ts"
 
 /** A problem of one expression of a bot's rule: which expression, where in it, what, and the names that would fit. */
 export const ExpressionProblem = Schema.Struct({
@@ -37,13 +37,36 @@ export class BotConflict extends Schema.TaggedError<BotConflict>()("BotConflict"
 }
 
 /**
- * A create or update request as it arrives: its fields, and the JSON text of `options.literalDefs` as received,
- * when the host has it (an HTTP body's own text): numbers beyond a double's precision are then kept exact.
+ * A create or update request, decoded ({@link decodeCreate}, {@link decodeUpdate}, or a host's own decoding of the
+ * same Schemas): its fields, and the JSON text of `options.literalDefs` as received, when the host has it (an HTTP
+ * body's own text): numbers beyond a double's precision are then kept exact.
  */
-export interface BotRequest {
-  readonly fields: Readonly<Record<string, unknown>>
+export interface BotRequest<Fields = BotModel.Update> {
+  readonly fields: Fields
   readonly literalDefs?: string
 }
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A refusal of a request's Schema as the bots service names it: the field's path and the field's message. */
+const refusal = (issue: SchemaIssue.Issue): InvalidBot => {
+  const first = formatter(issue).issues[0]
+  const path = (first?.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p))
+  return path.length === 0
+    ? new InvalidBot({ field: "body", message: "must be an object of bot fields" })
+    : new InvalidBot({ field: path.join("."), message: first?.message ?? "is not valid" })
+}
+
+const decoding =
+  <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) =>
+  (fields: unknown): Effect.Effect<S["Type"], InvalidBot> =>
+    Effect.mapError(Schema.decodeUnknownEffect(schema)(fields), (e) => refusal(e.issue))
+
+/** The fields of a create request decoded, or the first wrong one named. */
+export const decodeCreate = decoding(BotModel.Create)
+
+/** The fields of an update request decoded, or the first wrong one named. */
+export const decodeUpdate = decoding(BotModel.Update)
 
 /** A bot whose rules no longer check against the key's contracts, and why. */
 export interface Broken {
@@ -55,17 +78,7 @@ const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 export const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
 /** Limits of one bot. */
-export const limits = {
-  maxExpressions: 20,
-  maxBlockRange: 10_000,
-  maxNameLength: 200,
-  maxDescriptionLength: 2_000,
-  /** Bots one key may have. */
-  maxPerKey: 100,
-  /** `options.literalDefs`: placeholders, and characters of its JSON text. */
-  maxLiteralDefs: 64,
-  maxLiteralDefsLength: 16_384
-}
+export const limits = BotModel.limits
 
 /** The key has as many bots as it may have. */
 export class BotLimitReached extends Schema.TaggedError<BotLimitReached>()("BotLimitReached", { max: Schema.Int }) {
@@ -75,8 +88,6 @@ export class BotLimitReached extends Schema.TaggedError<BotLimitReached>()("BotL
 }
 
 const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 export type Fields = Omit<Bot, "id" | "keyId" | "revision" | "created" | "updated">
 
@@ -92,159 +103,74 @@ export const ruleOf = (b: Fields): string =>
     b.options.topLevelTxBlockRange
   ])
 
-const invalid = (field: string, message: string) => new InvalidBot({ field, message })
+const defaults: Fields["options"] = { topLevelTxBlockRange: 100 }
 
-/** The bot `fields` describe over `base` (create: none), each field checked; the rules are checked apart. */
-export const merge = (base: Fields | undefined, request: BotRequest): Effect.Effect<Fields, InvalidBot> =>
+/**
+ * The bot a decoded request describes over `base` (create: none). Each field was checked as it was decoded; what
+ * is left needs the bot: the chain cannot change, and the literal definitions' text has a length.
+ */
+export const merge = (
+  base: Fields | undefined,
+  request: BotRequest<BotModel.Update | BotModel.Create>
+): Effect.Effect<Fields, InvalidBot> =>
   Effect.gen(function* () {
     const f = request.fields
-    const has = (name: string) => f[name] !== undefined
-    if (base === undefined) {
-      for (const name of ["botName", "chainId", "watchRule"]) if (!has(name)) return yield* invalid(name, "is required")
-    }
-    const chainId = f.chainId
-    if (has("chainId")) {
-      if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId < 1)
-        return yield* invalid("chainId", "must be a positive whole number")
-      if (base !== undefined && chainId !== base.chainId)
-        return yield* invalid("chainId", `cannot be changed (the bot watches chain ${base.chainId})`)
-    }
-    const text = (name: string, max: number) =>
-      typeof f[name] === "string" && (f[name] as string).trim() !== "" && (f[name] as string).length <= max
-    // Names reach Slack, Discord, Telegram and mail subjects: a CR or LF in one could forge lines of a message.
-    for (const name of ["botName", "botVersion"])
-      if (typeof f[name] === "string" && Messages.controlCharacter.test(f[name] as string))
-        return yield* invalid(name, "must not contain control characters (line breaks, tabs, escapes)")
-    if (has("botName") && !text("botName", limits.maxNameLength))
-      return yield* invalid("botName", `must be a non-empty string of at most ${limits.maxNameLength} characters`)
-    if (has("botDescription") && typeof f.botDescription !== "string")
-      return yield* invalid("botDescription", "must be a string")
-    if (has("botDescription") && (f.botDescription as string).length > limits.maxDescriptionLength)
-      return yield* invalid("botDescription", `must be at most ${limits.maxDescriptionLength} characters`)
-    if (has("botVersion") && !text("botVersion", 100))
-      return yield* invalid("botVersion", "must be a non-empty string of at most 100 characters")
-    if (has("active") && typeof f.active !== "boolean") return yield* invalid("active", "must be true or false")
-    if (has("severity") && !Schema.is(Severity)(f.severity))
-      return yield* invalid("severity", "must be one of Critical, High, Medium, Low")
-    const watchRule = has("watchRule") ? yield* watchRuleOf(base, f.watchRule) : base!.watchRule
-    if (
-      has("notifications") &&
-      (!Array.isArray(f.notifications) || !f.notifications.every((n) => typeof n === "string"))
-    )
-      return yield* invalid("notifications", "must be a list of notification channel ids")
-    const options = has("options")
-      ? yield* optionsOf(base?.options ?? { topLevelTxBlockRange: 100 }, f.options, request.literalDefs)
-      : (base?.options ?? { topLevelTxBlockRange: 100 })
-    const pick = <K extends keyof Fields>(name: K, fallback: Fields[K]) =>
-      (has(name) ? f[name] : (base?.[name] ?? fallback)) as Fields[K]
-    const description = has("botDescription") ? (f.botDescription as string) : base?.botDescription
-    const version = has("botVersion") ? (f.botVersion as string) : base?.botVersion
+    if (base !== undefined && f.chainId !== undefined && f.chainId !== base.chainId)
+      return yield* new InvalidBot({
+        field: "chainId",
+        message: `cannot be changed (the bot watches chain ${base.chainId})`
+      })
+    const chainId = base?.chainId ?? f.chainId
+    const expressions = f.watchRule?.expressions ?? base?.watchRule.expressions
+    if (chainId === undefined || (f.botName === undefined && base === undefined))
+      return yield* new InvalidBot({ field: chainId === undefined ? "chainId" : "botName", message: "is required" })
+    if (expressions === undefined) return yield* new InvalidBot({ field: "watchRule", message: "is required" })
+    const options =
+      f.options === undefined
+        ? (base?.options ?? defaults)
+        : optionsOf(base?.options ?? defaults, f.options, request.literalDefs)
+    if (options.literalDefs !== undefined && options.literalDefs.length > limits.maxLiteralDefsLength)
+      return yield* new InvalidBot({
+        field: "options.literalDefs",
+        message: `must be at most ${limits.maxLiteralDefsLength} characters of JSON`
+      })
+    const description = f.botDescription ?? base?.botDescription
+    const version = f.botVersion ?? base?.botVersion
     return {
-      chainId: (base?.chainId ?? chainId) as number,
-      botName: pick("botName", ""),
+      chainId,
+      botName: f.botName ?? base?.botName ?? "",
       ...(description === undefined ? {} : { botDescription: description }),
-      active: pick("active", true),
-      severity: pick("severity", "Medium"),
-      watchRule,
-      notifications: pick("notifications", []),
+      active: f.active ?? base?.active ?? true,
+      severity: f.severity ?? base?.severity ?? "Medium",
+      watchRule: {
+        watchRuleType: f.watchRule?.watchRuleType ?? base?.watchRule.watchRuleType ?? "advanced",
+        expressions
+      },
+      notifications: f.notifications ?? base?.notifications ?? [],
       ...(version === undefined ? {} : { botVersion: version }),
       options
     }
   })
 
-/** The watch rule a request gives (its type and expressions, each kept from `base` when not given). */
-const watchRuleOf = (base: Fields | undefined, w: unknown): Effect.Effect<Fields["watchRule"], InvalidBot> =>
-  Effect.gen(function* () {
-    if (!isObject(w)) return yield* invalid("watchRule", "must be an object with expressions")
-    const type = w.watchRuleType ?? base?.watchRule.watchRuleType ?? "advanced"
-    if (type !== "simple" && type !== "advanced")
-      return yield* invalid("watchRule.watchRuleType", "must be simple or advanced")
-    const expressions = w.expressions ?? base?.watchRule.expressions
-    if (
-      !Array.isArray(expressions) ||
-      expressions.length === 0 ||
-      expressions.length > limits.maxExpressions ||
-      !expressions.every((e) => typeof e === "string")
-    )
-      return yield* invalid("watchRule.expressions", `must be 1 to ${limits.maxExpressions} rule expressions (strings)`)
-    return { watchRuleType: type, expressions: expressions as ReadonlyArray<string> }
-  })
-
 /**
- * The options a request gives over `options` (the bot's, or the defaults): each given one checked, the others
- * kept. `literalDefs` is kept as the text received when the host has it (exact numbers), else as JSON.
+ * The options a request gives over `options` (the bot's, or the defaults): the given ones taken, the others kept.
+ * `literalDefs` is kept as the text received when the host has it (exact numbers), else as JSON.
  */
 const optionsOf = (
   options: Fields["options"],
-  o: unknown,
+  given: NonNullable<BotModel.Update["options"]>,
   literalDefsText: string | undefined
-): Effect.Effect<Fields["options"], InvalidBot> =>
-  Effect.gen(function* () {
-    if (!isObject(o)) return yield* invalid("options", "must be an object")
-    const range = o.topLevelTxBlockRange
-    if (
-      range !== undefined &&
-      (typeof range !== "number" || !Number.isSafeInteger(range) || range < 0 || range > limits.maxBlockRange)
-    )
-      return yield* invalid(
-        "options.topLevelTxBlockRange",
-        `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
-      )
-    const scope = o.ruleScope
-    if (
-      scope !== undefined &&
-      !(
-        isObject(scope) &&
-        typeof scope.contractName === "string" &&
-        typeof scope.groupId === "string" &&
-        typeof scope.member === "boolean"
-      )
-    )
-      return yield* invalid("options.ruleScope", "must be {contractName, groupId, member}")
-    if (o.literalDefs !== undefined && !isObject(o.literalDefs))
-      return yield* invalid("options.literalDefs", "must be an object of placeholder values")
-    // The text as received when the host has it (exact numbers); else the object as JSON.
-    const literalDefs =
-      o.literalDefs === undefined ? options.literalDefs : (literalDefsText ?? encodeJson(o.literalDefs))
-    if (o.literalDefs !== undefined && Object.keys(o.literalDefs as object).length > limits.maxLiteralDefs)
-      return yield* invalid("options.literalDefs", `must have at most ${limits.maxLiteralDefs} placeholders`)
-    if (literalDefs !== undefined && literalDefs.length > limits.maxLiteralDefsLength)
-      return yield* invalid("options.literalDefs", `must be at most ${limits.maxLiteralDefsLength} characters of JSON`)
-    const interval = o.notifyMinIntervalSeconds
-    if (
-      interval !== undefined &&
-      (typeof interval !== "number" || !Number.isSafeInteger(interval) || interval < 0 || interval > 604_800)
-    )
-      return yield* invalid("options.notifyMinIntervalSeconds", "must be a whole number of seconds from 0 to 604800")
-    const threshold = o.alertThreshold
-    if (
-      threshold !== undefined &&
-      !(
-        isObject(threshold) &&
-        typeof threshold.count === "number" &&
-        Number.isSafeInteger(threshold.count) &&
-        threshold.count >= 1 &&
-        threshold.count <= 1_000 &&
-        typeof threshold.windowSeconds === "number" &&
-        Number.isSafeInteger(threshold.windowSeconds) &&
-        threshold.windowSeconds >= 1 &&
-        threshold.windowSeconds <= 604_800
-      )
-    )
-      return yield* invalid("options.alertThreshold", "must be {count: 1 to 1000, windowSeconds: 1 to 604800}")
-    const kept = <K extends "notifyMinIntervalSeconds" | "alertThreshold">(name: K, given: unknown) =>
-      given === undefined ? (options[name] === undefined ? {} : { [name]: options[name] }) : { [name]: given }
-    return {
-      ...kept("notifyMinIntervalSeconds", interval),
-      ...kept("alertThreshold", threshold),
-      topLevelTxBlockRange: range ?? options.topLevelTxBlockRange,
-      ...(literalDefs === undefined ? {} : { literalDefs }),
-      ...(scope === undefined
-        ? options.ruleScope === undefined
-          ? {}
-          : { ruleScope: options.ruleScope }
-        : {
-            ruleScope: scope as { contractName: string; groupId: string; member: boolean }
-          })
-    }
-  })
+): Fields["options"] => {
+  const literalDefs =
+    given.literalDefs === undefined ? options.literalDefs : (literalDefsText ?? encodeJson(given.literalDefs))
+  const ruleScope = given.ruleScope ?? options.ruleScope
+  const interval = given.notifyMinIntervalSeconds ?? options.notifyMinIntervalSeconds
+  const threshold = given.alertThreshold ?? options.alertThreshold
+  return {
+    ...(interval === undefined ? {} : { notifyMinIntervalSeconds: interval }),
+    ...(threshold === undefined ? {} : { alertThreshold: threshold }),
+    topLevelTxBlockRange: given.topLevelTxBlockRange ?? options.topLevelTxBlockRange,
+    ...(literalDefs === undefined ? {} : { literalDefs }),
+    ...(ruleScope === undefined ? {} : { ruleScope })
+  }
+}
