@@ -118,6 +118,25 @@ export const clientFor = (key: string) => {
           notifications: [...bot.notifications]
         }
       }),
+    updateBot: (
+      botId: string,
+      bot: {
+        readonly botName: string
+        readonly severity: "Critical" | "High" | "Medium" | "Low"
+        readonly expressions: ReadonlyArray<string>
+        readonly notifications: ReadonlyArray<string>
+      }
+    ) =>
+      client.PUT("/v1/bots/{botId}", {
+        headers: { "x-api-key": key },
+        params: { path: { botId } },
+        body: {
+          botName: bot.botName,
+          severity: bot.severity,
+          watchRule: { expressions: [...bot.expressions] },
+          notifications: [...bot.notifications]
+        }
+      }),
     alerts: (botId: string) =>
       client.GET("/v1/bots/{botId}/alerts", {
         headers: { "x-api-key": key },
@@ -130,10 +149,23 @@ export const clientFor = (key: string) => {
       }),
     contracts: (chainId: number) =>
       client.GET("/v1/contracts", { headers: { "x-api-key": key }, params: { query: { chainId: String(chainId) } } }),
-    checkRule: (chainId: number, expressions: ReadonlyArray<string>) =>
+    /** Checks `expressions` on the chain as a bot would take them; with the settings of `bot` when it is edited. */
+    checkRule: (chainId: number, expressions: ReadonlyArray<string>, bot?: Bot) =>
       client.POST("/v1/rules/check", {
         headers: { "x-api-key": key },
-        body: { chainId, expressions: [...expressions] }
+        body: {
+          chainId,
+          expressions: [...expressions],
+          ...(bot === undefined
+            ? {}
+            : {
+                watchRuleType: bot.watchRule.watchRuleType,
+                options: {
+                  ...(bot.options.literalDefs === undefined ? {} : { literalDefs: bot.options.literalDefs }),
+                  ...(bot.options.ruleScope === undefined ? {} : { ruleScope: bot.options.ruleScope })
+                }
+              })
+        }
       }),
     status: () => client.GET("/api/v2/status", { headers: { "x-api-key": key } })
   }

@@ -477,21 +477,28 @@ const Caret = ({ source, problem }: { readonly source: string; readonly problem:
   </pre>
 )
 
-/** Creates a bot with a rule that checks: its name and severity, watching from now. */
+type Severity = "Critical" | "High" | "Medium" | "Low"
+
+/**
+ * Creates a bot with a rule that checks (its name, severity and channels; watching from now), or saves the rule and
+ * fields of the bot being edited (a new rule watches from now too).
+ */
 const SaveBot = ({
   keyValue,
   chainId,
-  expressions
+  expressions,
+  bot
 }: {
   readonly keyValue: string
   readonly chainId: number
   readonly expressions: ReadonlyArray<string>
+  readonly bot: Bot | undefined
 }) => {
-  const [name, setName] = useState("")
-  const [severity, setSeverity] = useState<"Critical" | "High" | "Medium" | "Low">("High")
+  const [name, setName] = useState(bot?.botName ?? "")
+  const [severity, setSeverity] = useState<Severity>(bot?.severity ?? "High")
   const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
   const [channels, setChannels] = useState<ReadonlyArray<Channel>>([])
-  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set())
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set(bot?.notifications ?? []))
   useEffect(() => {
     void clientFor(keyValue)
       .channels()
@@ -499,20 +506,21 @@ const SaveBot = ({
   }, [keyValue])
   const save = async (event: Event) => {
     event.preventDefault()
-    const answer = await clientFor(keyValue).createBot({
-      botName: name.trim(),
-      chainId,
-      severity,
-      active: true,
-      expressions,
-      notifications: [...chosen]
-    })
+    const fields = { botName: name.trim(), severity, expressions, notifications: [...chosen] }
+    const answer =
+      bot === undefined
+        ? await clientFor(keyValue).createBot({ ...fields, chainId, active: true })
+        : await clientFor(keyValue).updateBot(bot.id, fields)
     if (answer.data === undefined)
       return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
-    const bot = answer.data.bot
+    const saved = answer.data.bot
+    const from = saved.watchingFrom === undefined ? "" : `, watching from block ${saved.watchingFrom.blockNumber}`
     setOutcome({
       ok: true,
-      text: `Created ${bot.botName} (${bot.id})${bot.watchingFrom === undefined ? "" : `, watching from block ${bot.watchingFrom.blockNumber}`}.`
+      text:
+        bot === undefined
+          ? `Created ${saved.botName} (${saved.id})${from}.`
+          : `Saved ${saved.botName} (${saved.id}), revision ${saved.revision}${from}.`
     })
   }
   return (
@@ -520,11 +528,7 @@ const SaveBot = ({
       <label for="bot-name">Bot name</label>
       <input id="bot-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
       <label for="severity">Severity</label>
-      <select
-        id="severity"
-        value={severity}
-        onChange={(e) => setSeverity(e.currentTarget.value as "Critical" | "High" | "Medium" | "Low")}
-      >
+      <select id="severity" value={severity} onChange={(e) => setSeverity(e.currentTarget.value as Severity)}>
         {["Critical", "High", "Medium", "Low"].map((s) => (
           <option value={s}>{s}</option>
         ))}
@@ -549,7 +553,7 @@ const SaveBot = ({
           ))}
         </fieldset>
       )}
-      <button type="submit">Create bot</button>
+      <button type="submit">{bot === undefined ? "Create bot" : "Save changes"}</button>
       {outcome === undefined ? null : (
         <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="bot-created">
           {outcome.text}
@@ -559,9 +563,18 @@ const SaveBot = ({
   )
 }
 
-const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
-  const [chainId, setChainId] = useState("1")
-  const [text, setText] = useState("")
+/** The rule editor: a new bot's rule, or the rule of `editing` (its chain fixed), checked as it is typed. */
+const RulesView = ({
+  keyValue,
+  editing,
+  onNew
+}: {
+  readonly keyValue: string
+  readonly editing: Bot | undefined
+  readonly onNew: () => void
+}) => {
+  const [chainId, setChainId] = useState(String(editing?.chainId ?? 1))
+  const [text, setText] = useState(editing?.watchRule.expressions.join("\n") ?? "")
   const [labels, setLabels] = useState<ReadonlyArray<string>>([])
   const [found, setFound] = useState<RuleCheck | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
@@ -586,7 +599,7 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
     let current = true
     const timer = setTimeout(() => {
       void clientFor(keyValue)
-        .checkRule(chain, expressions)
+        .checkRule(chain, expressions, editing)
         .then((answer) => {
           if (!current) return
           if (answer.data === undefined) {
@@ -602,12 +615,24 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
       current = false
       clearTimeout(timer)
     }
-  }, [keyValue, chain, text])
+  }, [keyValue, chain, text, editing])
   const expressions = text.split("\n").filter((l) => l.trim() !== "")
   return (
     <section aria-label="Watch rules">
+      {editing === undefined ? null : (
+        <p class="note" data-testid="editing">
+          Editing {editing.botName} ({editing.id}), revision {editing.revision}.{" "}
+          <button onClick={onNew}>New bot instead</button>
+        </p>
+      )}
       <label for="rule-chain">Chain id</label>
-      <input id="rule-chain" inputMode="numeric" value={chainId} onInput={(e) => setChainId(e.currentTarget.value)} />
+      <input
+        id="rule-chain"
+        inputMode="numeric"
+        value={chainId}
+        readOnly={editing !== undefined}
+        onInput={(e) => setChainId(e.currentTarget.value)}
+      />
       <p class="note">
         Contracts of this key on the chain: {labels.length === 0 ? "none (POST /v1/contracts)" : labels.join(", ")}
       </p>
@@ -623,7 +648,7 @@ const RulesView = ({ keyValue }: { readonly keyValue: string }) => {
           <p class="ok" data-testid="rule-ok">
             Checks. Normal form: <code>{found.normal}</code>
           </p>
-          <SaveBot keyValue={keyValue} chainId={chain} expressions={expressions} />
+          <SaveBot keyValue={keyValue} chainId={chain} expressions={expressions} bot={editing} />
         </>
       ) : (
         <div role="status" data-testid="rule-problems">
@@ -677,7 +702,7 @@ const AlertItem = ({
   </li>
 )
 
-const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
+const Monitoring = ({ keyValue, onEdit }: { readonly keyValue: string; readonly onEdit: (bot: Bot) => void }) => {
   const [bots, setBots] = useState<ReadonlyArray<Bot> | undefined>()
   const [selected, setSelected] = useState<string | undefined>()
   const [alerts, setAlerts] = useState<ReadonlyArray<Alert>>([])
@@ -752,7 +777,8 @@ const Monitoring = ({ keyValue }: { readonly keyValue: string }) => {
               }
             >
               {b.active ? "Pause" : "Resume"}
-            </button>
+            </button>{" "}
+            <button onClick={() => onEdit(b)}>Edit rule</button>
           </>
         ))}
       <h2>Alerts</h2>
@@ -995,6 +1021,7 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
 
 const App = () => {
   const [key, setKey] = useState(storedKey())
+  const [editing, setEditing] = useState<Bot | undefined>()
   const [view, setView] = useState<
     "screen" | "batch" | "lists" | "contracts" | "channels" | "rules" | "monitoring" | "usage"
   >("screen")
@@ -1018,7 +1045,13 @@ const App = () => {
         <button aria-pressed={view === "channels"} onClick={() => setView("channels")}>
           Channels
         </button>
-        <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
+        <button
+          aria-pressed={view === "rules"}
+          onClick={() => {
+            setEditing(undefined)
+            setView("rules")
+          }}
+        >
           Rules
         </button>
         <button aria-pressed={view === "monitoring"} onClick={() => setView("monitoring")}>
@@ -1049,9 +1082,15 @@ const App = () => {
         ) : view === "channels" ? (
           <Channels keyValue={key} />
         ) : view === "rules" ? (
-          <RulesView keyValue={key} />
+          <RulesView key={editing?.id ?? "new"} keyValue={key} editing={editing} onNew={() => setEditing(undefined)} />
         ) : view === "monitoring" ? (
-          <Monitoring keyValue={key} />
+          <Monitoring
+            keyValue={key}
+            onEdit={(bot) => {
+              setEditing(bot)
+              setView("rules")
+            }}
+          />
         ) : (
           <Usage keyValue={key} />
         )}

@@ -416,6 +416,34 @@ describe("the console's monitoring views on a followed chain", () => {
       .waitFor({ timeout: 20_000 })
     assert.include(await page.getByTestId("alert").first().innerText(), moved.hash)
     await page.screenshot({ path: join(shots, "alert-retracted.png") })
+
+    // The bot's rule edited in the console: its fields as stored, a typo caught with its caret, then a new revision.
+    await page.getByRole("button", { name: "Edit rule" }).click()
+    assert.match(
+      await page.getByTestId("editing").innerText(),
+      /^Editing Token moves \(bot_\d+_[a-z0-9]+\), revision 3\./
+    )
+    const edited = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
+    assert.strictEqual(await edited.inputValue(), "system.emitted(tx1.Token.E.Transfer)")
+    await edited.fill("system.emitted(tx1.Token.E.Transfer)\nsystem.uintCompare(tx1.Token.E.Transfer.valu, >, 10)")
+    const caret = await page.getByTestId("problem").innerText()
+    assert.include(caret, "system.uintCompare(tx1.Token.E.Transfer.valu, >, 10)")
+    assert.include(caret, "value")
+    await edited.fill("system.emitted(tx1.Token.E.Transfer)\nsystem.uintCompare(tx1.Token.E.Transfer.value, >, 10)")
+    await page.getByTestId("rule-ok").waitFor()
+    assert.strictEqual(await page.getByLabel("Bot name").inputValue(), "Token moves")
+    assert.isTrue(await page.getByLabel("ops (slack)").isChecked())
+    await page.getByRole("button", { name: "Save changes" }).click()
+    assert.match(
+      await page.getByTestId("bot-created").innerText(),
+      /^Saved Token moves \(bot_\d+_[a-z0-9]+\), revision 4, watching from block \d+\.$/
+    )
+    await page.screenshot({ path: join(shots, "bot-edited.png") })
+    await page.getByRole("button", { name: "Alerts" }).click()
+    await page
+      .getByTestId("bot-state")
+      .getByText(/AND system\.uintCompare\(tx1\.Token\.E\.Transfer\.value, >, 10\)/)
+      .waitFor()
     watched.clean()
     await page.close()
   }, 90_000)
