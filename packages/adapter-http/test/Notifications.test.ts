@@ -7,8 +7,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { WebhookSigning } from "@vigil/core"
 import { Effect, Schedule } from "effect"
-import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
+import { MailRelay } from "@vigil/testkit"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import * as TestServer from "./TestServer.ts"
 
@@ -20,52 +19,15 @@ beforeAll(() => {
 })
 afterAll(() => certs.dispose())
 
-/** A mail relay on loopback that keeps every message it is given. */
-interface Relay {
-  readonly url: string
-  readonly mails: Array<{ readonly from: string; readonly to: ReadonlyArray<string>; readonly raw: string }>
-  readonly close: () => Promise<void>
-}
-
-const relay = (): Promise<Relay> =>
-  new Promise((resolve) => {
-    const mails: Relay["mails"] = []
-    const server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      logger: false,
-      onData(stream, session, callback) {
-        let raw = ""
-        stream.setEncoding("utf8")
-        stream.on("data", (c: string) => (raw += c))
-        stream.on("end", () => {
-          mails.push({
-            from: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
-            to: session.envelope.rcptTo.map((r) => r.address),
-            raw
-          })
-          callback()
-        })
-      }
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resolve({
-        url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
-        mails,
-        close: () => new Promise((done) => server.close(() => done()))
-      })
-    )
-  })
-
 const fast = { timeoutMillis: 2_000, retries: 1, backoffMillis: 20, pollMillis: 20 }
 
 /** The server trusting the test CA with 127.0.0.1 allowed, Telegram's API at the receiver, mail through `smtp`. */
 const serving = <A, E, R>(
-  body: (r: Receiver.Receiver, mail: Relay) => Effect.Effect<A, E, R>,
+  body: (r: Receiver.Receiver, mail: MailRelay.MailRelay) => Effect.Effect<A, E, R>,
   behaviour?: Receiver.Behaviour
 ) =>
   Effect.acquireUseRelease(
-    Effect.promise(() => Promise.all([Receiver.start(certs, behaviour), relay()])),
+    Effect.promise(() => Promise.all([Receiver.start(certs, behaviour), MailRelay.start()])),
     ([r, mail]) =>
       body(r, mail).pipe(
         Effect.provide(
@@ -206,10 +168,7 @@ describe("/v1/notifications", () => {
             sent[name] = answer.json.deliveryId
           }
           yield* Effect.promise(() => r.until((got) => got.length >= 4))
-          yield* until(
-            Effect.sync(() => mail.mails.length),
-            (n) => n >= 1
-          )
+          yield* Effect.promise(() => mail.until((mails) => mails.length >= 1))
           const at = (path: string) => r.received.find((x) => x.path === path)!
 
           const signed = at("/hook")

@@ -12,6 +12,7 @@ export type BatchItem = Schemas["V3BatchResult"]["results"][number]
 export type ListStatus = Schemas["ListStatus"]
 export type RuleCheck = Schemas["RuleCheckAnswer"]
 export type Bot = Schemas["Bot"]
+export type ChannelRequest = Schemas["ChannelRequest"]
 export type Alert = Schemas["Alert"]
 export type Contract = Schemas["Contract"]
 export type Channel = Schemas["Channel"]
@@ -89,11 +90,8 @@ export const clientFor = (key: string) => {
         }
       }),
     channels: () => client.GET("/v1/notifications", { headers: { "x-api-key": key } }),
-    createChannel: (channel: {
-      readonly type: "webhook" | "slack" | "discord"
-      readonly name: string
-      readonly url: string
-    }) => client.POST("/v1/notifications", { headers: { "x-api-key": key }, body: { ...channel } }),
+    createChannel: (channel: ChannelRequest) =>
+      client.POST("/v1/notifications", { headers: { "x-api-key": key }, body: channel }),
     testChannel: (channelId: string) =>
       client.POST("/v1/notifications/{channelId}/test", {
         headers: { "x-api-key": key },

@@ -11,6 +11,7 @@ import {
   type Alert,
   type Bot,
   type Channel,
+  type ChannelRequest,
   type Contract,
   type ListStatus,
   type RuleCheck,
@@ -897,11 +898,28 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
   )
 }
 
+type ChannelType = ChannelRequest["type"]
+
+/** What a channel of `type` needs besides its name, from the form's fields. */
+const channelRequest = (
+  type: ChannelType,
+  name: string,
+  fields: { readonly url: string; readonly botToken: string; readonly chatId: string; readonly to: string }
+): ChannelRequest =>
+  type === "telegram"
+    ? { type, name, botToken: fields.botToken.trim(), chatId: fields.chatId.trim() }
+    : type === "email"
+      ? { type, name, to: fields.to.split(/[\s,;]+/).filter((a) => a !== "") }
+      : { type, name, url: fields.url.trim() }
+
 const Channels = ({ keyValue }: { readonly keyValue: string }) => {
   const [channels, setChannels] = useState<ReadonlyArray<Channel>>([])
-  const [type, setType] = useState<"webhook" | "slack" | "discord">("slack")
+  const [type, setType] = useState<ChannelType>("slack")
   const [name, setName] = useState("")
   const [url, setUrl] = useState("")
+  const [botToken, setBotToken] = useState("")
+  const [chatId, setChatId] = useState("")
+  const [to, setTo] = useState("")
   const [outcome, setOutcome] = useState<{ readonly ok: boolean; readonly text: string } | undefined>()
   const [version, setVersion] = useState(0)
   useEffect(() => {
@@ -911,7 +929,9 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
   }, [keyValue, version])
   const create = async (event: Event) => {
     event.preventDefault()
-    const answer = await clientFor(keyValue).createChannel({ type, name: name.trim(), url: url.trim() })
+    const answer = await clientFor(keyValue).createChannel(
+      channelRequest(type, name.trim(), { url, botToken, chatId, to })
+    )
     if (answer.data === undefined)
       return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
     setOutcome({ ok: true, text: `Created ${answer.data.channel.name}.` })
@@ -930,21 +950,40 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
     <section aria-label="Channels">
       <form class="screen" onSubmit={create}>
         <label for="channel-type">Type</label>
-        <select
-          id="channel-type"
-          value={type}
-          onChange={(e) => setType(e.currentTarget.value as "webhook" | "slack" | "discord")}
-        >
+        <select id="channel-type" value={type} onChange={(e) => setType(e.currentTarget.value as ChannelType)}>
           <option value="slack">Slack</option>
           <option value="discord">Discord</option>
           <option value="webhook">Signed webhook</option>
+          <option value="telegram">Telegram</option>
+          <option value="email">Email</option>
         </select>
         <label for="channel-name">Name</label>
         <input id="channel-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <label for="channel-url">URL (HTTPS)</label>
-        <input id="channel-url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        {type === "telegram" ? (
+          <>
+            <label for="channel-token">Bot token (from @BotFather)</label>
+            <input
+              id="channel-token"
+              required
+              autoComplete="off"
+              value={botToken}
+              onInput={(e) => setBotToken(e.currentTarget.value)}
+            />
+            <label for="channel-chat">Chat id or @channel</label>
+            <input id="channel-chat" required value={chatId} onInput={(e) => setChatId(e.currentTarget.value)} />
+          </>
+        ) : type === "email" ? (
+          <>
+            <label for="channel-to">Recipients (up to 10, separated by commas)</label>
+            <input id="channel-to" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+          </>
+        ) : (
+          <>
+            <label for="channel-url">URL (HTTPS)</label>
+            <input id="channel-url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          </>
+        )}
         <button type="submit">Create channel</button>
-        <p class="note">Telegram and email channels are made through the API (POST /v1/notifications).</p>
       </form>
       {outcome === undefined ? null : (
         <p role={outcome.ok ? "status" : "alert"} class={outcome.ok ? "ok" : "problem"} data-testid="channel-outcome">

@@ -16,7 +16,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { hasSharedData, sharedData } from "@vigil/core-test/SharedData.ts"
 import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
-import { Anvil, Solidity } from "@vigil/testkit"
+import { Anvil, MailRelay, Solidity } from "@vigil/testkit"
 
 const chromiumPath = "/usr/bin/chromium"
 const bin = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url))
@@ -294,6 +294,7 @@ describe("the console's monitoring views on a followed chain", () => {
   const db = join(dir, "vigil.db")
   const certs = Receiver.certificates()
   let receiver: Receiver.Receiver | undefined
+  let relay: MailRelay.MailRelay | undefined
   let node: Anvil.Anvil | undefined
   let server: ChildProcess | undefined
   let browser: Browser | undefined
@@ -305,6 +306,7 @@ describe("the console's monitoring views on a followed chain", () => {
       throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
     node = await Anvil.start()
     receiver = await Receiver.start(certs)
+    relay = await MailRelay.start()
     key = JSON.parse(
       execFileSync(process.execPath, [bin, "keys", "create", "--name", "Protocol", "--db", db], { encoding: "utf8" })
     ).key
@@ -314,7 +316,11 @@ describe("the console's monitoring views on a followed chain", () => {
       VIGIL_CONFIRMATIONS: "0",
       // A local HTTPS receiver stands in for Slack.
       VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-      VIGIL_WEBHOOK_CA_FILE: certs.caFile
+      VIGIL_WEBHOOK_CA_FILE: certs.caFile,
+      // ... and for Telegram's Bot API; a local relay takes the mail.
+      VIGIL_TELEGRAM_API_URL: receiver.url("/telegram"),
+      VIGIL_SMTP_URL: relay.url,
+      VIGIL_SMTP_FROM: "Vigil <alerts@vigil.test>"
     })
     server = started.child
     url = started.url
@@ -326,6 +332,7 @@ describe("the console's monitoring views on a followed chain", () => {
     server?.kill("SIGKILL")
     await node?.stop()
     await receiver?.close()
+    await relay?.close()
     certs.dispose()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -447,4 +454,39 @@ describe("the console's monitoring views on a followed chain", () => {
     watched.clean()
     await page.close()
   }, 90_000)
+
+  it("makes Telegram and email channels with the fields each needs, and sends each a test message", async () => {
+    const page = await browser!.newPage()
+    const watched = watch(page, new URL(url).origin)
+    await signInAt(page, url, key)
+    await page.getByRole("button", { name: "Channels" }).click()
+    const outcome = page.getByTestId("channel-outcome")
+    const testOf = (name: string) =>
+      page.getByTestId("channels").locator("tr", { hasText: name }).getByRole("button", { name: "Send test" })
+
+    await page.getByLabel("Type").selectOption("telegram")
+    await page.getByLabel("Name").fill("on call")
+    const token = "123456789:AAHconsoleTestToken_abcdefghijklmnopq"
+    const sendMessage = `/telegram/bot${token}/sendMessage`
+    await page.getByLabel("Bot token (from @BotFather)").fill(token)
+    await page.getByLabel("Chat id or @channel").fill("@vigil_ops")
+    await page.getByRole("button", { name: "Create channel" }).click()
+    await outcome.getByText("Created on call.").waitFor()
+    await testOf("on call").click()
+    await receiver!.until((got) => got.some((r) => r.path === sendMessage))
+    const sent = receiver!.received.find((r) => r.path === sendMessage)!
+    assert.strictEqual(JSON.parse(sent.body).chat_id, "@vigil_ops")
+
+    await page.getByLabel("Type").selectOption("email")
+    await page.getByLabel("Name").fill("compliance")
+    await page.getByLabel("Recipients (up to 10, separated by commas)").fill("ops@vigil.test, audit@vigil.test")
+    await page.getByRole("button", { name: "Create channel" }).click()
+    await outcome.getByText("Created compliance.").waitFor()
+    await testOf("compliance").click()
+    await relay!.until((mails) => mails.length >= 1)
+    assert.deepStrictEqual(relay!.mails[0]!.to, ["ops@vigil.test", "audit@vigil.test"])
+    await page.screenshot({ path: join(shots, "channels-telegram-email.png") })
+    watched.clean()
+    await page.close()
+  }, 60_000)
 })
