@@ -383,7 +383,7 @@ export const ListsAnswer = Schema.Struct({
     IntelIndex.ListStatus.annotate({
       identifier: "ListStatus",
       description:
-        "One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, and `problem` when the store's verification found its records altered."
+        "One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, `problem` when the store's verification found its records altered, and `refused` when a refresh since the version in force was refused by the guard (the list may be behind its publisher)."
     })
   ),
   timestamp: Instant.Timestamp

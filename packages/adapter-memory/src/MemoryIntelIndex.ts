@@ -23,6 +23,8 @@ const make = Effect.sync(() => {
   /** Committed versions of each list, in the order they were committed (withdrawn ones included, for numbering). */
   const history = new Map<string, Array<Version>>()
   const byList = new Map<string, ReadonlyArray<Intel.IntelRecord>>()
+  /** The latest refused refresh of each list. */
+  const refusals = new Map<string, IntelIndex.ListRefusal>()
   const models: Array<Calibration.Stored> = []
 
   const staged = (id: number) => {
@@ -187,28 +189,32 @@ const make = Effect.sync(() => {
     models: Effect.sync(() => [...models]),
     generation: Effect.sync(() => generation),
     lists: Effect.sync(() =>
-      [...byList.keys()].sort().map((list) => {
-        const current = currentOf(list)!
-        const records = byList.get(list) ?? []
-        const active = records.filter((r) => r.delistedAt === undefined).length
-        const info = current.info
-        return {
-          list,
-          source: info.source,
-          kind: info.kind,
-          authority: inEffect(list).at(-1)!.info.authority,
-          version: current.number,
-          asOf: info.asOf,
-          since: IntelIndex.inDateOrder(inEffect(list))[0]!.info.asOf,
-          versions: [...new Set(IntelIndex.inDateOrder(inEffect(list)).map((v) => v.info.asOf))],
-          contentHash: info.contentHash,
-          origin: info.origin,
-          ingestedAt: info.ingestedAt,
-          active,
-          delisted: records.length - active
-        }
-      })
-    )
+      [...byList.keys()]
+        .sort()
+        .map((list) => {
+          const current = currentOf(list)!
+          const records = byList.get(list) ?? []
+          const active = records.filter((r) => r.delistedAt === undefined).length
+          const info = current.info
+          return {
+            list,
+            source: info.source,
+            kind: info.kind,
+            authority: inEffect(list).at(-1)!.info.authority,
+            version: current.number,
+            asOf: info.asOf,
+            since: IntelIndex.inDateOrder(inEffect(list))[0]!.info.asOf,
+            versions: [...new Set(IntelIndex.inDateOrder(inEffect(list)).map((v) => v.info.asOf))],
+            contentHash: info.contentHash,
+            origin: info.origin,
+            ingestedAt: info.ingestedAt,
+            active,
+            delisted: records.length - active
+          }
+        })
+        .map((status) => IntelIndex.withRefusal(status, refusals.get(status.list)))
+    ),
+    recordRefusal: (list, refusal) => Effect.sync(() => void refusals.set(list, refusal))
   })
 })
 

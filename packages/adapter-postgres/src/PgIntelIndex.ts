@@ -472,9 +472,13 @@ const make = Effect.gen(function* () {
             since: string
             dates: string
             declared: Intel.Authority
+            refused_at: string | null
+            refused_origin: string | null
+            refused_message: string | null
           }
         >`
-          SELECT v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
+          SELECT rf.at AS refused_at, rf.origin AS refused_origin, rf.message AS refused_message,
+            v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
             v.ingested_at, v.state, v.authority, v.withdrawn_at,
             (SELECT count(*)::int FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
             (SELECT min(e.as_of) FROM intel_versions e
@@ -486,25 +490,44 @@ const make = Effect.gen(function* () {
                ORDER BY e.id DESC LIMIT 1) AS declared,
             (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
             (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
-          FROM intel_lists l JOIN intel_versions v ON v.id = l.version ORDER BY l.list`
+          FROM intel_lists l JOIN intel_versions v ON v.id = l.version
+            LEFT JOIN intel_refusals rf ON rf.list = l.list
+          ORDER BY l.list`
       ),
       (rows) =>
-        rows.map((row) => ({
-          list: row.list,
-          source: row.source,
-          kind: row.kind,
-          authority: row.declared,
-          version: row.number,
-          asOf: row.as_of,
-          since: row.since,
-          versions: [...new Set(row.dates.split(","))].sort(),
-          contentHash: row.content_hash,
-          origin: row.origin,
-          ingestedAt: row.ingested_at,
-          active: row.active,
-          delisted: row.delisted
-        }))
-    )
+        rows.map((row) =>
+          IntelIndex.withRefusal(
+            {
+              list: row.list,
+              source: row.source,
+              kind: row.kind,
+              authority: row.declared,
+              version: row.number,
+              asOf: row.as_of,
+              since: row.since,
+              versions: [...new Set(row.dates.split(","))].sort(),
+              contentHash: row.content_hash,
+              origin: row.origin,
+              ingestedAt: row.ingested_at,
+              active: row.active,
+              delisted: row.delisted
+            },
+            row.refused_at === null
+              ? undefined
+              : { at: row.refused_at, origin: row.refused_origin!, message: row.refused_message! }
+          )
+        )
+    ),
+    recordRefusal: (list, refusal) =>
+      Effect.asVoid(
+        run(
+          "IntelIndex.recordRefusal",
+          sql`
+            INSERT INTO intel_refusals (list, at, origin, message)
+            VALUES (${list}, ${refusal.at}, ${refusal.origin}, ${refusal.message})
+            ON CONFLICT (list) DO UPDATE SET at = excluded.at, origin = excluded.origin, message = excluded.message`
+        )
+      )
   })
 })
 

@@ -246,5 +246,14 @@ export const migrations = {
       fitted_at text NOT NULL,
       model text NOT NULL
     );
+  `),
+  // The latest refresh of each list that the guard refused.
+  "11_refused_refreshes": statements(`
+    CREATE TABLE intel_refusals (
+      list text PRIMARY KEY,
+      at text NOT NULL,
+      origin text NOT NULL,
+      message text NOT NULL
+    );
   `)
 }

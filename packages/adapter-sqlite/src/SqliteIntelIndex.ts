@@ -148,6 +148,13 @@ const make = Effect.gen(function* () {
     storeModel: db.prepare<[string, string, string], { version: number }>(
       "INSERT INTO intel_models (as_of, fitted_at, model) VALUES (?, ?, ?) RETURNING version"
     ),
+    recordRefusal: db.prepare<[string, string, string, string]>(
+      `INSERT INTO intel_refusals (list, at, origin, message) VALUES (?, ?, ?, ?)
+       ON CONFLICT (list) DO UPDATE SET at = excluded.at, origin = excluded.origin, message = excluded.message`
+    ),
+    refusals: db.prepare<[], IntelIndex.ListRefusal & { list: string }>(
+      "SELECT list, at, origin, message FROM intel_refusals"
+    ),
     models: db.prepare<[], { version: number; model: string }>(
       "SELECT version, model FROM intel_models ORDER BY version"
     ),
@@ -470,24 +477,34 @@ const make = Effect.gen(function* () {
     generation: database.use("IntelIndex.generation", () =>
       generation.through("generation", () => s.generation.get()?.g ?? 0)
     ),
-    lists: database.use("IntelIndex.lists", () =>
-      s.lists.all().map((row) => ({
-        list: row.list,
-        source: row.source,
-        kind: row.kind,
-        authority: row.declared,
-        version: row.number,
-        asOf: row.as_of,
-        since: row.since,
-        versions: [...new Set(row.dates.split(","))].sort(),
-        contentHash: row.content_hash,
-        origin: row.origin,
-        ingestedAt: row.ingested_at,
-        active: row.active,
-        delisted: row.delisted,
-        ...(damaged.has(row.list) ? { problem: damaged.get(row.list)! } : {})
-      }))
-    )
+    recordRefusal: (list, refusal) =>
+      database.use("IntelIndex.recordRefusal", () =>
+        s.recordRefusal.run(list, refusal.at, refusal.origin, refusal.message)
+      ),
+    lists: database.use("IntelIndex.lists", () => {
+      const refusals = new Map(s.refusals.all().map(({ list, ...refusal }) => [list, refusal]))
+      return s.lists.all().map((row) =>
+        IntelIndex.withRefusal(
+          {
+            list: row.list,
+            source: row.source,
+            kind: row.kind,
+            authority: row.declared,
+            version: row.number,
+            asOf: row.as_of,
+            since: row.since,
+            versions: [...new Set(row.dates.split(","))].sort(),
+            contentHash: row.content_hash,
+            origin: row.origin,
+            ingestedAt: row.ingested_at,
+            active: row.active,
+            delisted: row.delisted,
+            ...(damaged.has(row.list) ? { problem: damaged.get(row.list)! } : {})
+          },
+          refusals.get(row.list)
+        )
+      )
+    })
   })
 })
 

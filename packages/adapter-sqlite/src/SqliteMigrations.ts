@@ -358,6 +358,19 @@ export const migrations: ReadonlyArray<Migration> = [
         model TEXT NOT NULL
       );
     `
+  },
+  {
+    version: 21,
+    name: "refused refreshes",
+    // The latest refresh of each list that the guard refused.
+    sql: `
+      CREATE TABLE intel_refusals (
+        list TEXT PRIMARY KEY,
+        at TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        message TEXT NOT NULL
+      );
+    `
   }
 ]
 

@@ -28,6 +28,7 @@ const tables: ReadonlyArray<{ readonly name: string; readonly where?: string }> 
   { name: "intel_deletions" },
   { name: "intel_amendments" },
   { name: "intel_models" },
+  { name: "intel_refusals" },
   { name: "webhooks" },
   { name: "webhook_deliveries" },
   { name: "monitor_contracts" },

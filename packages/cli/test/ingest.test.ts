@@ -385,10 +385,16 @@ describe("vigil ingest and screen", () => {
       assert.strictEqual(await blocked(), "BLOCK")
       const lists = JSON.parse((await runVigil(cwd, {}, ["lists"])).stdout.trim().split("\n")[0]!)
       assert.strictEqual(lists.active, 77)
+      // The latest refusal is kept beside the list, for whoever reads its state (`vigil lists`, GET /v1/lists).
+      assert.strictEqual(lists.refused.origin, "short.txt")
+      assert.match(lists.refused.message, /would de-list 67 of the 77 active records of ofac-eth/)
+      assert.isAbove(Date.parse(lists.refused.at), Date.parse(lists.ingestedAt))
       // The operator can raise the share, or accept the shrink.
       // Versions are numbered per list, and the refused attempts used no number.
       const raised = await ingest("short.txt", eth.slice(0, 10).join("\n"), ["--max-delist-share", "0.9"])
       assert.strictEqual(raised.code, 0)
+      const current = JSON.parse((await runVigil(cwd, {}, ["lists"])).stdout.trim().split("\n")[0]!)
+      assert.notProperty(current, "refused", "a version committed since: up to date again")
       assert.match(raised.stdout, /^ofac-eth \(official\): version 2 as of /)
       const emptied = await ingest("empty.json", "[]", ["--allow-shrink"])
       assert.strictEqual(emptied.code, 0)

@@ -51,6 +51,14 @@ describe("vigil migrate-store", () => {
       )
       assert.strictEqual(ingested.code, 0, ingested.stderr)
     }
+    // A refresh the guard refused: kept beside the list, and moved with it.
+    writeFileSync(join(cwd, "empty.txt"), "\n")
+    const refused = await runVigil(
+      cwd,
+      { VIGIL_DB: "v.db" },
+      ingestWatchArgs("empty.txt", "2025-07-01", ["--authority", "official"])
+    )
+    assert.strictEqual(refused.code, 1, refused.stdout)
     const env = { VIGIL_SOURCIFY_URL: "", VIGIL_ETHERSCAN_URL: "", VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1" }
     const before = await serve(cwd, { ...env, VIGIL_DB: "v.db" })
     const call = caller(() => before.url, key)
@@ -81,9 +89,11 @@ describe("vigil migrate-store", () => {
         ?.action,
       bots: (await c("GET", "/v1/bots")).json.bots,
       contracts: (await c("GET", "/v1/contracts")).json.contracts,
-      channels: (await c("GET", "/v1/notifications")).json.channels.map((x: any) => [x.id, x.type, x.name])
+      channels: (await c("GET", "/v1/notifications")).json.channels.map((x: any) => [x.id, x.type, x.name]),
+      refusals: (await c("GET", "/v1/lists")).json.lists.map((x: any) => x.refused)
     })
     const expected = await read(call)
+    assert.strictEqual(expected.refusals[0]?.origin, "empty.txt")
     assert.strictEqual(expected.now, "BLOCK")
     assert.notStrictEqual(expected.then, "BLOCK", "not listed before the second version")
     before.child.kill("SIGTERM")
@@ -96,6 +106,7 @@ describe("vigil migrate-store", () => {
       api_keys: 1,
       intel_versions: 2,
       intel_lists: 1,
+      intel_refusals: 1,
       monitor_bots: 1,
       monitor_contracts: 1,
       webhooks: 1

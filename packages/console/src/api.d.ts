@@ -1865,6 +1865,11 @@ export interface components {
             active: number;
             delisted: number;
             problem?: string;
+            refused?: {
+                at: string;
+                origin: string;
+                message: string;
+            };
         };
         V2StatusResult: {
             /** @enum {string} */

@@ -436,6 +436,7 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
             <th scope="col">Versions in effect</th>
             <th scope="col">Records</th>
             <th scope="col">Verification</th>
+            <th scope="col">Last refresh</th>
           </tr>
         </thead>
         <tbody>
@@ -461,6 +462,15 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
                 {l.active} in force, {l.delisted} de-listed
               </td>
               <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
+              <td data-testid="refresh">
+                {l.refused === undefined ? (
+                  "in force"
+                ) : (
+                  <span class="problem">
+                    refused {l.refused.at.slice(0, 16).replace("T", " ")} UTC: {l.refused.message}
+                  </span>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -121,6 +121,15 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
       execFileSync(process.execPath, [bin, ...args, "--db", db], { encoding: "utf8" })
     vigil(["ingest", "ofac-sdn-xml", sdnOld])
     vigil(["ingest", "ofac-sdn-xml", sdnNew])
+    // A desk's own watch-list, whose latest refresh came empty and was refused by the guard.
+    writeFileSync(join(dir, "watch.txt"), `${["0x1", "0x2"].map((n) => n.padEnd(42, "0")).join("\n")}\n`)
+    writeFileSync(join(dir, "empty.txt"), "\n")
+    const watchList = ["--list", "desk-watch", "--category", "sanctions", "--authority", "curated"]
+    const dated = ["--as-of", "2020-01-01"]
+    const inDir = (args: ReadonlyArray<string>) =>
+      execFileSync(process.execPath, [bin, ...args, "--db", db], { cwd: dir, encoding: "utf8", stdio: "pipe" })
+    inDir(["ingest", "address-list", "watch.txt", ...watchList, ...dated])
+    assert.throws(() => inDir(["ingest", "address-list", "empty.txt", ...watchList]))
     key = JSON.parse(vigil(["keys", "create", "--name", "Analyst"])).key
     const started = await serve(db)
     server = started.child
@@ -193,6 +202,10 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.getByRole("button", { name: "Lists" }).click()
     const lists = await page.getByTestId("lists").innerText()
     assert.match(lists, /ofac-sdn[\s\S]*official[\s\S]*2 of 2025-11-19[\s\S]*2025-03-04, 2025-11-19/)
+    // Where a refresh was refused, the row says when and why: the list may be behind its publisher.
+    const refreshes = await page.getByTestId("refresh").allInnerTexts()
+    assert.match(refreshes[0]!, /^refused \d{4}-\d\d-\d\d \d\d:\d\d UTC: empty\.txt holds no valid record/)
+    assert.strictEqual(refreshes[1], "in force")
     await page.screenshot({ path: join(shots, "lists.png"), fullPage: true })
 
     // On a phone's width the answer reads without scrolling sideways.

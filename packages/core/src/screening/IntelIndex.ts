@@ -56,6 +56,17 @@ export class ShrinkRefused extends Schema.TaggedError<ShrinkRefused>()("ShrinkRe
 export interface VersionInfo extends StageInfo, Completion {}
 
 /** The state of one list. */
+/** A refresh of a list that the guard refused (it would have emptied the list, or de-listed too much of it). */
+export const ListRefusal = Schema.Struct({
+  /** When it was refused (an ISO instant). */
+  at: Schema.String,
+  /** The file or URL that was refused. */
+  origin: Schema.String,
+  /** Why, as the ingest said it. */
+  message: Schema.String
+})
+export type ListRefusal = typeof ListRefusal.Type
+
 export const ListStatus = Schema.Struct({
   list: Schema.String,
   source: Schema.String,
@@ -77,11 +88,17 @@ export const ListStatus = Schema.Struct({
   /** Records kept as history (de-listed). */
   delisted: Schema.Int,
   /** Set when the store's verification found the list's records altered: answers cannot rely on it. */
-  problem: Schema.optionalKey(Schema.String)
+  problem: Schema.optionalKey(Schema.String),
+  /** The latest refresh the guard refused since the version in force was ingested: the list may be out of date. */
+  refused: Schema.optionalKey(ListRefusal)
 })
 
 /** The state of one list. */
 export type ListStatus = typeof ListStatus.Type
+
+/** `status` with `refusal` when it came after the version in force was ingested: what `lists` shows of refusals. */
+export const withRefusal = (status: ListStatus, refusal: ListRefusal | undefined): ListStatus =>
+  refusal === undefined || refusal.at <= status.ingestedAt ? status : { ...status, refused: refusal }
 
 /** What deleting a list removed: its records (active and de-listed) and the version that was in force. */
 export interface RemoveOutcome {
@@ -182,6 +199,11 @@ export class IntelIndex extends Context.Service<
     readonly models: Effect.Effect<ReadonlyArray<Calibration.Stored>, StoreError.StoreError>
     /** The committed lists, by name. */
     readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
+    /**
+     * Records that a refresh of `list` was refused by the guard (the latest refusal of a list replaces the one
+     * before). `lists` shows it until a version of the list is committed after it.
+     */
+    readonly recordRefusal: (list: string, refusal: ListRefusal) => Effect.Effect<void, StoreError.StoreError>
     /**
      * A number that changes whenever a commit changes what `lookup` can return or a model is stored (0 before any),
      * also when another process did; caches of screening results compare it to know they are stale.

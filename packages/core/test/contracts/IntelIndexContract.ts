@@ -196,6 +196,27 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.strictEqual(outcome.delisted, 1)
       }))
 
+    test("shows a list's latest refused refresh until a version of it is committed after it", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("ofac", "2025-03-04"), [rec(A), rec(B)])
+        yield* ingest(index, info("labels", "2025-03-04"), [rec(C)])
+        const refusal = (at: string, message: string) => ({ at, origin: "sdn.xml", message })
+        yield* index.recordRefusal("ofac", refusal("2025-03-05T08:00:00.000Z", "holds no valid record"))
+        yield* index.recordRefusal("ofac", refusal("2025-03-06T08:00:00.000Z", "would de-list 2 of 2"))
+        const shown = yield* index.lists
+        assert.deepStrictEqual(
+          shown.map((l) => [l.list, "refused" in l]),
+          [
+            ["labels", false],
+            ["ofac", true]
+          ]
+        )
+        assert.deepStrictEqual(shown[1]?.refused, refusal("2025-03-06T08:00:00.000Z", "would de-list 2 of 2"))
+        // A version committed since: the list is up to date again.
+        yield* ingest(index, info("ofac", "2025-03-07"), [rec(A), rec(B), rec(C)])
+        assert.isFalse("refused" in (yield* index.lists)[1]!)
+      }))
+
     test("counts a history version's shrink by the records it leaves no longer active", (index) =>
       Effect.gen(function* () {
         const history = info("usdt", "2025-01-01", { mode: "history" })

@@ -202,12 +202,17 @@ export const run = Effect.fnUntraced(function* <E>(
         message: `${request.origin} is dated ${asOf}, older than the list's current version (${current.asOf}); --backfill adds it to the list's history; nothing changed`
       })
     }
+    // The refresh guard's refusals are recorded beside the list, so whoever reads its state sees it is behind.
+    const refused = (message: string) =>
+      Effect.andThen(
+        index.recordRefusal(request.list, { at: ingestedAt, origin: request.origin, message }),
+        Effect.fail(new IngestFailed({ list: request.list, message }))
+      )
     if (records === 0 && request.allowShrink !== true) {
       const skipped = parser.skipped()
-      return yield* new IngestFailed({
-        list: request.list,
-        message: `${request.origin} holds no valid record (${skipped.count} skipped${skipped.reasons[0] === undefined ? "" : `, first: ${skipped.reasons[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
-      })
+      return yield* refused(
+        `${request.origin} holds no valid record (${skipped.count} skipped${skipped.reasons[0] === undefined ? "" : `, first: ${skipped.reasons[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
+      )
     }
     const outcome = yield* index
       .commit(version, {
@@ -219,12 +224,9 @@ export const run = Effect.fnUntraced(function* <E>(
       })
       .pipe(
         Effect.catchTags({
-          ShrinkRefused: (refused) =>
-            Effect.fail(
-              new IngestFailed({
-                list: request.list,
-                message: `${request.origin}: ${refused.message}; refused, the list is unchanged (--allow-shrink if this is intended)`
-              })
+          ShrinkRefused: (shrink) =>
+            refused(
+              `${request.origin}: ${shrink.message}; refused, the list is unchanged (--allow-shrink if this is intended)`
             ),
           AmendRefused: (refused) =>
             Effect.fail(
