@@ -425,7 +425,7 @@ export const command = Command.make(
           port,
           maxBodyBytes,
           hotRoutes,
-          detail: `storage: sqlite ${db}`,
+          detail: `storage: ${Store.describe(db)}`,
           connections: {
             headersTimeoutMillis: headersTimeout,
             requestTimeoutMillis: requestTimeout,

@@ -31,6 +31,10 @@ export const parse = (value: string): Effect.Effect<Store, CommandFailed> => {
   return Effect.succeed({ _tag: "Postgres", url: value })
 }
 
+/** The store `db` names, for a log line: its kind, and the path or URL (its password hidden). */
+export const describe = (db: string): string =>
+  /^postgres(ql)?:\/\//i.test(db) ? `postgresql ${shown(db)}` : `sqlite ${db}`
+
 /** Every storage port, as a command that opens the database uses them. */
 export type Ports = Engine.Storage | StorageProbe.StorageProbe
 

@@ -50,7 +50,13 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
     const first = await ingest("list1.txt", "2025-01-01")
     assert.strictEqual(first.code, 0, first.stderr)
 
-    const [a, b] = await Promise.all([serve(cwd, { VIGIL_DB: db }), serve(cwd, { VIGIL_DB: db })])
+    // The second is given a password in its URL (trust auth never asks for it): its log line must not show it.
+    const withPassword = db.replace("://postgres@", "://postgres:s3cret@")
+    assert.notStrictEqual(withPassword, db)
+    const [a, b] = await Promise.all([serve(cwd, { VIGIL_DB: db }), serve(cwd, { VIGIL_DB: withPassword })])
+    assert.include(a!.output(), `(storage: postgresql ${db})`)
+    assert.include(b!.output(), `(storage: postgresql ${db.replace("://postgres@", "://postgres:***@")})`)
+    assert.notInclude(b!.output(), "s3cret")
     const v2 = async (url: string, address: string) => {
       const response = await fetch(`${url}/api/v2/intel?address=${address}`, { headers: { "x-api-key": key } })
       return { status: response.status, cache: response.headers.get("x-cache"), body: (await response.json()) as any }
