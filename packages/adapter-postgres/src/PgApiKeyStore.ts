@@ -1,10 +1,14 @@
 /**
- * ApiKeyStore on PostgreSQL: one row per key, holding its hash and never the key. Every lookup reads the
- * database, so a key revoked by any instance is refused by every other at its next request.
+ * ApiKeyStore on PostgreSQL: one row per key, holding its hash and never the key. A key read is remembered for a
+ * second at most, and only while this process hears the notices of key changes: creating or revoking a key, by any
+ * instance or by `vigil keys`, announces it at its commit, and every instance forgets what it read. So a revoked
+ * key is refused everywhere as soon as the notice arrives (and within a second even if it never does), without a
+ * round trip to the database on every request.
  */
-import { ApiKeyStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
-import { PgDatabase } from "./PgDatabase.ts"
+import { ApiKeyStore, BoundedMemo } from "@vigil/core"
+import { Clock, Effect, Layer } from "effect"
+import { onRealClock, PgDatabase } from "./PgDatabase.ts"
+import * as PgNotices from "./PgNotices.ts"
 
 interface Row {
   readonly id: string
@@ -32,21 +36,55 @@ const toRecord = (row: Row): ApiKeyStore.ApiKeyRecord => ({
 
 const columns = "id, name, hash, qps, daily, monthly, created_at, expires_at, revoked_at"
 
+/** The channel on which every change of the keys is announced at its commit (the payload: the schema). */
+const channel = "vigil_keys"
+
+/** Keys remembered at most: the keys in use (an unknown id is never remembered). */
+const maxRemembered = 10_000
+
 const make = Effect.gen(function* () {
   const { sql, run, transaction } = yield* PgDatabase
+  const heard = yield* PgNotices.listen(
+    channel,
+    "keys: not listening for key changes (every request reads its key from the database meanwhile)"
+  )
+  const remembered = BoundedMemo.make<
+    string,
+    { readonly record: ApiKeyStore.ApiKeyRecord; readonly heard: number; readonly atMillis: number }
+  >(maxRemembered)
   const find = (id: string) =>
     Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}`, (rows) =>
       rows[0] === undefined ? undefined : toRecord(rows[0])
     )
+  /** A transaction that changes the keys: announced to every listener at its commit, and forgotten here. */
+  const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
+    transaction(operation, Effect.andThen(heard.announce, effect)).pipe(Effect.ensuring(Effect.sync(heard.forget)))
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
-      run(
+      changing(
         "ApiKeyStore.insert",
         sql`INSERT INTO api_keys (id, name, hash, qps, daily, monthly, created_at, expires_at, revoked_at)
             VALUES (${record.id}, ${record.name}, ${record.hash}, ${record.qps}, ${record.daily}, ${record.monthly},
                     ${record.createdAt}, ${record.expiresAt ?? null}, ${record.revokedAt ?? null})`
       ).pipe(Effect.asVoid),
-    find: (id) => run("ApiKeyStore.find", find(id)),
+    find: (id) =>
+      Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
+        const kept = remembered.get(id)
+        if (
+          kept !== undefined &&
+          heard.listening() &&
+          kept.heard === heard.count() &&
+          now - kept.atMillis < PgNotices.trustMillis
+        )
+          return Effect.succeed<ApiKeyStore.ApiKeyRecord | undefined>(kept.record)
+        const before = heard.count()
+        return Effect.tap(run("ApiKeyStore.find", find(id)), (record) =>
+          Effect.sync(() => {
+            if (record !== undefined && heard.listening() && heard.count() === before)
+              remembered.set(id, { record, heard: before, atMillis: now })
+          })
+        )
+      }),
     list: run(
       "ApiKeyStore.list",
       Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys ORDER BY created_at, seq`, (rows) =>
@@ -54,7 +92,7 @@ const make = Effect.gen(function* () {
       )
     ),
     revoke: (id, at) =>
-      transaction(
+      changing(
         "ApiKeyStore.revoke",
         Effect.andThen(sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`, find(id))
       )

@@ -127,8 +127,8 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
   const client = PgClient.layerFrom(
     PgClient.make({
       url: Redacted.make(options.url),
-      // One connection listens for changes of the lists: two at least.
-      maxConnections: Math.max(2, options.maxConnections ?? 10),
+      // Two connections listen for changes (of the lists, of the keys): three at least.
+      maxConnections: Math.max(3, options.maxConnections ?? 10),
       applicationName: "vigil",
       startupParameters: {
         statement_timeout: String(options.statementTimeoutMillis ?? 30_000),

@@ -5,8 +5,9 @@
  * Records go in thousands per statement.
  */
 import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Cause, Clock, Effect, Layer, Queue, Schema } from "effect"
+import { Clock, Effect, Layer, Schema } from "effect"
 import { onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
+import * as PgNotices from "./PgNotices.ts"
 
 interface RecordRow {
   readonly list: string
@@ -88,12 +89,9 @@ const chunk = 5_000
 /** The channel on which every change of the lists is announced at its commit (the payload: the schema). */
 const channel = "vigil_intel"
 
-/** How long a generation read is trusted while notices are heard: the bound on a notice that never came. */
-const trustMillis = 1_000
-
 const make = Effect.gen(function* () {
   const database = yield* PgDatabase
-  const { sql, run, schema } = database
+  const { sql, run } = database
 
   /**
    * The generation, remembered while this process hears the notices of changes (`LISTEN`): a commit here or in any
@@ -101,43 +99,11 @@ const make = Effect.gen(function* () {
    * A remembered reading is trusted for a second at most; while the listener is down (a dropped connection), none
    * is remembered: every request asks the database, and the listener subscribes again after a pause.
    */
-  let heard = 0
-  let listening = false
-  let remembered: { readonly value: number; readonly heard: number; readonly atMillis: number } | undefined
-  /** Whether the last subscription failed: a server that stays away is reported once, not at every retry. */
-  let failing = false
-  const listen = Effect.scoped(
-    Effect.gen(function* () {
-      const notices = yield* sql.listen(channel)
-      listening = true
-      failing = false
-      heard++
-      while (true) {
-        const notice = yield* Queue.take(notices)
-        if (notice.payload === schema) heard++
-      }
-    })
-  ).pipe(
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-      if (failing) return Effect.void
-      failing = true
-      return Effect.logWarning(
-        "intelligence: not listening for list changes (every request asks the database meanwhile); resubscribing",
-        cause
-      )
-    }),
-    Effect.ensuring(
-      Effect.sync(() => {
-        listening = false
-        heard++
-      })
-    ),
-    Effect.andThen(Effect.sleep(trustMillis)),
-    Effect.forever,
-    onRealClock
+  const heard = yield* PgNotices.listen(
+    channel,
+    "intelligence: not listening for list changes (every request asks the database meanwhile)"
   )
-  yield* Effect.forkScoped(listen)
+  let remembered: { readonly value: number; readonly heard: number; readonly atMillis: number } | undefined
   const readGeneration = Effect.map(
     run(
       "IntelIndex.generation",
@@ -149,12 +115,12 @@ const make = Effect.gen(function* () {
     (rows) => rows[0]?.g ?? 0
   )
   const generation = Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
-    if (listening && remembered?.heard === heard && now - remembered.atMillis < trustMillis)
+    if (heard.listening() && remembered?.heard === heard.count() && now - remembered.atMillis < PgNotices.trustMillis)
       return Effect.succeed(remembered.value)
-    const before = heard
+    const before = heard.count()
     return Effect.tap(readGeneration, (value) =>
       Effect.sync(() => {
-        remembered = listening && heard === before ? { value, heard: before, atMillis: now } : undefined
+        remembered = heard.listening() && heard.count() === before ? { value, heard: before, atMillis: now } : undefined
       })
     )
   })
@@ -166,13 +132,9 @@ const make = Effect.gen(function* () {
   }
   /** A transaction that changes the lists: announced to every listener at its commit, and forgotten here at once. */
   const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
-    database.transaction(operation, Effect.andThen(sql`SELECT pg_notify(${channel}, ${schema})`, effect)).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          heard++
-        })
-      )
-    )
+    database
+      .transaction(operation, Effect.andThen(heard.announce, effect))
+      .pipe(Effect.ensuring(Effect.sync(heard.forget)))
 
   const versionOf = (id: number) =>
     Effect.map(

@@ -113,7 +113,7 @@ describe("PostgreSQL: list changes heard by every instance", () => {
       // The reader's listening connection is cut: it answers by the database meanwhile, and listens again.
       const listeners = () =>
         sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_intel%' AND pid <> pg_backend_pid()`
       assert.isTrue(
         yield* within(
           1_000,
@@ -122,10 +122,59 @@ describe("PostgreSQL: list changes heard by every instance", () => {
         "both listen"
       )
       yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`
+        WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_intel%' AND pid <> pg_backend_pid()`
       assert.isFalse(yield* listed(second))
       yield* list("two", second)
       assert.isTrue(yield* within(1_000, listed(second)), "seen within a second without a listener")
+      assert.isTrue(
+        yield* within(
+          3_000,
+          Effect.map(listeners(), (rows) => rows.length === 2)
+        ),
+        "both listen again"
+      )
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: key changes heard by every instance", () => {
+  it("refuses a key revoked on another instance at once, and within a second after its listener was cut", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* instances(2, Postgres.schemaName())
+      const reader = Context.get(a!, ApiKeyStore.ApiKeyStore)
+      const writer = Context.get(b!, ApiKeyStore.ApiKeyStore)
+      const { sql } = Context.get(a!, PgDatabase.PgDatabase)
+      const key = (id: string): ApiKeyStore.ApiKeyRecord => ({
+        id,
+        name: id,
+        hash: `hash-${id}`,
+        qps: 10,
+        daily: 100,
+        monthly: 1_000,
+        createdAt: "2026-01-01T00:00:00.000Z"
+      })
+      const revoked = (id: string) => Effect.map(reader.find(id), (record) => record?.revokedAt !== undefined)
+      const listeners = () =>
+        sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_keys%' AND pid <> pg_backend_pid()`
+      assert.isTrue(
+        yield* within(
+          1_000,
+          Effect.map(listeners(), (rows) => rows.length === 2)
+        ),
+        "both listen"
+      )
+      for (const id of ["first", "second"]) yield* writer.insert(key(id))
+      // Read (and remembered) by the reader, then revoked by the writer: heard at once through the commit's notice.
+      assert.isFalse(yield* revoked("first"))
+      assert.isFalse(yield* revoked("first"), "read again from memory")
+      yield* writer.revoke("first", "2026-01-02T00:00:00.000Z")
+      assert.isTrue(yield* within(500, revoked("first")), "refused at once")
+      // The reader's listening connection is cut: what it remembered is not trusted past a second.
+      assert.isFalse(yield* revoked("second"))
+      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_keys%' AND pid <> pg_backend_pid()`
+      yield* writer.revoke("second", "2026-01-02T00:00:00.000Z")
+      assert.isTrue(yield* within(1_000, revoked("second")), "refused within a second without a listener")
       assert.isTrue(
         yield* within(
           3_000,

@@ -51,7 +51,7 @@ const setting = (name: string, minimum: number, maximum: number, fallback: numbe
 const postgres = (url: string) =>
   Effect.gen(function* () {
     // One connection listens for list changes: two at least.
-    const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 2, 1_000, 10)
+    const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 3, 1_000, 10)
     const statementTimeoutMillis = yield* setting("VIGIL_PG_STATEMENT_TIMEOUT_MS", 100, 3_600_000, 30_000)
     return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis })
   })

@@ -90,7 +90,7 @@ describe("vigil --db", () => {
 
   it("takes the pool size and statement timeout from the environment, refusing a bad one in one line", async () => {
     const cwd = tempDir()
-    const ok = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "2", VIGIL_PG_STATEMENT_TIMEOUT_MS: "5000" }, [
+    const ok = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "3", VIGIL_PG_STATEMENT_TIMEOUT_MS: "5000" }, [
       "keys",
       "list",
       "--db",
@@ -99,7 +99,7 @@ describe("vigil --db", () => {
     assert.strictEqual(ok.code, 0, ok.stderr)
     const refused = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "0" }, ["keys", "list", "--db", run!.url])
     assert.strictEqual(refused.code, 1)
-    assert.strictEqual(oneLine(refused.stderr), "vigil: VIGIL_PG_POOL_SIZE: must be a whole number from 2 to 1000")
+    assert.strictEqual(oneLine(refused.stderr), "vigil: VIGIL_PG_POOL_SIZE: must be a whole number from 3 to 1000")
     const slow = await runVigil(cwd, { VIGIL_PG_STATEMENT_TIMEOUT_MS: "soon" }, ["screen", "--db", run!.url, CLEAN])
     assert.strictEqual(slow.code, 1)
     assert.strictEqual(

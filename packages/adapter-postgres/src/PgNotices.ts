@@ -1,0 +1,75 @@
+/**
+ * What an instance hears of the changes other processes announce (`LISTEN`/`NOTIFY`), for caches of what the
+ * database says. A writer announces its change on a channel in the same transaction (`announce`), so the notice
+ * goes out at its commit, to every instance and to a CLI command's process alike; every listener then forgets
+ * what it had read. Notices sent while a listener is disconnected are lost, so a cache holds nothing while its
+ * listener is down, and trusts what it holds for a bounded time even while it is up.
+ */
+import { Cause, Effect, Queue } from "effect"
+import type { SqlError } from "effect/sql"
+import { onRealClock, PgDatabase } from "./PgDatabase.ts"
+
+/** How long a remembered reading is trusted while notices are heard: the bound on a notice that never came. */
+export const trustMillis = 1_000
+
+/** A listener's state, read by a cache before it trusts or keeps a reading. */
+export interface Heard {
+  /** Moves with every notice for this schema, and whenever listening starts or stops (and after a change here). */
+  readonly count: () => number
+  /** Whether notices are heard now: while not, nothing may be remembered. */
+  readonly listening: () => boolean
+  /** The statement a changing transaction runs: its notice goes out at the commit. */
+  readonly announce: Effect.Effect<void, SqlError.SqlError>
+  /** Forgets at once what this process remembered: run when a change made here has ended, committed or not. */
+  readonly forget: () => void
+}
+
+/**
+ * Listens on `channel` for the rest of the scope, subscribing again after a pause when the connection drops and
+ * reporting a failure once (`what` names what is not heard).
+ */
+export const listen = (channel: string, what: string) =>
+  Effect.gen(function* () {
+    const { sql, schema } = yield* PgDatabase
+    let count = 0
+    let listening = false
+    /** Whether the last subscription failed: a server that stays away is reported once, not at every retry. */
+    let failing = false
+    const subscription = Effect.scoped(
+      Effect.gen(function* () {
+        const notices = yield* sql.listen(channel)
+        listening = true
+        failing = false
+        count++
+        while (true) {
+          const notice = yield* Queue.take(notices)
+          if (notice.payload === schema) count++
+        }
+      })
+    ).pipe(
+      Effect.catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+        if (failing) return Effect.void
+        failing = true
+        return Effect.logWarning(`${what}; resubscribing`, cause)
+      }),
+      Effect.ensuring(
+        Effect.sync(() => {
+          listening = false
+          count++
+        })
+      ),
+      Effect.andThen(Effect.sleep(trustMillis)),
+      Effect.forever,
+      onRealClock
+    )
+    yield* Effect.forkScoped(subscription)
+    return {
+      count: () => count,
+      listening: () => listening,
+      announce: Effect.asVoid(sql`SELECT pg_notify(${channel}, ${schema})`),
+      forget: () => {
+        count++
+      }
+    } satisfies Heard
+  })
