@@ -6,7 +6,7 @@
  */
 import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Clock, Effect, Layer, Schema } from "effect"
-import { onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
+import { batcher, onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
 
 interface RecordRow {
@@ -130,6 +130,29 @@ const make = Effect.gen(function* () {
     at: -1,
     records: new Map()
   }
+  /**
+   * The records of addresses not remembered, read for every request waiting at once in one statement (a group
+   * read, as the quota charges are): concurrent screenings of distinct addresses share a round trip.
+   */
+  const readRecords = batcher((requests: ReadonlyArray<ReadonlyArray<string>>) =>
+    Effect.map(
+      run(
+        "IntelIndex.lookup",
+        sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records
+                       WHERE address = ANY(${[...new Set(requests.flat())]}::text[]) ORDER BY id`
+      ),
+      (rows) => {
+        const byAddress = new Map<string, Array<Intel.IntelRecord>>()
+        for (const row of rows) {
+          const record = fromRow(row)
+          const kept = byAddress.get(record.address)
+          if (kept === undefined) byAddress.set(record.address, [record])
+          else kept.push(record)
+        }
+        return requests.map((addresses) => addresses.flatMap((a) => byAddress.get(a) ?? []))
+      }
+    )
+  )
   /** A transaction that changes the lists: announced to every listener at its commit, and forgotten here at once. */
   const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
     database
@@ -377,18 +400,10 @@ const make = Effect.gen(function* () {
             const read =
               missing.length === 0
                 ? Effect.void
-                : Effect.map(
-                    run(
-                      "IntelIndex.lookup",
-                      sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records
-                                     WHERE address = ANY(${missing}::text[]) ORDER BY id`
-                    ),
-                    (rows) => {
-                      for (const a of missing) known.records.set(a, [])
-                      for (const row of rows)
-                        (known.records.get(row.address) as Array<Intel.IntelRecord>).push(fromRow(row))
-                    }
-                  )
+                : Effect.map(readRecords(missing), (rows) => {
+                    for (const a of missing) known.records.set(a, [])
+                    for (const row of rows) (known.records.get(row.address) as Array<Intel.IntelRecord>).push(row)
+                  })
             return Effect.map(read, () => addresses.flatMap((a) => known.records.get(a) ?? []))
           }),
     scan: (after, limit) =>
