@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
-import { PgDatabase, serialised } from "./PgDatabase.ts"
+import { batcher, PgDatabase, serialised } from "./PgDatabase.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -113,6 +113,31 @@ const make = Effect.gen(function* () {
 
   /** This instance, as the holder its leases name. */
   const instance = randomUUID()
+
+  /**
+   * Deliveries sent, settled for every sender waiting at once in one statement (a group write, as quota charges
+   * are): each only for the attempt being settled and while still pending (a sender whose lease ran out changes
+   * nothing), and each destination's count raised once by how many of its deliveries were settled.
+   */
+  const delivered = batcher(
+    (settled: ReadonlyArray<{ readonly id: string; readonly attempt: number; readonly at: string }>) =>
+      Effect.as(
+        run(
+          "WebhookStore.settle",
+          sql`
+            WITH done AS (
+              UPDATE webhook_deliveries d SET status = 'delivered'
+              FROM unnest(${settled.map((x) => x.id)}::text[], ${settled.map((x) => x.attempt)}::int[],
+                          ${settled.map((x) => x.at)}::text[]) AS t(id, attempt, at)
+              WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
+              RETURNING d.webhook_id, t.at
+            ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
+            UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
+            FROM counted c WHERE w.id = c.webhook_id`
+        ),
+        settled.map(() => undefined)
+      )
+  )
 
   /**
    * What the other instances have in flight (leases not run out) for `keys`, per key and per destination, read
@@ -293,13 +318,7 @@ const make = Effect.gen(function* () {
     settle: (id, attempt, settlement) => {
       switch (settlement._tag) {
         case "Delivered":
-          return run(
-            "WebhookStore.settle",
-            Effect.asVoid(sql`
-              WITH done AS (UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending' RETURNING webhook_id)
-              UPDATE webhooks SET delivery_count = delivery_count + 1, last_delivery = ${settlement.at}
-              WHERE id IN (SELECT webhook_id FROM done)`)
-          )
+          return delivered({ id, attempt, at: settlement.at })
         case "Retry":
           return run(
             "WebhookStore.settle",
