@@ -20,7 +20,7 @@
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Random, Stream } from "effect"
+import { Cause, Clock, Context, Effect, type Fiber, Layer, Queue, Random, Stream } from "effect"
 import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
@@ -86,7 +86,12 @@ export const layer = (
       const running = new Map<number, Fiber.Fiber<void>>()
       // Bots are re-read at least every second, so a bot switched on is followed soon even with a long poll interval.
       yield* Effect.forkScoped(
-        Effect.forever(Effect.andThen(supervise(deps, running), Effect.sleep(Math.min(settings.pollMillis, 1_000))))
+        Effect.forever(
+          Effect.andThen(
+            Tenure.supervise(deps, running, (chainId) => follow(deps, chainId)),
+            Effect.sleep(Math.min(settings.pollMillis, 1_000))
+          )
+        )
       )
       return Follower.of({ status: status(deps), instance })
     })
@@ -103,75 +108,6 @@ interface Deps extends Steps.Shared {
 interface Memory {
   window: Window | undefined
 }
-
-/** A follower per chain with an active bot, started and stopped as bots change. */
-const supervise = (deps: Deps, running: Map<number, Fiber.Fiber<void>>) =>
-  Effect.gen(function* () {
-    const { states } = deps
-    const active = yield* deps.bots.active()
-    const chains = new Set(active.map((b) => b.chainId))
-    const ttl = Tenure.ttlOf(deps.settings)
-    /** Every chain's lease, read once a round and only when a chain is in standby. */
-    let held: ReadonlyArray<FollowLeases.Lease> | undefined
-    for (const chainId of chains) {
-      if (running.has(chainId)) continue
-      const lease = yield* deps.leases.hold(chainId, deps.instance, ttl)
-      const was = states.get(chainId)
-      const counts = {
-        blocks: was?.blocks ?? 0,
-        alerts: was?.alerts ?? 0,
-        retractions: was?.retractions ?? 0,
-        reorganisations: was?.reorganisations ?? 0
-      }
-      if (lease === undefined) {
-        // Another instance follows the chain: say who, and until when unless it renews.
-        held ??= yield* deps.leases.leases()
-        const holder = held.find((l) => l.chainId === chainId)
-        states.set(chainId, {
-          chainId,
-          state: "standby",
-          heads: "polling",
-          bots: active.filter((b) => b.chainId === chainId).length,
-          ...counts,
-          ...(holder === undefined ? {} : { holder: holder.holder, holderUntil: holder.expiresAt })
-        })
-        continue
-      }
-      states.set(chainId, { chainId, state: "starting", heads: "polling", bots: 0, ...counts, holder: deps.instance })
-      if (was?.state === "standby")
-        yield* Effect.logInfo(`chain ${chainId}: taking over from ${was.holder ?? "a stopped instance"}`)
-      running.set(chainId, yield* Effect.forkScoped(hold(deps, chainId, running, ttl)))
-    }
-    for (const [chainId, fiber] of running) {
-      if (chains.has(chainId)) continue
-      yield* Fiber.interrupt(fiber)
-      running.delete(chainId)
-    }
-    for (const chainId of states.keys()) if (!chains.has(chainId)) states.delete(chainId)
-  }).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logWarning("following: cannot read the active bots or the chains' leases", cause)
-    )
-  )
-
-/**
- * Follows the chain for as long as this instance holds its lease (renewed meanwhile); when the lease is lost the
- * chain is left to the instance that took it, and a stop releases it so another takes it over at once.
- */
-const hold = (deps: Deps, chainId: number, running: Map<number, Fiber.Fiber<void>>, ttl: number) =>
-  Effect.raceFirst(
-    follow(deps, chainId) as Effect.Effect<never>,
-    Effect.flatMap(Tenure.keep(deps.leases, chainId, deps.instance, ttl), (why) =>
-      Effect.logWarning(`chain ${chainId}: no longer followed here: ${why}`)
-    )
-  ).pipe(
-    Effect.ensuring(
-      Effect.andThen(
-        Effect.sync(() => running.delete(chainId)),
-        Effect.ignore(deps.leases.release(chainId, deps.instance))
-      )
-    )
-  )
 
 /**
  * The state of every chain followed. A step held in the reader's retries has not failed yet: the reader's
