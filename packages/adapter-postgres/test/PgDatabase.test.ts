@@ -77,6 +77,20 @@ const within = (millis: number, check: Effect.Effect<boolean, unknown>) =>
     return true
   })
 
+/** The connections listening on `channel` (but this one): how many, and cutting them. */
+const listenersOn = (sql: PgDatabase.PgDatabase["Service"]["sql"], channel: string) => {
+  const pattern = `LISTEN%${channel}%`
+  return {
+    count: Effect.map(
+      sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE ${pattern} AND pid <> pg_backend_pid()`,
+      (rows) => rows.length
+    ),
+    cut: sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND query ILIKE ${pattern} AND pid <> pg_backend_pid()`
+  }
+}
+
 describe("PostgreSQL: list changes heard by every instance", () => {
   it("answers a list committed on another instance within a second, also after its listener was cut", () =>
     Effect.gen(function* () {
@@ -111,25 +125,22 @@ describe("PostgreSQL: list changes heard by every instance", () => {
       // Heard at once through the commit's notice (without it, the remembered reading would hold for a second).
       assert.isTrue(yield* within(500, listed(first)), "seen at once")
       // The reader's listening connection is cut: it answers by the database meanwhile, and listens again.
-      const listeners = () =>
-        sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_intel%' AND pid <> pg_backend_pid()`
+      const listeners = listenersOn(sql, "vigil_intel")
       assert.isTrue(
         yield* within(
           1_000,
-          Effect.map(listeners(), (rows) => rows.length === 2)
+          Effect.map(listeners.count, (n) => n === 2)
         ),
         "both listen"
       )
-      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_intel%' AND pid <> pg_backend_pid()`
+      yield* listeners.cut
       assert.isFalse(yield* listed(second))
       yield* list("two", second)
       assert.isTrue(yield* within(1_000, listed(second)), "seen within a second without a listener")
       assert.isTrue(
         yield* within(
           3_000,
-          Effect.map(listeners(), (rows) => rows.length === 2)
+          Effect.map(listeners.count, (n) => n === 2)
         ),
         "both listen again"
       )
@@ -153,13 +164,11 @@ describe("PostgreSQL: key changes heard by every instance", () => {
         createdAt: "2026-01-01T00:00:00.000Z"
       })
       const revoked = (id: string) => Effect.map(reader.find(id), (record) => record?.revokedAt !== undefined)
-      const listeners = () =>
-        sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_keys%' AND pid <> pg_backend_pid()`
+      const listeners = listenersOn(sql, "vigil_keys")
       assert.isTrue(
         yield* within(
           1_000,
-          Effect.map(listeners(), (rows) => rows.length === 2)
+          Effect.map(listeners.count, (n) => n === 2)
         ),
         "both listen"
       )
@@ -171,14 +180,13 @@ describe("PostgreSQL: key changes heard by every instance", () => {
       assert.isTrue(yield* within(500, revoked("first")), "refused at once")
       // The reader's listening connection is cut: what it remembered is not trusted past a second.
       assert.isFalse(yield* revoked("second"))
-      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND query ILIKE 'LISTEN%vigil_keys%' AND pid <> pg_backend_pid()`
+      yield* listeners.cut
       yield* writer.revoke("second", "2026-01-02T00:00:00.000Z")
       assert.isTrue(yield* within(1_000, revoked("second")), "refused within a second without a listener")
       assert.isTrue(
         yield* within(
           3_000,
-          Effect.map(listeners(), (rows) => rows.length === 2)
+          Effect.map(listeners.count, (n) => n === 2)
         ),
         "both listen again"
       )
