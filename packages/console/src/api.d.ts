@@ -1848,7 +1848,7 @@ export interface components {
              */
             timestamp: string;
         };
-        /** @description One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, and `problem` when the store's verification found its records altered. */
+        /** @description One list: its publisher, kind, authority, current version and its date, the dates of every version in effect (`since` the oldest), what was ingested from where and when, records in force and de-listed, `problem` when the store's verification found its records altered, and `refused` when a refresh since the version in force was refused by the guard (the list may be behind its publisher). */
         ListStatus: {
             list: string;
             source: string;

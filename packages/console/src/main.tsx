@@ -1,6 +1,6 @@
 /** The Vigil console: sign in with an API key, screen addresses (at any date), and see the key's usage. */
 import { Chain } from "@vigil/core"
-import { render } from "preact"
+import { type ComponentChildren, render } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import {
   type BatchItem,
@@ -64,6 +64,13 @@ const SignIn = ({ onKey }: { readonly onKey: (key: string) => void }) => {
     </main>
   )
 }
+
+/** A wide table: on a phone it scrolls sideways, and the keyboard can reach and scroll it. */
+const Wide = ({ label, children }: { readonly label: string; readonly children: ComponentChildren }) => (
+  <div class="wide" role="region" aria-label={label} tabIndex={0}>
+    {children}
+  </div>
+)
 
 const actionClass = (action: string) => `action action-${action.toLowerCase()}`
 
@@ -143,30 +150,32 @@ const ResultCard = ({ result }: { readonly result: IntelResult }) => (
     {result.details === undefined || result.details.records.length === 0 ? null : (
       <>
         <h3>Listing history</h3>
-        <table class="results" data-testid="history">
-          <thead>
-            <tr>
-              <th scope="col">List</th>
-              <th scope="col">Reference</th>
-              <th scope="col">Category</th>
-              <th scope="col">Listed</th>
-              <th scope="col">De-listed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...result.details.records]
-              .sort((a, b) => a.listedAt.localeCompare(b.listedAt))
-              .map((r) => (
-                <tr>
-                  <td>{r.list}</td>
-                  <td>{r.reference}</td>
-                  <td>{r.category}</td>
-                  <td>{r.listedAt}</td>
-                  <td>{r.delistedAt ?? "in force"}</td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
+        <Wide label="Listing history">
+          <table class="results" data-testid="history">
+            <thead>
+              <tr>
+                <th scope="col">List</th>
+                <th scope="col">Reference</th>
+                <th scope="col">Category</th>
+                <th scope="col">Listed</th>
+                <th scope="col">De-listed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...result.details.records]
+                .sort((a, b) => a.listedAt.localeCompare(b.listedAt))
+                .map((r) => (
+                  <tr>
+                    <td>{r.list}</td>
+                    <td>{r.reference}</td>
+                    <td>{r.category}</td>
+                    <td>{r.listedAt}</td>
+                    <td>{r.delistedAt ?? "in force"}</td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </Wide>
       </>
     )}
     <h3>Signals</h3>
@@ -371,34 +380,36 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
       {items.length === 0 ? null : (
         <>
           <button onClick={download}>Download CSV</button>
-          <table class="results" data-testid="batch-results">
-            <thead>
-              <tr>
-                {header("address", "Address")}
-                {header("action", "Action")}
-                {header("score", "Score")}
-                <th scope="col">Signals</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sorted(items, sortKey).map((item) => (
-                <tr key={item.address}>
-                  <td class="mono">{item.address}</td>
-                  {"error" in item ? (
-                    <td colSpan={3}>{item.error.message}</td>
-                  ) : (
-                    <>
-                      <td>
-                        <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
-                      </td>
-                      <td>{item.score}</td>
-                      <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
-                    </>
-                  )}
+          <Wide label="Batch results">
+            <table class="results" data-testid="batch-results">
+              <thead>
+                <tr>
+                  {header("address", "Address")}
+                  {header("action", "Action")}
+                  {header("score", "Score")}
+                  <th scope="col">Signals</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {sorted(items, sortKey).map((item) => (
+                  <tr key={item.address}>
+                    <td class="mono">{item.address}</td>
+                    {"error" in item ? (
+                      <td colSpan={3}>{item.error.message}</td>
+                    ) : (
+                      <>
+                        <td>
+                          <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
+                        </td>
+                        <td>{item.score}</td>
+                        <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
+                      </>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Wide>
         </>
       )}
     </section>
@@ -427,54 +438,56 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
   if (lists.length === 0) return <p>No list has been ingested yet: every answer is incomplete until one is.</p>
   return (
     <section aria-label="Lists">
-      <table class="results" data-testid="lists">
-        <thead>
-          <tr>
-            <th scope="col">List</th>
-            <th scope="col">Kind and authority</th>
-            <th scope="col">Current version</th>
-            <th scope="col">Versions in effect</th>
-            <th scope="col">Records</th>
-            <th scope="col">Verification</th>
-            <th scope="col">Last refresh</th>
-          </tr>
-        </thead>
-        <tbody>
-          {lists.map((l) => (
-            <tr key={l.list}>
-              <td>
-                <strong>{l.list}</strong>
-                <br />
-                {l.source}
-              </td>
-              <td>
-                {l.kind}, {l.authority}
-              </td>
-              <td>
-                {l.version} of {l.asOf}
-                <br />
-                <span class="meta">
-                  ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
-                </span>
-              </td>
-              <td>{l.versions.join(", ")}</td>
-              <td>
-                {l.active} in force, {l.delisted} de-listed
-              </td>
-              <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
-              <td data-testid="refresh">
-                {l.refused === undefined ? (
-                  "in force"
-                ) : (
-                  <span class="problem">
-                    refused {l.refused.at.slice(0, 16).replace("T", " ")} UTC: {l.refused.message}
-                  </span>
-                )}
-              </td>
+      <Wide label="Stored lists">
+        <table class="results" data-testid="lists">
+          <thead>
+            <tr>
+              <th scope="col">List</th>
+              <th scope="col">Kind and authority</th>
+              <th scope="col">Current version</th>
+              <th scope="col">Versions in effect</th>
+              <th scope="col">Records</th>
+              <th scope="col">Verification</th>
+              <th scope="col">Last refresh</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {lists.map((l) => (
+              <tr key={l.list}>
+                <td>
+                  <strong>{l.list}</strong>
+                  <br />
+                  {l.source}
+                </td>
+                <td>
+                  {l.kind}, {l.authority}
+                </td>
+                <td>
+                  {l.version} of {l.asOf}
+                  <br />
+                  <span class="meta">
+                    ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
+                  </span>
+                </td>
+                <td>{l.versions.join(", ")}</td>
+                <td>
+                  {l.active} in force, {l.delisted} de-listed
+                </td>
+                <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
+                <td data-testid="refresh">
+                  {l.refused === undefined ? (
+                    "in force"
+                  ) : (
+                    <span class="problem">
+                      refused {l.refused.at.slice(0, 16).replace("T", " ")} UTC: {l.refused.message}
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Wide>
     </section>
   )
 }
@@ -882,28 +895,30 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
           {outcome.text}
         </p>
       )}
-      <table class="results" data-testid="contracts">
-        <thead>
-          <tr>
-            <th scope="col">Label</th>
-            <th scope="col">Address</th>
-            <th scope="col">ABI</th>
-            <th scope="col">Proxy of</th>
-          </tr>
-        </thead>
-        <tbody>
-          {contracts.map((c) => (
-            <tr key={c.id}>
-              <td>{c.label}</td>
-              <td class="mono">{c.contractAddress}</td>
-              <td>
-                {c.abiSource}, {c.ABI.length} entries
-              </td>
-              <td class="mono">{c.proxy?.implementation ?? ""}</td>
+      <Wide label="Registered contracts">
+        <table class="results" data-testid="contracts">
+          <thead>
+            <tr>
+              <th scope="col">Label</th>
+              <th scope="col">Address</th>
+              <th scope="col">ABI</th>
+              <th scope="col">Proxy of</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {contracts.map((c) => (
+              <tr key={c.id}>
+                <td>{c.label}</td>
+                <td class="mono">{c.contractAddress}</td>
+                <td>
+                  {c.abiSource}, {c.ABI.length} entries
+                </td>
+                <td class="mono">{c.proxy?.implementation ?? ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Wide>
     </section>
   )
 }
@@ -1001,34 +1016,36 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
         </p>
       )}
       <button onClick={() => setVersion((v) => v + 1)}>Refresh</button>
-      <table class="results" data-testid="channels">
-        <thead>
-          <tr>
-            <th scope="col">Channel</th>
-            <th scope="col">Delivered</th>
-            <th scope="col">Pending</th>
-            <th scope="col">Failed</th>
-            <th scope="col">Last error</th>
-            <th scope="col" />
-          </tr>
-        </thead>
-        <tbody>
-          {channels.map((c) => (
-            <tr key={c.id}>
-              <td>
-                {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
-              </td>
-              <td>{c.deliveries.delivered}</td>
-              <td>{c.deliveries.pending}</td>
-              <td>{c.deliveries.failed}</td>
-              <td>{c.deliveries.lastError ?? ""}</td>
-              <td>
-                <button onClick={() => void test(c)}>Send test</button>
-              </td>
+      <Wide label="Notification channels">
+        <table class="results" data-testid="channels">
+          <thead>
+            <tr>
+              <th scope="col">Channel</th>
+              <th scope="col">Delivered</th>
+              <th scope="col">Pending</th>
+              <th scope="col">Failed</th>
+              <th scope="col">Last error</th>
+              <th scope="col" />
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {channels.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
+                </td>
+                <td>{c.deliveries.delivered}</td>
+                <td>{c.deliveries.pending}</td>
+                <td>{c.deliveries.failed}</td>
+                <td>{c.deliveries.lastError ?? ""}</td>
+                <td>
+                  <button onClick={() => void test(c)}>Send test</button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Wide>
     </section>
   )
 }

@@ -10,6 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { chromium, type Browser, type Page } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -57,6 +58,17 @@ const screenAsOf = async (page: Page, date: string, action: string) => {
     .getByTestId("action")
     .filter({ hasText: new RegExp(`^${action}$`) })
     .waitFor()
+}
+
+/** axe-core, evaluated in the page through the browser's debugging protocol (the page's CSP allows no script). */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+/** The WCAG 2 A and AA violations axe finds in the page as it is now: rule, impact and the first element. */
+const accessibilityViolations = async (page: Page): Promise<ReadonlyArray<string>> => {
+  await page.evaluate(axeSource)
+  return page.evaluate(`axe
+    .run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+    .then((r) => r.violations.map((v) => v.id + " (" + v.impact + "): " + v.nodes.length + " at " + v.nodes[0].target.join(" ")))`)
 }
 
 /** Opens the console at `url` in `page` and signs in with `key`. */
@@ -223,6 +235,30 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.close()
   }, 60_000)
 
+  it("meets WCAG 2.1 A and AA as axe checks it, in every view, on a laptop and on a phone", async () => {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 }
+    ]) {
+      const page = await browser!.newPage({ viewport })
+      const watched = watch(page, new URL(url).origin)
+      await page.goto(`${url}/console`)
+      assert.deepStrictEqual(await accessibilityViolations(page), [], "sign-in")
+      await signInAt(page, url, key)
+      await page.getByLabel("Address (any of the 18 networks)").fill(router)
+      await screenAsOf(page, "2025-03-04", "BLOCK")
+      assert.deepStrictEqual(await accessibilityViolations(page), [], "screening, with an answer")
+      for (const view of ["Batch", "Lists", "Contracts", "Channels", "Rules", "Alerts", "Usage"]) {
+        await page.getByRole("button", { name: view, exact: true }).click()
+        await page.getByRole("button", { name: view, exact: true, pressed: true }).waitFor()
+        await page.locator("main > *").first().waitFor()
+        assert.deepStrictEqual(await accessibilityViolations(page), [], `${view} at ${viewport.width} px`)
+      }
+      watched.clean()
+      await page.close()
+    }
+  }, 60_000)
+
   it("screens an uploaded CSV of 100 addresses in batches, sorts the table, and downloads the results with evidence", async () => {
     const listed = readFileSync(
       sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sanctioned_addresses_ETH.txt"),
@@ -249,6 +285,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.getByRole("button", { name: "Score" }).click()
     assert.include(await rows.first().innerText(), "BLOCK")
     assert.include(await rows.last().innerText(), "ALLOW")
+    assert.deepStrictEqual(await accessibilityViolations(page), [], "100 results, sorted")
     await page.screenshot({ path: join(shots, "batch.png"), fullPage: false })
 
     const [download] = await Promise.all([
@@ -379,6 +416,7 @@ describe("the console's monitoring views on a followed chain", () => {
     assert.strictEqual(receiver!.received[0]!.path, "/slack")
     await page.getByRole("button", { name: "Refresh" }).click()
     await page.getByTestId("channels").locator("tbody tr td:nth-child(2)", { hasText: /^1$/ }).waitFor()
+    assert.deepStrictEqual(await accessibilityViolations(page), [], "channels, with one")
     await page.screenshot({ path: join(shots, "channels.png") })
 
     // The bot is written in the console: a typo shown with its caret, fixed, then saved with the channel.
@@ -388,6 +426,7 @@ describe("the console's monitoring views on a followed chain", () => {
     const rule = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
     await rule.fill("system.emitted(tx1.Tokn.E.Transfer)")
     assert.include(await page.getByTestId("problem").innerText(), "did you mean Token")
+    assert.deepStrictEqual(await accessibilityViolations(page), [], "a rule's problem, with its caret")
     await rule.fill("system.emitted(tx1.Token.E.Transfer)")
     await page.getByTestId("rule-ok").waitFor()
     await page.getByLabel("Bot name").fill("Token moves")
@@ -424,6 +463,7 @@ describe("the console's monitoring views on a followed chain", () => {
     await receiver!.until((got) => got.length >= 2)
     await alert.getByText(/delivered/).waitFor({ timeout: 20_000 })
     assert.match(await alert.innerText(), /alert to ops: delivered after 1 attempt/)
+    assert.deepStrictEqual(await accessibilityViolations(page), [], "the alerts feed, with an alert")
     await page.screenshot({ path: join(shots, "alerts.png") })
 
     // The block leaves the chain: the same alert is shown retracted.
