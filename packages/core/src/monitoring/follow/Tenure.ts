@@ -20,10 +20,10 @@ export interface Holder {
 }
 
 /** How long a lease lives: three polls, and never under three seconds (a renewal every poll, or every second). */
-export const ttlOf = (settings: Settings): number => settings.leaseMillis ?? Math.max(3 * settings.pollMillis, 3_000)
+const ttlOf = (settings: Settings): number => settings.leaseMillis ?? Math.max(3 * settings.pollMillis, 3_000)
 
 /** Renews `instance`'s lease of the chain until it is lost; then ends, saying why. */
-export const keep = (
+const keep = (
   leases: FollowLeases.FollowLeases["Service"],
   chainId: number,
   instance: string,
