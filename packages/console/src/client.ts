@@ -14,6 +14,7 @@ export type RuleCheck = Schemas["RuleCheckAnswer"]
 export type Bot = Schemas["Bot"]
 export type ChannelRequest = Schemas["ChannelRequest"]
 export type Alert = Schemas["Alert"]
+export type AbiValue = Schemas["AbiValue"]
 export type Contract = Schemas["Contract"]
 export type Channel = Schemas["Channel"]
 

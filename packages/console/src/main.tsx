@@ -8,6 +8,7 @@ import {
   clientFor,
   errorMessage,
   type IntelResult,
+  type AbiValue,
   type Alert,
   type Bot,
   type Channel,
@@ -689,6 +690,16 @@ const RulesView = ({
 /** How often the alerts feed asks for new alerts. */
 const alertsPollMillis = 1_500
 
+/** A decoded ABI value as text: integers in decimal, addresses and bytes in hex, tuples by component name. */
+const valueText = (v: AbiValue | ReadonlyArray<unknown>): string =>
+  typeof v === "string" || typeof v === "boolean"
+    ? String(v)
+    : Array.isArray(v)
+      ? `[${v.map((x) => valueText(x as AbiValue)).join(", ")}]`
+      : Object.entries(v as Record<string, AbiValue>)
+          .map(([k, x]) => `${k}: ${valueText(x)}`)
+          .join(", ")
+
 const AlertItem = ({
   alert,
   channelNames,
@@ -705,6 +716,13 @@ const AlertItem = ({
       {alert.blockNumber} · {alert.created}
     </p>
     <p class="mono">{alert.expression}</p>
+    <ul class="occurrences" aria-label="evidence">
+      {Object.entries(alert.evidence.occurrences).map(([ref, o]) => (
+        <li key={ref} class="mono">
+          {`${ref}: ${o.contract}.${o.name}(${valueText(o.args)})${o.reverted === true ? " (reverted)" : ""}`}
+        </li>
+      ))}
+    </ul>
     <dl class="evidence">
       {Object.entries(alert.transactions).map(([name, hash]) => (
         <>

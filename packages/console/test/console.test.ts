@@ -459,6 +459,10 @@ describe("the console's monitoring views on a followed chain", () => {
     await alert.waitFor({ timeout: 20_000 })
     assert.include(await alert.innerText(), moved.hash)
     assert.include(await alert.innerText(), "active")
+    // With its decoded evidence: the Transfer's arguments as the rule bound them.
+    const evidence = (await alert.getByRole("list", { name: "evidence" }).innerText()).toLowerCase()
+    assert.match(evidence, /token\.transfer\(from: 0x[0-9a-f]{40}, to: 0x[0-9a-f]{40}, value: 5\)/)
+    assert.include(evidence, `to: ${anvil.accounts[1]!.toLowerCase()}`)
     // Its message reached the channel, and the feed says so.
     await receiver!.until((got) => got.length >= 2)
     await alert.getByText(/delivered/).waitFor({ timeout: 20_000 })
