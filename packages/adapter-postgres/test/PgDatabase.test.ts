@@ -100,7 +100,7 @@ describe("PostgreSQL: list changes heard by every instance", () => {
       const writer = Context.get(b!, IntelIndex.IntelIndex)
       const { sql } = Context.get(a!, PgDatabase.PgDatabase)
       const listed = (address: string) => Effect.map(reader.lookup([address]), (records) => records.length > 0)
-      const list = (name: string, address: string) =>
+      const list = (name: string, address: string, beforeCommit: Effect.Effect<void, unknown> = Effect.void) =>
         Effect.gen(function* () {
           const info = {
             list: name,
@@ -115,16 +115,11 @@ describe("PostgreSQL: list changes heard by every instance", () => {
           yield* writer.append(id, [
             { address, family: "evm", category: "sanctions", reference: `ref-${address}`, listedAt: "2026-01-01" }
           ])
+          yield* beforeCommit
           yield* writer.commit(id, { asOf: "2026-01-01", contentHash: name })
         })
       const first = `0x${"1".repeat(40)}`
       const second = `0x${"2".repeat(40)}`
-      // Read (and remembered) clean by the reader, then listed by the writer.
-      assert.isFalse(yield* listed(first))
-      yield* list("one", first)
-      // Heard at once through the commit's notice (without it, the remembered reading would hold for a second).
-      assert.isTrue(yield* within(500, listed(first)), "seen at once")
-      // The reader's listening connection is cut: it answers by the database meanwhile, and listens again.
       const listeners = listenersOn(sql, "vigil_intel")
       assert.isTrue(
         yield* within(
@@ -133,6 +128,15 @@ describe("PostgreSQL: list changes heard by every instance", () => {
         ),
         "both listen"
       )
+      // Read (and remembered) clean by the reader just before the writer commits the list that names it.
+      yield* list(
+        "one",
+        first,
+        Effect.map(listed(first), (found) => assert.isFalse(found))
+      )
+      // Heard at once through the commit's notice (without it, the reading just made would hold for a second).
+      assert.isTrue(yield* within(200, listed(first)), "seen at once")
+      // The reader's listening connection is cut: it answers by the database meanwhile, and listens again.
       yield* listeners.cut
       assert.isFalse(yield* listed(second))
       yield* list("two", second)
