@@ -358,21 +358,13 @@ export const RuleCheckRequest = Schema.Struct({
   examples: [{ chainId: 1, expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]
 })
 
-/** One problem of a rule: the expression (0-based), the offset in it, what is wrong and what was probably meant. */
-const RuleProblem = Schema.Struct({
-  expression: Schema.Int,
-  offset: Schema.Int,
-  message: Schema.String,
-  candidates: Schema.Array(Schema.String)
-}).annotate({ identifier: "RuleProblem" })
-
 /** What `POST /v1/rules/check` found: the rule's normal form, or its problems. */
 export const RuleCheckAnswer = Schema.Struct({
   success: Schema.Literal(true),
   ok: Schema.Boolean.annotate({ description: "Whether the rule checks: a bot with it would be accepted" }),
   normal: Schema.optionalKey(Schema.String.annotate({ description: "The rule's normal form, when it checks" })),
   message: Schema.optionalKey(Schema.String),
-  problems: Schema.Array(RuleProblem),
+  problems: Schema.Array(Bots.ExpressionProblem),
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "RuleCheckAnswer" })
 
@@ -407,14 +399,7 @@ export const ContractDeleted = Schema.Struct({
 const BrokenBot = Schema.Struct({
   id: Schema.String,
   botName: Schema.String,
-  problems: Schema.Array(
-    Schema.Struct({
-      expression: Schema.Int,
-      offset: Schema.Int,
-      message: Schema.String,
-      candidates: Schema.Array(Schema.String)
-    })
-  )
+  problems: Schema.Array(Bots.ExpressionProblem)
 }).annotate({ identifier: "BrokenBot" })
 
 /** `DELETE /v1/contracts/:contractId`: with `force=true`, the bots it broke. */

@@ -7,18 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
 import { Abi, Bots, ChainData, ContractStore, Rules, WebhookStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
+import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 
-const abi = Schema.decodeUnknownSync(Abi.Abi)([
-  {
-    type: "event",
-    name: "Transfer",
-    inputs: [
-      { name: "from", type: "address", indexed: true },
-      { name: "to", type: "address", indexed: true },
-      { name: "value", type: "uint256" }
-    ]
-  }
-])
+const abi = Schema.decodeUnknownSync(Abi.Abi)([transferEvent])
 
 /** No node is configured for any chain: bots are stored without `watchingFrom` (tested with a node on anvil). */
 const noNodes = Layer.succeed(ChainData.ChainData)(

@@ -21,23 +21,14 @@ import {
 import { Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, describe, it } from "vitest"
+import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 
 const usdc = `0x${"a".repeat(40)}`
 const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 const word = (n: bigint | number) => `0x${BigInt(n).toString(16).padStart(64, "0")}`
 const hex = (n: number) => `0x${n.toString(16)}`
 
-const abi = Schema.decodeUnknownSync(Abi.Abi)([
-  {
-    type: "event",
-    name: "Transfer",
-    inputs: [
-      { name: "from", type: "address", indexed: true },
-      { name: "to", type: "address", indexed: true },
-      { name: "value", type: "uint256" }
-    ]
-  }
-])
+const abi = Schema.decodeUnknownSync(Abi.Abi)([transferEvent])
 
 interface ScriptedBlock {
   readonly number: number

@@ -1467,12 +1467,7 @@ export interface components {
         BrokenBot: {
             id: string;
             botName: string;
-            problems: {
-                expression: number;
-                offset: number;
-                message: string;
-                candidates: string[];
-            }[];
+            problems: components["schemas"]["ExpressionProblem"][];
         };
         ContractAnswer: {
             /** @enum {boolean} */
@@ -1800,18 +1795,12 @@ export interface components {
             /** @description The rule's normal form, when it checks */
             normal?: string;
             message?: string;
-            problems: components["schemas"]["RuleProblem"][];
+            problems: components["schemas"]["ExpressionProblem"][];
             /**
              * @description ISO 8601 UTC instant
              * @example 2026-11-22T10:00:01.000Z
              */
             timestamp: string;
-        };
-        RuleProblem: {
-            expression: number;
-            offset: number;
-            message: string;
-            candidates: string[];
         };
         /**
          * @example {

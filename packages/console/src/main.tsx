@@ -66,10 +66,28 @@ const SignIn = ({ onKey }: { readonly onKey: (key: string) => void }) => {
   )
 }
 
-/** A wide table: on a phone it scrolls sideways, and the keyboard can reach and scroll it. */
-const Wide = ({ label, children }: { readonly label: string; readonly children: ComponentChildren }) => (
+/**
+ * A table of results, its column headings and its rows: on a phone it scrolls sideways, in a labelled region the
+ * keyboard can reach and scroll.
+ */
+const Results = ({
+  label,
+  testId,
+  head,
+  children
+}: {
+  readonly label: string
+  readonly testId: string
+  readonly head: ComponentChildren
+  readonly children: ComponentChildren
+}) => (
   <div class="wide" role="region" aria-label={label} tabIndex={0}>
-    {children}
+    <table class="results" data-testid={testId}>
+      <thead>
+        <tr>{head}</tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
   </div>
 )
 
@@ -151,32 +169,31 @@ const ResultCard = ({ result }: { readonly result: IntelResult }) => (
     {result.details === undefined || result.details.records.length === 0 ? null : (
       <>
         <h3>Listing history</h3>
-        <Wide label="Listing history">
-          <table class="results" data-testid="history">
-            <thead>
+        <Results
+          label="Listing history"
+          testId="history"
+          head={
+            <>
+              <th scope="col">List</th>
+              <th scope="col">Reference</th>
+              <th scope="col">Category</th>
+              <th scope="col">Listed</th>
+              <th scope="col">De-listed</th>
+            </>
+          }
+        >
+          {[...result.details.records]
+            .sort((a, b) => a.listedAt.localeCompare(b.listedAt))
+            .map((r) => (
               <tr>
-                <th scope="col">List</th>
-                <th scope="col">Reference</th>
-                <th scope="col">Category</th>
-                <th scope="col">Listed</th>
-                <th scope="col">De-listed</th>
+                <td>{r.list}</td>
+                <td>{r.reference}</td>
+                <td>{r.category}</td>
+                <td>{r.listedAt}</td>
+                <td>{r.delistedAt ?? "in force"}</td>
               </tr>
-            </thead>
-            <tbody>
-              {[...result.details.records]
-                .sort((a, b) => a.listedAt.localeCompare(b.listedAt))
-                .map((r) => (
-                  <tr>
-                    <td>{r.list}</td>
-                    <td>{r.reference}</td>
-                    <td>{r.category}</td>
-                    <td>{r.listedAt}</td>
-                    <td>{r.delistedAt ?? "in force"}</td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        </Wide>
+            ))}
+        </Results>
       </>
     )}
     <h3>Signals</h3>
@@ -381,36 +398,35 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
       {items.length === 0 ? null : (
         <>
           <button onClick={download}>Download CSV</button>
-          <Wide label="Batch results">
-            <table class="results" data-testid="batch-results">
-              <thead>
-                <tr>
-                  {header("address", "Address")}
-                  {header("action", "Action")}
-                  {header("score", "Score")}
-                  <th scope="col">Signals</th>
-                </tr>
-              </thead>
-              <tbody>
-                {sorted(items, sortKey).map((item) => (
-                  <tr key={item.address}>
-                    <td class="mono">{item.address}</td>
-                    {"error" in item ? (
-                      <td colSpan={3}>{item.error.message}</td>
-                    ) : (
-                      <>
-                        <td>
-                          <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
-                        </td>
-                        <td>{item.score}</td>
-                        <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
-                      </>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Wide>
+          <Results
+            label="Batch results"
+            testId="batch-results"
+            head={
+              <>
+                {header("address", "Address")}
+                {header("action", "Action")}
+                {header("score", "Score")}
+                <th scope="col">Signals</th>
+              </>
+            }
+          >
+            {sorted(items, sortKey).map((item) => (
+              <tr key={item.address}>
+                <td class="mono">{item.address}</td>
+                {"error" in item ? (
+                  <td colSpan={3}>{item.error.message}</td>
+                ) : (
+                  <>
+                    <td>
+                      <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
+                    </td>
+                    <td>{item.score}</td>
+                    <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
+                  </>
+                )}
+              </tr>
+            ))}
+          </Results>
         </>
       )}
     </section>
@@ -439,56 +455,55 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
   if (lists.length === 0) return <p>No list has been ingested yet: every answer is incomplete until one is.</p>
   return (
     <section aria-label="Lists">
-      <Wide label="Stored lists">
-        <table class="results" data-testid="lists">
-          <thead>
-            <tr>
-              <th scope="col">List</th>
-              <th scope="col">Kind and authority</th>
-              <th scope="col">Current version</th>
-              <th scope="col">Versions in effect</th>
-              <th scope="col">Records</th>
-              <th scope="col">Verification</th>
-              <th scope="col">Last refresh</th>
-            </tr>
-          </thead>
-          <tbody>
-            {lists.map((l) => (
-              <tr key={l.list}>
-                <td>
-                  <strong>{l.list}</strong>
-                  <br />
-                  {l.source}
-                </td>
-                <td>
-                  {l.kind}, {l.authority}
-                </td>
-                <td>
-                  {l.version} of {l.asOf}
-                  <br />
-                  <span class="meta">
-                    ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
-                  </span>
-                </td>
-                <td>{l.versions.join(", ")}</td>
-                <td>
-                  {l.active} in force, {l.delisted} de-listed
-                </td>
-                <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
-                <td data-testid="refresh">
-                  {l.refused === undefined ? (
-                    "in force"
-                  ) : (
-                    <span class="problem">
-                      refused {l.refused.at.slice(0, 16).replace("T", " ")} UTC: {l.refused.message}
-                    </span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Wide>
+      <Results
+        label="Stored lists"
+        testId="lists"
+        head={
+          <>
+            <th scope="col">List</th>
+            <th scope="col">Kind and authority</th>
+            <th scope="col">Current version</th>
+            <th scope="col">Versions in effect</th>
+            <th scope="col">Records</th>
+            <th scope="col">Verification</th>
+            <th scope="col">Last refresh</th>
+          </>
+        }
+      >
+        {lists.map((l) => (
+          <tr key={l.list}>
+            <td>
+              <strong>{l.list}</strong>
+              <br />
+              {l.source}
+            </td>
+            <td>
+              {l.kind}, {l.authority}
+            </td>
+            <td>
+              {l.version} of {l.asOf}
+              <br />
+              <span class="meta">
+                ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
+              </span>
+            </td>
+            <td>{l.versions.join(", ")}</td>
+            <td>
+              {l.active} in force, {l.delisted} de-listed
+            </td>
+            <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
+            <td data-testid="refresh">
+              {l.refused === undefined ? (
+                "in force"
+              ) : (
+                <span class="problem">
+                  refused {l.refused.at.slice(0, 16).replace("T", " ")} UTC: {l.refused.message}
+                </span>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Results>
     </section>
   )
 }
@@ -913,30 +928,29 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
           {outcome.text}
         </p>
       )}
-      <Wide label="Registered contracts">
-        <table class="results" data-testid="contracts">
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Address</th>
-              <th scope="col">ABI</th>
-              <th scope="col">Proxy of</th>
-            </tr>
-          </thead>
-          <tbody>
-            {contracts.map((c) => (
-              <tr key={c.id}>
-                <td>{c.label}</td>
-                <td class="mono">{c.contractAddress}</td>
-                <td>
-                  {c.abiSource}, {c.ABI.length} entries
-                </td>
-                <td class="mono">{c.proxy?.implementation ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Wide>
+      <Results
+        label="Registered contracts"
+        testId="contracts"
+        head={
+          <>
+            <th scope="col">Label</th>
+            <th scope="col">Address</th>
+            <th scope="col">ABI</th>
+            <th scope="col">Proxy of</th>
+          </>
+        }
+      >
+        {contracts.map((c) => (
+          <tr key={c.id}>
+            <td>{c.label}</td>
+            <td class="mono">{c.contractAddress}</td>
+            <td>
+              {c.abiSource}, {c.ABI.length} entries
+            </td>
+            <td class="mono">{c.proxy?.implementation ?? ""}</td>
+          </tr>
+        ))}
+      </Results>
     </section>
   )
 }
@@ -1034,36 +1048,35 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
         </p>
       )}
       <button onClick={() => setVersion((v) => v + 1)}>Refresh</button>
-      <Wide label="Notification channels">
-        <table class="results" data-testid="channels">
-          <thead>
-            <tr>
-              <th scope="col">Channel</th>
-              <th scope="col">Delivered</th>
-              <th scope="col">Pending</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Last error</th>
-              <th scope="col" />
-            </tr>
-          </thead>
-          <tbody>
-            {channels.map((c) => (
-              <tr key={c.id}>
-                <td>
-                  {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
-                </td>
-                <td>{c.deliveries.delivered}</td>
-                <td>{c.deliveries.pending}</td>
-                <td>{c.deliveries.failed}</td>
-                <td>{c.deliveries.lastError ?? ""}</td>
-                <td>
-                  <button onClick={() => void test(c)}>Send test</button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Wide>
+      <Results
+        label="Notification channels"
+        testId="channels"
+        head={
+          <>
+            <th scope="col">Channel</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Pending</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Last error</th>
+            <th scope="col" />
+          </>
+        }
+      >
+        {channels.map((c) => (
+          <tr key={c.id}>
+            <td>
+              {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
+            </td>
+            <td>{c.deliveries.delivered}</td>
+            <td>{c.deliveries.pending}</td>
+            <td>{c.deliveries.failed}</td>
+            <td>{c.deliveries.lastError ?? ""}</td>
+            <td>
+              <button onClick={() => void test(c)}>Send test</button>
+            </td>
+          </tr>
+        ))}
+      </Results>
     </section>
   )
 }

@@ -130,7 +130,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
       throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
     if (!existsSync(built)) throw new Error(`${built} is missing: build first (npm test builds the console)`)
     const vigil = (args: ReadonlyArray<string>) =>
-      execFileSync(process.execPath, [bin, ...args, "--db", db], { encoding: "utf8" })
+      execFileSync(process.execPath, [bin, ...args, "--db", db], { cwd: dir, encoding: "utf8", stdio: "pipe" })
     vigil(["ingest", "ofac-sdn-xml", sdnOld])
     vigil(["ingest", "ofac-sdn-xml", sdnNew])
     // A desk's own watch-list, whose latest refresh came empty and was refused by the guard.
@@ -138,10 +138,8 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     writeFileSync(join(dir, "empty.txt"), "\n")
     const watchList = ["--list", "desk-watch", "--category", "sanctions", "--authority", "curated"]
     const dated = ["--as-of", "2020-01-01"]
-    const inDir = (args: ReadonlyArray<string>) =>
-      execFileSync(process.execPath, [bin, ...args, "--db", db], { cwd: dir, encoding: "utf8", stdio: "pipe" })
-    inDir(["ingest", "address-list", "watch.txt", ...watchList, ...dated])
-    assert.throws(() => inDir(["ingest", "address-list", "empty.txt", ...watchList]))
+    vigil(["ingest", "address-list", "watch.txt", ...watchList, ...dated])
+    assert.throws(() => vigil(["ingest", "address-list", "empty.txt", ...watchList]))
     key = JSON.parse(vigil(["keys", "create", "--name", "Analyst"])).key
     const started = await serve(db)
     server = started.child
