@@ -60,7 +60,8 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
         () =>
           new Agent({
             keepAlive: true,
-            maxSockets: 8,
+            // As many as a key may have in flight (destinations of one key may share a host).
+            maxSockets: 16,
             // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
             // every root certificate would be concatenated into that key on every request.
             ...(options.ca === undefined

@@ -11,6 +11,35 @@ const make = Effect.sync(() => {
   const ofKey = (keyId: string, scope: WebhookStore.Scope = "webhooks") =>
     [...webhooks.values()].filter((w) => w.keyId === keyId && WebhookStore.scopeOf(w) === scope)
 
+  /** How attempt number `attempt` of delivery `id` ended, if it is still that attempt. */
+  const settleOne = ({ id, attempt, settlement: s }: WebhookStore.Settle): void => {
+    const d = deliveries.get(id)
+    if (d === undefined || d.attempts !== attempt || d.status !== "pending") return
+    switch (s._tag) {
+      case "Delivered": {
+        deliveries.set(id, { ...d, status: "delivered" })
+        const w = webhooks.get(d.webhookId)
+        if (w) webhooks.set(w.id, { ...w, deliveryCount: w.deliveryCount + 1, lastDelivery: s.at })
+        return
+      }
+      case "Retry":
+        deliveries.set(id, { ...d, nextAttemptAt: s.at, lastError: s.error })
+        return
+      case "Dead":
+        deliveries.set(id, { ...d, status: "dead", lastError: s.error })
+        return
+      case "Gone": {
+        const w = webhooks.get(d.webhookId)
+        if (w) webhooks.set(w.id, { ...w, disabledAt: s.at })
+        for (const [k, other] of deliveries) {
+          if (other.webhookId === d.webhookId && (other.status === "pending" || k === id)) {
+            deliveries.set(k, { ...other, status: "dead", lastError: s.error })
+          }
+        }
+      }
+    }
+  }
+
   return WebhookStore.WebhookStore.of({
     register: (webhook, max) =>
       Effect.sync(() => {
@@ -38,8 +67,9 @@ const make = Effect.sync(() => {
         }
         return stored
       }),
-    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
+    claim: ({ now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity, settle = [] }) =>
       Effect.sync(() => {
+        settle.forEach(settleOne)
         const due = [...deliveries.values()]
           .filter(
             (d) =>
@@ -118,34 +148,7 @@ const make = Effect.sync(() => {
         }
         return requeued
       }),
-    settle: (id, attempt, s) =>
-      Effect.sync(() => {
-        const d = deliveries.get(id)
-        if (d === undefined || d.attempts !== attempt || d.status !== "pending") return
-        switch (s._tag) {
-          case "Delivered": {
-            deliveries.set(id, { ...d, status: "delivered" })
-            const w = webhooks.get(d.webhookId)
-            if (w) webhooks.set(w.id, { ...w, deliveryCount: w.deliveryCount + 1, lastDelivery: s.at })
-            return
-          }
-          case "Retry":
-            deliveries.set(id, { ...d, nextAttemptAt: s.at, lastError: s.error })
-            return
-          case "Dead":
-            deliveries.set(id, { ...d, status: "dead", lastError: s.error })
-            return
-          case "Gone": {
-            const w = webhooks.get(d.webhookId)
-            if (w) webhooks.set(w.id, { ...w, disabledAt: s.at })
-            for (const [k, other] of deliveries) {
-              if (other.webhookId === d.webhookId && (other.status === "pending" || k === id)) {
-                deliveries.set(k, { ...other, status: "dead", lastError: s.error })
-              }
-            }
-          }
-        }
-      }),
+    settle: (id, attempt, settlement) => Effect.sync(() => settleOne({ id, attempt, settlement })),
     deliveriesOf: (ids) =>
       Effect.sync(() => {
         const wanted = new Set(ids)

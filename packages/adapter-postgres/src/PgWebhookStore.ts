@@ -115,26 +115,67 @@ const make = Effect.gen(function* () {
   const instance = randomUUID()
 
   /**
-   * Deliveries sent, settled for every sender waiting at once in one statement (a group write, as quota charges
-   * are): each only for the attempt being settled and while still pending (a sender whose lease ran out changes
-   * nothing), and each destination's count raised once by how many of its deliveries were settled.
+   * Deliveries sent, settled in one statement: each only for the attempt being settled and while still pending (a
+   * sender whose lease ran out changes nothing), and each destination's count raised once by how many of its
+   * deliveries were settled.
    */
+  const deliveredAll = (
+    settled: ReadonlyArray<{ readonly id: string; readonly attempt: number; readonly at: string }>
+  ) =>
+    sql`
+      WITH done AS (
+        UPDATE webhook_deliveries d SET status = 'delivered'
+        FROM unnest(${settled.map((x) => x.id)}::text[], ${settled.map((x) => x.attempt)}::int[],
+                    ${settled.map((x) => x.at)}::text[]) AS t(id, attempt, at)
+        WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
+        RETURNING d.webhook_id, t.at
+      ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
+      UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
+      FROM counted c WHERE w.id = c.webhook_id`
+
+  /** One attempt that did not deliver, settled (inside the caller's transaction), if it is still that attempt. */
+  const undelivered = ({ id, attempt, settlement }: WebhookStore.Settle) =>
+    Effect.gen(function* () {
+      switch (settlement._tag) {
+        case "Delivered":
+          return
+        case "Retry":
+          yield* sql`UPDATE webhook_deliveries
+                     SET next_attempt_at = ${settlement.at + skew}, last_error = ${settlement.error}, leased_by = NULL
+                     WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`
+          return
+        case "Dead":
+          yield* sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+                     WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`
+          return
+        case "Gone": {
+          const [row] = yield* sql<{ readonly webhook_id: string }>`
+            UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+            WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'
+            RETURNING webhook_id`
+          if (row === undefined) return
+          yield* sql`UPDATE webhooks SET disabled_at = ${settlement.at} WHERE id = ${row.webhook_id}`
+          yield* sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
+                     WHERE webhook_id = ${row.webhook_id} AND status = 'pending'`
+        }
+      }
+    })
+
+  /** Settlements stored inside the caller's transaction: the delivered ones in one statement. */
+  const settleAll = (settled: ReadonlyArray<WebhookStore.Settle>) =>
+    Effect.gen(function* () {
+      const delivered = settled.flatMap(({ id, attempt, settlement }) =>
+        settlement._tag === "Delivered" ? [{ id, attempt, at: settlement.at }] : []
+      )
+      if (delivered.length > 0) yield* deliveredAll(delivered)
+      for (const x of settled) if (x.settlement._tag !== "Delivered") yield* undelivered(x)
+    })
+
+  /** Deliveries sent, settled for every sender waiting at once in one statement (a group write, as quota charges are). */
   const delivered = batcher(
     (settled: ReadonlyArray<{ readonly id: string; readonly attempt: number; readonly at: string }>) =>
       Effect.as(
-        run(
-          "WebhookStore.settle",
-          sql`
-            WITH done AS (
-              UPDATE webhook_deliveries d SET status = 'delivered'
-              FROM unnest(${settled.map((x) => x.id)}::text[], ${settled.map((x) => x.attempt)}::int[],
-                          ${settled.map((x) => x.at)}::text[]) AS t(id, attempt, at)
-              WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
-              RETURNING d.webhook_id, t.at
-            ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
-            UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
-            FROM counted c WHERE w.id = c.webhook_id`
-        ),
+        run("WebhookStore.settle", deliveredAll(settled)),
         settled.map(() => undefined)
       )
   )
@@ -240,10 +281,12 @@ const make = Effect.gen(function* () {
         })
       ),
     enqueue: (deliveries) => run("WebhookStore.enqueue", insert(deliveries)),
-    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
+    claim: ({ now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity, settle = [] }) =>
       transaction(
         "WebhookStore.claim",
         Effect.gen(function* () {
+          yield* settleAll(settle)
+          if (limit <= 0) return []
           // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
           const [dbNow, dbLeaseUntil] = [now + skew, leaseUntil + skew]
           const each = Math.max(1, Math.min(perDestination, perKey))
@@ -315,41 +358,10 @@ const make = Effect.gen(function* () {
         (rows) => rows.length
       ),
     // Only the attempt being settled, still pending: a sender whose lease ran out changes nothing.
-    settle: (id, attempt, settlement) => {
-      switch (settlement._tag) {
-        case "Delivered":
-          return delivered({ id, attempt, at: settlement.at })
-        case "Retry":
-          return run(
-            "WebhookStore.settle",
-            Effect.asVoid(sql`UPDATE webhook_deliveries
-                              SET next_attempt_at = ${settlement.at + skew}, last_error = ${settlement.error}, leased_by = NULL
-                              WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`)
-          )
-        case "Dead":
-          return run(
-            "WebhookStore.settle",
-            Effect.asVoid(
-              sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
-                  WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'`
-            )
-          )
-        case "Gone":
-          return transaction(
-            "WebhookStore.settle",
-            Effect.gen(function* () {
-              const [row] = yield* sql<{ readonly webhook_id: string }>`
-                UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
-                WHERE id = ${id} AND attempts = ${attempt} AND status = 'pending'
-                RETURNING webhook_id`
-              if (row === undefined) return
-              yield* sql`UPDATE webhooks SET disabled_at = ${settlement.at} WHERE id = ${row.webhook_id}`
-              yield* sql`UPDATE webhook_deliveries SET status = 'dead', last_error = ${settlement.error}
-                         WHERE webhook_id = ${row.webhook_id} AND status = 'pending'`
-            })
-          )
-      }
-    },
+    settle: (id, attempt, settlement) =>
+      settlement._tag === "Delivered"
+        ? delivered({ id, attempt, at: settlement.at })
+        : transaction("WebhookStore.settle", undelivered({ id, attempt, settlement })),
     deliveriesOf: (ids) =>
       Effect.map(
         run(

@@ -232,7 +232,14 @@ describe("PostgreSQL: one outbox for every instance", () => {
       const drain = (store: WebhookStore.WebhookStore["Service"]) =>
         Effect.gen(function* () {
           for (;;) {
-            const claimed = yield* store.claim(10_000, 16, 8, 1_000_000, {}, 4)
+            const claimed = yield* store.claim({
+              now: 10_000,
+              limit: 16,
+              perKey: 8,
+              leaseUntil: 1_000_000,
+              inFlight: {},
+              perDestination: 4
+            })
             if (claimed.length === 0) return
             leased.push(...claimed.map((c) => c.delivery.id))
             for (const c of claimed)
@@ -289,22 +296,66 @@ describe("PostgreSQL: in-flight caps across instances", () => {
       })
       // Times well past the deliveries' due time and short of the leases' end: two instances measure the database's
       // clock only to within a round trip. A key may have 6 in flight, a destination 4: the first instance takes 6.
-      const first = yield* here.claim(10_000, 32, 6, lease, {}, 4)
+      const first = yield* here.claim({
+        now: 10_000,
+        limit: 32,
+        perKey: 6,
+        leaseUntil: lease,
+        inFlight: {},
+        perDestination: 4
+      })
       assert.strictEqual(first.length, 6)
       // The other instance, with nothing of its own in flight, gets nothing: the key's cap is taken.
-      assert.deepStrictEqual(yield* there.claim(10_000, 32, 6, lease, {}, 4), [])
+      assert.deepStrictEqual(
+        yield* there.claim({ now: 10_000, limit: 32, perKey: 6, leaseUntil: lease, inFlight: {}, perDestination: 4 }),
+        []
+      )
       // Three settle: three slots free, for whichever instance claims next.
       for (const c of first.slice(0, 3))
         yield* here.settle(c.delivery.id, c.delivery.attempts, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
-      const second = yield* there.claim(10_000, 32, 6, lease, {}, 4)
+      const second = yield* there.claim({
+        now: 10_000,
+        limit: 32,
+        perKey: 6,
+        leaseUntil: lease,
+        inFlight: {},
+        perDestination: 4
+      })
       assert.strictEqual(second.length, 3)
-      assert.deepStrictEqual(yield* here.claim(10_000, 32, 6, lease, holding(first.slice(3)), 4), [])
+      assert.deepStrictEqual(
+        yield* here.claim({
+          now: 10_000,
+          limit: 32,
+          perKey: 6,
+          leaseUntil: lease,
+          inFlight: holding(first.slice(3)),
+          perDestination: 4
+        }),
+        []
+      )
       // A retry scheduled frees its slot too (the lease is no longer held), though the delivery stays pending.
       const retried = first[3]!
       yield* here.settle(retried.delivery.id, retried.delivery.attempts, { _tag: "Retry", at: lease * 2, error: "503" })
-      assert.strictEqual((yield* there.claim(10_000, 32, 6, lease, holding(second), 4)).length, 1)
+      assert.strictEqual(
+        (yield* there.claim({
+          now: 10_000,
+          limit: 32,
+          perKey: 6,
+          leaseUntil: lease,
+          inFlight: holding(second),
+          perDestination: 4
+        })).length,
+        1
+      )
       // Leases that ran out (an instance that died) hold nothing: past them, the other instance has the whole cap.
-      const after = yield* there.claim(lease + 1_000, 32, 6, lease * 3, {}, 4)
+      const after = yield* there.claim({
+        now: lease + 1_000,
+        limit: 32,
+        perKey: 6,
+        leaseUntil: lease * 3,
+        inFlight: {},
+        perDestination: 4
+      })
       assert.strictEqual(after.length, 6)
     }).pipe(Effect.scoped, Effect.runPromise))
 })
@@ -355,15 +406,42 @@ describe("PostgreSQL: the outbox on the database's clock", () => {
       // Stored by the instance on time, due now: the late instance, an hour behind, sees it due at its own now (each
       // step a second past its boundary: two instances measure one clock's skew only to within a round trip).
       const lateNow = now - hour
-      const leased = yield* slow.claim(lateNow + 1_000, 8, 8, lateNow + 13_000, {}, 4)
+      const leased = yield* slow.claim({
+        now: lateNow + 1_000,
+        limit: 8,
+        perKey: 8,
+        leaseUntil: lateNow + 13_000,
+        inFlight: {},
+        perDestination: 4
+      })
       assert.deepStrictEqual(
         leased.map((c) => [c.delivery.id, c.delivery.nextAttemptAt]),
         [["msg_1", lateNow + 13_000]]
       )
       // Its lease runs for 12 s on the database's clock, not until an hour ago: the instance on time cannot take it.
-      assert.deepStrictEqual(yield* other.claim(now + 1_000, 8, 8, now + 13_000, {}, 4), [])
+      assert.deepStrictEqual(
+        yield* other.claim({
+          now: now + 1_000,
+          limit: 8,
+          perKey: 8,
+          leaseUntil: now + 13_000,
+          inFlight: {},
+          perDestination: 4
+        }),
+        []
+      )
       // Once the lease has run out (on anyone's clock), it is due again for the instance on time.
-      assert.strictEqual((yield* other.claim(now + 14_000, 8, 8, now + 26_000, {}, 4)).length, 1)
+      assert.strictEqual(
+        (yield* other.claim({
+          now: now + 14_000,
+          limit: 8,
+          perKey: 8,
+          leaseUntil: now + 26_000,
+          inFlight: {},
+          perDestination: 4
+        })).length,
+        1
+      )
       const [stored] = yield* other.deliveriesOf(["c_1"])
       assert.strictEqual(stored?.nextAttemptAt, now + 26_000, "told on the instance's own clock")
     }).pipe(Effect.scoped, Effect.runPromise))

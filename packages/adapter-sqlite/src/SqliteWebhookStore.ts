@@ -1,6 +1,6 @@
 /**
  * WebhookStore on SQLite: webhooks and their outbox in the same file, every change in an immediate transaction
- * (deliveries stored, and settlements, of one event-loop turn share one).
+ * (deliveries stored in one event-loop turn share one; a claim stores the settlements handed to it in its own).
  */
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
@@ -28,16 +28,6 @@ interface DeliveryRow {
   readonly next_attempt_at: number
   readonly status: "pending" | "delivered" | "dead"
   readonly last_error: string | null
-}
-
-/** What one claim asks for (see {@link WebhookStore.WebhookStore}'s `claim`). */
-interface ClaimArguments {
-  readonly now: number
-  readonly limit: number
-  readonly perKey: number
-  readonly leaseUntil: number
-  readonly inFlight: WebhookStore.InFlight
-  readonly perDestination: number
 }
 
 const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
@@ -122,19 +112,15 @@ const make = Effect.gen(function* () {
        SELECT w.* FROM due JOIN webhooks w ON w.id = due.webhook_id AND w.disabled_at IS NULL
        ORDER BY due.first, due.webhook_id`
     ),
-    // How many of one destination's deliveries are due, up to a limit (read from the index alone).
-    dueCount: db
-      .prepare<[string, number, number], number>(
-        `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
-           WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? LIMIT ?)`
-      )
-      .pluck(),
-    // One destination's oldest due deliveries (one probe of the index of pending rows).
-    dueOf: db.prepare<[string, number, number], DeliveryRow>(
-      `SELECT id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error
-       FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
-       WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at, rowid LIMIT ?`
+    // The oldest due deliveries of each destination in a JSON array, up to a limit each (one probe of the index
+    // of pending rows per destination; the rows' bodies are not read).
+    dueOf: db.prepare<[string, number, number], { id: string; webhook_id: string; key_id: string }>(
+      `SELECT d.id, d.webhook_id, d.key_id FROM json_each(?) j
+       JOIN webhook_deliveries d ON d.rowid IN (
+         SELECT x.rowid FROM webhook_deliveries x INDEXED BY webhook_deliveries_pending
+         WHERE x.webhook_id = j.value AND x.status = 'pending' AND x.next_attempt_at <= ?
+         ORDER BY x.next_attempt_at, x.rowid LIMIT ?)
+       ORDER BY j.key, d.next_attempt_at, d.rowid`
     ),
     backlog: db.prepare<[], { type: string; pending: number; dead: number }>(
       `SELECT type, sum(pending) AS pending, sum(dead) AS dead FROM (
@@ -148,8 +134,9 @@ const make = Effect.gen(function* () {
       `UPDATE webhook_deliveries SET status = 'dead', last_error = ?
        WHERE key_id = ? AND status = 'pending' AND webhook_id IN (SELECT value FROM json_each(?))`
     ),
-    lease: db.prepare<[number, string]>(
-      "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"
+    lease: db.prepare<[number, string], DeliveryRow>(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?
+       RETURNING id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error`
     ),
     // The delivery's destination, if it is still pending at the attempt being settled.
     destination: db
@@ -230,66 +217,59 @@ const make = Effect.gen(function* () {
   }
 
   /**
-   * Leases what one claim takes: first the destinations with anything due and room (theirs and their key's),
-   * then {@link WebhookStore.fairPick}'s share of each, read from the destination's oldest due deliveries (so a
-   * claim reads the deliveries it leases, not every destination's next few).
+   * Leases what one claim takes: the destinations with anything due and room (theirs and their key's), their
+   * oldest due deliveries (as many as a destination may take), and of those {@link WebhookStore.fairPick}'s choice,
+   * each leased and read in one statement (so a claim reads the bodies of the deliveries it leases only).
    */
-  const claimOne = (claim: ClaimArguments): ReadonlyArray<WebhookStore.Claimed> => {
-    const { now, limit, perKey, leaseUntil, inFlight, perDestination } = claim
+  const claimOne = (claim: WebhookStore.ClaimRequest): ReadonlyArray<WebhookStore.Claimed> => {
+    const { now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity } = claim
+    if (limit <= 0) return []
     const each = Math.max(1, Math.min(perDestination, perKey))
-    // Each destination stands for as many deliveries as it has due and room for; fairPick says how many it gets.
-    const seats: Array<{ readonly delivery: { readonly keyId: string; readonly webhookId: string }; row: WebhookRow }> =
-      []
+    const destinations = new Map<string, WebhookRow>()
     for (const row of s.dueDestinations.all(now)) {
       const room = Math.min(
-        each,
         perKey - (inFlight.keys?.[row.key_id] ?? 0),
         perDestination - (inFlight.destinations?.[row.id] ?? 0)
       )
-      if (room <= 0) continue
-      const due = s.dueCount.get(row.id, now, room) ?? 0
-      for (let i = 0; i < due; i++) seats.push({ delivery: { keyId: row.key_id, webhookId: row.id }, row })
+      if (room > 0) destinations.set(row.id, row)
     }
-    const shares = new Map<WebhookRow, number>()
-    for (const seat of WebhookStore.fairPick(seats, limit, perKey, perDestination, inFlight))
-      shares.set(seat.row, (shares.get(seat.row) ?? 0) + 1)
+    if (destinations.size === 0) return []
+    const candidates = s.dueOf
+      .all(JSON.stringify([...destinations.keys()]), now, each)
+      .map((r) => ({ delivery: { id: r.id, keyId: r.key_id, webhookId: r.webhook_id } }))
+    const webhooks = new Map<string, WebhookStore.Webhook>()
     const claimed: Array<WebhookStore.Claimed> = []
-    for (const [row, share] of shares) {
-      const webhook = toWebhook(row)
-      for (const d of s.dueOf.all(row.id, now, share)) {
-        s.lease.run(leaseUntil, d.id)
-        claimed.push({
-          delivery: { ...toDelivery(d), attempts: d.attempts + 1, nextAttemptAt: leaseUntil },
-          webhook
-        })
+    for (const { delivery } of WebhookStore.fairPick(candidates, limit, perKey, perDestination, inFlight)) {
+      const leased = s.lease.get(leaseUntil, delivery.id)
+      if (leased === undefined) continue
+      let webhook = webhooks.get(delivery.webhookId)
+      if (webhook === undefined) {
+        webhook = toWebhook(destinations.get(delivery.webhookId)!)
+        webhooks.set(delivery.webhookId, webhook)
       }
+      claimed.push({ delivery: toDelivery(leased), webhook })
     }
     return claimed
   }
 
   // Deliveries stored in one turn of the event loop (by concurrent requests) share one transaction; each
-  // request's are all stored or, with the others of the turn, none. The turn's settlements and claim share it too.
+  // request's are all stored or, with the others of the turn, none.
   const enqueue = database.groupCommit(
     "WebhookStore.enqueue",
     (_, batch: ReadonlyArray<ReadonlyArray<WebhookStore.Delivery>>) =>
       batch.map((deliveries) => deliveries.reduce((stored, d) => stored + s.enqueue(d), 0))
   )
 
-  const settle = database.groupCommit(
-    "WebhookStore.settle",
-    (
-      _,
-      batch: ReadonlyArray<{
-        readonly id: string
-        readonly attempt: number
-        readonly settlement: WebhookStore.Settlement
-      }>
-    ) => {
-      const counts = new Map<string, { n: number; at: string }>()
-      const settled = batch.map((p) => settleOne(p.id, p.attempt, p.settlement, counts))
-      for (const [webhookId, { n, at }] of counts) s.counted.run(n, at, webhookId)
-      return settled
-    }
+  /** Stores settlements (inside the caller's transaction), each destination's count raised once. */
+  const settleAll = (batch: ReadonlyArray<WebhookStore.Settle>) => {
+    const counts = new Map<string, { n: number; at: string }>()
+    const settled = batch.map((p) => settleOne(p.id, p.attempt, p.settlement, counts))
+    for (const [webhookId, { n, at }] of counts) s.counted.run(n, at, webhookId)
+    return settled
+  }
+
+  const settle = database.groupCommit("WebhookStore.settle", (_, batch: ReadonlyArray<WebhookStore.Settle>) =>
+    settleAll(batch)
   )
 
   return WebhookStore.WebhookStore.of({
@@ -314,10 +294,11 @@ const make = Effect.gen(function* () {
         return true
       }),
     enqueue: (deliveries) => (deliveries.length === 0 ? Effect.succeed(0) : enqueue(deliveries)),
-    claim: (now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity) =>
-      database.transaction("WebhookStore.claim", () =>
-        claimOne({ now, limit, perKey, leaseUntil, inFlight, perDestination })
-      ),
+    claim: (request) =>
+      database.transaction("WebhookStore.claim", () => {
+        settleAll(request.settle ?? [])
+        return claimOne(request)
+      }),
     backlog: () => database.use("WebhookStore.backlog", () => s.backlog.all()),
     park: (keyId, ids, reason) =>
       database.transaction("WebhookStore.park", () => s.park.run(reason, keyId, JSON.stringify(ids)).changes),

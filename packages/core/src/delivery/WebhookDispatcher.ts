@@ -7,7 +7,14 @@
  */
 import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { Mailer } from "./Mailer.ts"
-import { type ChannelType, type Delivery, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
+import {
+  type ChannelType,
+  type Delivery,
+  type Settle,
+  type Settlement,
+  type Webhook,
+  WebhookStore
+} from "./WebhookStore.ts"
 import { type Outcome as SendOutcome, WebhookTransport } from "./WebhookTransport.ts"
 import { Instant, Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
@@ -217,24 +224,23 @@ export const attempt = Effect.fnUntraced(function* (
   } satisfies Attempted
 })
 
-/**
- * Stores the settlements of attempts that ended together, in one turn (the store commits them as one
- * transaction), counting and logging each.
- */
-const settleAll = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted>) {
-  const store = yield* WebhookStore
+/** What the store is told of an attempt. */
+const toSettle = ({ claimed: { delivery }, settlement: settled }: Attempted): Settle => ({
+  id: delivery.id,
+  attempt: delivery.attempts,
+  settlement: settled
+})
+
+/** Counts and logs attempts whose settlements were stored. */
+const recorded = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted>) {
   const counts = yield* DeliveryCounts
-  yield* Effect.forEach(
-    attempts,
-    ({ claimed: { delivery, webhook }, settlement: settled, seconds }) =>
-      Effect.gen(function* () {
-        yield* store.settle(delivery.id, delivery.attempts, settled)
-        yield* counts.record(webhook.channel?.type ?? "intelligence", counted[settled._tag], seconds)
-        if (settled._tag !== "Delivered")
-          yield* Effect.logWarning(`delivery ${delivery.id} to ${webhook.id}: ${settled.error} → ${settled._tag}`)
-      }).pipe(Effect.catchCause((cause) => Effect.logError(`webhook delivery ${delivery.id} not settled`, cause))),
-    { concurrency: "unbounded", discard: true }
-  )
+  for (const { claimed, settlement: settled, seconds } of attempts) {
+    yield* counts.record(claimed.webhook.channel?.type ?? "intelligence", counted[settled._tag], seconds)
+    if (settled._tag !== "Delivered")
+      yield* Effect.logWarning(
+        `delivery ${claimed.delivery.id} to ${claimed.webhook.id}: ${settled.error} → ${settled._tag}`
+      )
+  }
 })
 
 /**
@@ -242,9 +248,10 @@ const settleAll = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted
  * and they are sent again). It claims again as soon as a slot frees, fairly (`WebhookStore.fairPick`): no key
  * holds more than `perKey` slots and no destination more than `perDestination`, so a slow receiver cannot take
  * the slots other keys, or its key's other destinations, need. A send frees its slot as soon as it ends; its
- * settlement joins those of the other sends that ended meanwhile, stored together by one settler (one
- * transaction), while the lease keeps the delivery from being claimed again. A settlement not stored when the
- * process stops is as a send interrupted: the lease expires and the delivery is sent again.
+ * settlement joins those of the other sends that ended meanwhile, stored by the next claim in its own transaction
+ * (so a turn of the loop is one transaction), while the lease keeps the delivery from being claimed again. A
+ * settlement not stored when the process stops is as a send interrupted: the lease expires and the delivery is
+ * sent again.
  */
 export const layer = (
   settings: Settings = defaultSettings
@@ -253,18 +260,25 @@ export const layer = (
     Effect.gen(function* () {
       const store = yield* WebhookStore
       const wake = yield* Wake
+      // Attempts that ended, waiting for the next claim to store their settlements in its transaction.
       const ended = yield* Queue.unbounded<Attempted>()
-      const context = yield* Effect.context<WebhookStore | DeliveryCounts>()
+      const context = yield* Effect.context<DeliveryCounts>()
       // What is left is stored on shutdown: finalizers run last first, so this one runs after the sends in flight
-      // (whose fiber set is made below) were interrupted, and after the settler stopped.
+      // (whose fiber set is made below) were interrupted.
       yield* Effect.addFinalizer(() =>
-        Effect.flatMap(Queue.clear(ended), (rest) => settleAll(rest).pipe(Effect.provide(context)))
+        Effect.flatMap(Queue.clear(ended), (rest) =>
+          rest.length === 0
+            ? Effect.void
+            : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                store.claim({ now, limit: 0, perKey: 0, leaseUntil: now, settle: rest.map(toSettle) })
+              ).pipe(
+                Effect.andThen(recorded(rest)),
+                Effect.provide(context),
+                Effect.catchCause((cause) => Effect.logError(`${rest.length} webhook deliveries not settled`, cause))
+              )
+        )
       )
       const inFlight = yield* FiberSet.make<void, never>()
-      // The settler: whatever ended since it last looked, stored in one go.
-      yield* Effect.forkScoped(
-        Effect.forever(Effect.flatMap(Queue.takeAll(ended), (batch) => settleAll(batch).pipe(Effect.provide(context))))
-      )
       const perKey = new Map<string, number>()
       const perDestination = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
@@ -278,19 +292,30 @@ export const layer = (
           count(perKey, delivery.keyId, -1)
           count(perDestination, delivery.webhookId, -1)
         })
-      /** One claim; how many deliveries it started, or -1 when every slot is taken. */
+      /**
+       * One claim, which first stores the settlements of the attempts that ended since the last one; how many
+       * deliveries it started, or -1 when every slot is taken and nothing waits to be settled.
+       */
       const cycle = Effect.gen(function* () {
+        const done = yield* Queue.clear(ended)
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
-        if (free <= 0) return -1
+        if (free <= 0 && done.length === 0) return -1
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* store.claim(
-          now,
-          free,
-          settings.perKey,
-          now + lease,
-          { keys: Object.fromEntries(perKey), destinations: Object.fromEntries(perDestination) },
-          settings.perDestination
-        )
+        const claimed = yield* store
+          .claim({
+            now,
+            limit: Math.max(0, free),
+            perKey: settings.perKey,
+            perDestination: settings.perDestination,
+            leaseUntil: now + lease,
+            inFlight: { keys: Object.fromEntries(perKey), destinations: Object.fromEntries(perDestination) },
+            settle: done.map(toSettle)
+          })
+          .pipe(
+            // Not stored: the settlements wait for the next claim (their leases keep the deliveries meanwhile).
+            Effect.tapError(() => Queue.offerAll(ended, done))
+          )
+        yield* recorded(done)
         for (const c of claimed) {
           count(perKey, c.delivery.keyId, 1)
           count(perDestination, c.delivery.webhookId, 1)

@@ -74,6 +74,29 @@ export type Settlement =
   /** The receiver answered 410: the webhook is disabled and its pending deliveries are dead-lettered. */
   | { readonly _tag: "Gone"; readonly at: string; readonly error: string }
 
+/** How attempt number `attempt` of delivery `id` ended. */
+export interface Settle {
+  readonly id: string
+  readonly attempt: number
+  readonly settlement: Settlement
+}
+
+/** What one claim asks for (see {@link WebhookStore}'s `claim`). */
+export interface ClaimRequest {
+  /** Due at or before this time. */
+  readonly now: number
+  /** Leased at most this many (0: none, the claim only settles). */
+  readonly limit: number
+  readonly perKey: number
+  /** Default: no cap per destination. */
+  readonly perDestination?: number
+  readonly leaseUntil: number
+  /** What this process already has in flight. */
+  readonly inFlight?: InFlight
+  /** Attempts that ended since the last claim, settled first (as `settle` would), in the claim's own transaction. */
+  readonly settle?: ReadonlyArray<Settle>
+}
+
 /** Per-webhook delivery counts. */
 export interface WebhookStats {
   readonly id: string
@@ -170,21 +193,14 @@ export class WebhookStore extends Context.Service<
      */
     readonly enqueue: (deliveries: ReadonlyArray<Delivery>) => Effect.Effect<number, StoreError.StoreError>
     /**
-     * Leases up to `limit` pending deliveries due at `now` until `leaseUntil`, counting the attempt; a delivery
-     * whose lease runs out (a crash) is due again. Which ones is {@link fairPick}'s rule over each destination's
-     * `perDestination` oldest due deliveries: keys in turn, a key's destinations in turn, a key at most `perKey`
-     * and a destination at most `perDestination` minus what `inFlight` says they already have in flight. So a
-     * key's backlog never keeps another key's newer deliveries out, and a stalled destination never holds its
-     * key's other destinations back.
+     * Settles the attempts in `settle`, then leases up to `limit` pending deliveries due at `now` until
+     * `leaseUntil`, counting the attempt, all in one transaction; a delivery whose lease runs out (a crash) is due
+     * again. Which ones is {@link fairPick}'s rule over each destination's `perDestination` oldest due deliveries:
+     * keys in turn, a key's destinations in turn, a key at most `perKey` and a destination at most
+     * `perDestination` minus what `inFlight` says they already have in flight. So a key's backlog never keeps
+     * another key's newer deliveries out, and a stalled destination never holds its key's other destinations back.
      */
-    readonly claim: (
-      now: number,
-      limit: number,
-      perKey: number,
-      leaseUntil: number,
-      inFlight?: InFlight,
-      perDestination?: number
-    ) => Effect.Effect<ReadonlyArray<Claimed>, StoreError.StoreError>
+    readonly claim: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<Claimed>, StoreError.StoreError>
     /**
      * Dead-letters the pending deliveries of the key's destinations `ids` with `reason` (what a channel no bot
      * sends to any more does to its backlog: visible, and sent again on redelivery, never retried ahead of live

@@ -59,7 +59,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.remove("key-a", "w2")
         assert.strictEqual(yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w2")]), 1)
         assert.deepStrictEqual(
-          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.id),
+          (yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })).map((c) => c.delivery.id),
           ["d1"]
         )
         assert.deepStrictEqual(
@@ -76,7 +76,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.isFalse(yield* store.remove("key-a", "nope"))
         assert.isTrue(yield* store.remove("key-a", "w1"))
         assert.lengthOf(yield* store.list("key-a"), 0)
-        assert.lengthOf(yield* store.claim(10, 10, 10, 100), 0)
+        assert.lengthOf(yield* store.claim({ now: 10, limit: 10, perKey: 10, leaseUntil: 100 }), 0)
         assert.isTrue(yield* store.register(hook("w1"), 5), "the slot is free again")
       }))
 
@@ -84,13 +84,17 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
         yield* store.enqueue([delivery("d1", "w1", "key-a", 0), delivery("d2", "w1", "key-a", 50)])
-        const first = yield* store.claim(10, 10, 10, 1_000)
+        const first = yield* store.claim({ now: 10, limit: 10, perKey: 10, leaseUntil: 1_000 })
         assert.deepStrictEqual(
           first.map((c) => [c.delivery.id, c.delivery.attempts, c.delivery.body, c.webhook.id]),
           [["d1", 1, '{"n":"d1"}', "w1"]]
         )
-        assert.lengthOf(yield* store.claim(500, 10, 10, 1_500), 1, "d2 is due, d1 is leased")
-        const again = yield* store.claim(1_000, 10, 10, 2_000)
+        assert.lengthOf(
+          yield* store.claim({ now: 500, limit: 10, perKey: 10, leaseUntil: 1_500 }),
+          1,
+          "d2 is due, d1 is leased"
+        )
+        const again = yield* store.claim({ now: 1_000, limit: 10, perKey: 10, leaseUntil: 2_000 })
         assert.deepStrictEqual(
           again.map((c) => [c.delivery.id, c.delivery.attempts]),
           [["d1", 2]],
@@ -106,15 +110,27 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           ...Array.from({ length: 6 }, (_, i) => delivery(`a${i}`, "wa", "key-a", i)),
           delivery("b0", "wb", "key-b", 10)
         ])
-        const claimed = yield* store.claim(100, 4, 2, 1_000)
+        const claimed = yield* store.claim({ now: 100, limit: 4, perKey: 2, leaseUntil: 1_000 })
         assert.deepStrictEqual(claimed.map((c) => c.delivery.id).sort(), ["a0", "a1", "b0"])
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 3, 1_000, { keys: { "key-a": 3 } })).map((c) => c.delivery.id),
+          (yield* store.claim({
+            now: 100,
+            limit: 10,
+            perKey: 3,
+            leaseUntil: 1_000,
+            inFlight: { keys: { "key-a": 3 } }
+          })).map((c) => c.delivery.id),
           [],
           "a key already holding its share is left out"
         )
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 3, 1_000, { keys: { "key-a": 2 } })).map((c) => c.delivery.id),
+          (yield* store.claim({
+            now: 100,
+            limit: 10,
+            perKey: 3,
+            leaseUntil: 1_000,
+            inFlight: { keys: { "key-a": 2 } }
+          })).map((c) => c.delivery.id),
           ["a2"],
           "and a key holding part of it gets only the rest"
         )
@@ -131,21 +147,28 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           delivery("l0", "live", "key-a", 600),
           delivery("o0", "other", "key-b", 700)
         ])
-        const first = (yield* store.claim(1_000, 3, 8, 5_000, {}, 4)).map((c) => c.delivery.id)
+        const first = (yield* store.claim({
+          now: 1_000,
+          limit: 3,
+          perKey: 8,
+          leaseUntil: 5_000,
+          inFlight: {},
+          perDestination: 4
+        })).map((c) => c.delivery.id)
         assert.sameMembers(first, ["s0", "l0", "o0"], "every key and destination has its turn")
         // The stalled destination already has 4 in flight: its key's other destination and other keys still go.
         yield* store.enqueue([delivery("l1", "live", "key-a", 800), delivery("o1", "other", "key-b", 900)])
-        const second = (yield* store.claim(
-          1_000,
-          10,
-          8,
-          5_000,
-          {
+        const second = (yield* store.claim({
+          now: 1_000,
+          limit: 10,
+          perKey: 8,
+          leaseUntil: 5_000,
+          inFlight: {
             keys: { "key-a": 5, "key-b": 1 },
             destinations: { stalled: 4, live: 1, other: 1 }
           },
-          4
-        )).map((c) => c.delivery.id)
+          perDestination: 4
+        })).map((c) => c.delivery.id)
         assert.sameMembers(second, ["l1", "o1"])
       }))
 
@@ -166,7 +189,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           ]
         )
         assert.deepStrictEqual(
-          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.id),
+          (yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })).map((c) => c.delivery.id),
           ["d3"]
         )
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 0), 2)
@@ -176,15 +199,15 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
-        yield* store.claim(0, 10, 10, 100)
+        yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
         yield* store.settle("d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
         yield* store.settle("d2", 1, { _tag: "Retry", at: 5_000, error: "HTTP 503" })
         yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
         const [w] = yield* store.list("key-a")
         assert.deepStrictEqual([w?.deliveryCount, w?.lastDelivery], [1, "2026-01-01T00:00:05.000Z"])
-        assert.lengthOf(yield* store.claim(4_999, 10, 10, 6_000), 0)
+        assert.lengthOf(yield* store.claim({ now: 4_999, limit: 10, perKey: 10, leaseUntil: 6_000 }), 0)
         assert.deepStrictEqual(
-          (yield* store.claim(5_000, 10, 10, 6_000)).map((c) => [
+          (yield* store.claim({ now: 5_000, limit: 10, perKey: 10, leaseUntil: 6_000 })).map((c) => [
             c.delivery.id,
             c.delivery.attempts,
             c.delivery.lastError
@@ -204,17 +227,58 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         })
       }))
 
+    test("a claim stores the settlements handed to it first, in its own transaction, stale ones changing nothing", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1"), delivery("d4", "w1")])
+        assert.lengthOf(yield* store.claim({ now: 0, limit: 3, perKey: 10, leaseUntil: 1_000 }), 3)
+        const next = yield* store.claim({
+          now: 10,
+          limit: 10,
+          perKey: 10,
+          leaseUntil: 1_000,
+          settle: [
+            { id: "d1", attempt: 1, settlement: { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" } },
+            { id: "d2", attempt: 1, settlement: { _tag: "Retry", at: 10, error: "HTTP 503" } },
+            // Not the attempt leased (a sender whose lease ran out): nothing changes.
+            { id: "d3", attempt: 7, settlement: { _tag: "Dead", error: "HTTP 500" } }
+          ]
+        })
+        assert.deepStrictEqual(
+          next.map((c) => [c.delivery.id, c.delivery.attempts, c.delivery.lastError]).sort(),
+          [
+            ["d2", 2, "HTTP 503"],
+            ["d4", 1, undefined]
+          ],
+          "the retry, due at once, is claimed by the same call; the stale settlement left d3 leased"
+        )
+        // A claim of nothing only settles.
+        const none = yield* store.claim({
+          now: 20,
+          limit: 0,
+          perKey: 10,
+          leaseUntil: 1_000,
+          settle: [{ id: "d3", attempt: 1, settlement: { _tag: "Dead", error: "HTTP 500 (not retried)" } }]
+        })
+        assert.deepStrictEqual(none, [])
+        const [stats] = yield* store.stats("key-a")
+        assert.deepStrictEqual(
+          [stats?.deliveryCount, stats?.lastDelivery, stats?.pending, stats?.failed, stats?.lastError],
+          [1, "2026-01-01T00:00:05.000Z", 2, 1, "HTTP 500 (not retried)"]
+        )
+      }))
+
     test("settles only the attempt still leased: a sender whose lease ran out overwrites nothing", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)
         yield* store.enqueue([delivery("d1", "w1")])
         assert.deepStrictEqual(
-          (yield* store.claim(0, 10, 10, 100)).map((c) => c.delivery.attempts),
+          (yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })).map((c) => c.delivery.attempts),
           [1]
         )
         // The first sender stalls past its lease; the delivery is claimed again (here, or by another instance).
         assert.deepStrictEqual(
-          (yield* store.claim(100, 10, 10, 200)).map((c) => c.delivery.attempts),
+          (yield* store.claim({ now: 100, limit: 10, perKey: 10, leaseUntil: 200 })).map((c) => c.delivery.attempts),
           [2]
         )
         yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 500 (after 4 attempts)" })
@@ -236,7 +300,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w1"), 5)
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
-        yield* store.claim(0, 10, 10, 100)
+        yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
         yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
         yield* store.settle("d2", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
         yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
@@ -250,9 +314,16 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
             ["w2", 0, 0]
           ]
         )
-        assert.lengthOf(yield* store.claim(6_999, 10, 10, 8_000), 0, "due at the time given")
+        assert.lengthOf(
+          yield* store.claim({ now: 6_999, limit: 10, perKey: 10, leaseUntil: 8_000 }),
+          0,
+          "due at the time given"
+        )
         assert.deepStrictEqual(
-          (yield* store.claim(7_000, 10, 10, 8_000)).map((c) => [c.delivery.id, c.delivery.attempts]),
+          (yield* store.claim({ now: 7_000, limit: 10, perKey: 10, leaseUntil: 8_000 })).map((c) => [
+            c.delivery.id,
+            c.delivery.attempts
+          ]),
           [
             ["d1", 1],
             ["d3", 1]
@@ -260,7 +331,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 9_000), 0, "nothing dead any more")
         yield* store.enqueue([delivery("d4", "w2", "key-a", 9_000)])
-        yield* store.claim(9_000, 10, 10, 10_000)
+        yield* store.claim({ now: 9_000, limit: 10, perKey: 10, leaseUntil: 10_000 })
         yield* store.settle("d4", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliver("key-a", "w2", 9_000), 0, "a disabled webhook gets nothing")
         assert.deepStrictEqual(
@@ -283,7 +354,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           { ...delivery("d4", "w1"), correlationId: "corr-d1" },
           delivery("d5", "w1")
         ])
-        yield* store.claim(0, 10, 10, 100)
+        yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
         for (const id of ["d1", "d2", "d3", "d4"]) yield* store.settle(id, 1, { _tag: "Dead", error: "HTTP 503" })
         yield* store.settle("d5", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
         const events = ["corr-d1", "corr-d2", "corr-d5"]
@@ -291,7 +362,9 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.strictEqual(yield* store.redeliverEvents("key-a", [], 7_000), 0, "no events")
         assert.strictEqual(yield* store.redeliverEvents("key-a", events, 7_000), 3, "d1, d4 and d2; not d5")
         assert.deepStrictEqual(
-          (yield* store.claim(7_000, 10, 10, 8_000)).map((c) => [c.delivery.id, c.delivery.attempts]).sort(),
+          (yield* store.claim({ now: 7_000, limit: 10, perKey: 10, leaseUntil: 8_000 }))
+            .map((c) => [c.delivery.id, c.delivery.attempts])
+            .sort(),
           [
             ["d1", 1],
             ["d2", 1],
@@ -305,7 +378,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
         yield* store.settle("d2", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d2"], 9_000), 0, "a disabled webhook's")
-        yield* store.claim(9_000, 10, 10, 9_500)
+        yield* store.claim({ now: 9_000, limit: 10, perKey: 10, leaseUntil: 9_500 })
         // d1's second attempt (its first lease ran out at 8,000).
         yield* store.settle("d1", 2, { _tag: "Dead", error: "HTTP 503" })
         assert.isTrue(yield* store.remove("key-a", "w1"))
@@ -317,7 +390,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w1"), 5)
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1", "key-a", 1_000), delivery("d3", "w2")])
-        yield* store.claim(0, 1, 10, 100)
+        yield* store.claim({ now: 0, limit: 1, perKey: 10, leaseUntil: 100 })
         yield* store.settle("d1", 1, { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
         const stats = yield* store.stats("key-a")
         assert.deepStrictEqual(
@@ -328,7 +401,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           ]
         )
         assert.deepStrictEqual(
-          (yield* store.claim(5_000, 10, 10, 6_000)).map((c) => c.delivery.id),
+          (yield* store.claim({ now: 5_000, limit: 10, perKey: 10, leaseUntil: 6_000 })).map((c) => c.delivery.id),
           ["d3"]
         )
       }))
@@ -361,7 +434,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.isFalse(yield* store.remove("key-a", "c1"), "a channel is not removed as a webhook")
         assert.isFalse(yield* store.remove("key-a", "w1", "channels"), "nor a webhook as a channel")
         yield* store.enqueue([delivery("d1", "c2"), delivery("d2", "w1")])
-        const claimed = yield* store.claim(0, 10, 10, 100)
+        const claimed = yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
         assert.deepStrictEqual(
           claimed.map((c) => [c.delivery.id, c.webhook.channel]),
           [
@@ -383,7 +456,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
         assert.isTrue(yield* store.remove("key-a", "c2", "channels"))
         assert.deepStrictEqual(
-          (yield* store.claim(1_000, 10, 10, 2_000)).map((c) => c.delivery.id),
+          (yield* store.claim({ now: 1_000, limit: 10, perKey: 10, leaseUntil: 2_000 })).map((c) => c.delivery.id),
           ["d2"],
           "the removed channel's pending delivery went with it; the webhook's (lease run out) is due again"
         )
