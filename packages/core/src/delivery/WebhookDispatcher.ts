@@ -108,8 +108,8 @@ export const defaultSettings: Settings = {
   backoffMillis: 1_000,
   maxBackoffMillis: 3_600_000,
   concurrency: 32,
-  perKey: 8,
-  // Half a key's share: a stalled destination leaves its key's other destinations slots of their own.
+  perKey: 16,
+  // A quarter of a key's share: a stalled destination leaves its key's other destinations slots of their own.
   perDestination: 4,
   pollMillis: 250,
   telegramApiUrl: "https://api.telegram.org"
