@@ -325,5 +325,91 @@ export const migrations = {
         RETURN QUERY SELECT t.u, t.g FROM unnest(out_used, out_granted) WITH ORDINALITY AS t(u, g, o) ORDER BY t.o;
       END
       $fn$`)
+  ),
+  // What a claim reads, in one round trip instead of five: the deliveries sent since the last claim settled (each
+  // only for its attempt and while pending, each destination counted once), each due destination's `each` oldest
+  // due deliveries locked or skipped (FOR UPDATE SKIP LOCKED) in the order a claim considers them, then the
+  // advisory locks of their keys in key order, and only then (a statement of its own, so a fresh snapshot) what
+  // the other instances hold in flight for those keys. The caller picks (WebhookStore.fairPick) and leases in
+  // the same transaction, reading the bodies of what it leases only.
+  "13_outbox_claim_function": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(`
+      CREATE FUNCTION vigil_claim_read(
+        sent_ids text[], sent_attempts int[], sent_at text[], due_at bigint, each_limit int, holder text
+      ) RETURNS json LANGUAGE plpgsql AS $fn$
+      DECLARE
+        ids text[];
+        found json;
+        key_ids text[];
+        k text;
+        held json;
+      BEGIN
+        IF coalesce(array_length(sent_ids, 1), 0) > 0 THEN
+          WITH done AS (
+            UPDATE webhook_deliveries d SET status = 'delivered'
+            FROM unnest(sent_ids, sent_attempts, sent_at) AS t(id, attempt, at)
+            WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
+            RETURNING d.webhook_id, t.at
+          ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
+          UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
+          FROM counted c WHERE w.id = c.webhook_id;
+        END IF;
+        -- The destinations with pending deliveries, found by skipping from one to the next in the index of pending
+        -- rows, then each one's oldest due deliveries by an index probe: a few rows per destination, never the
+        -- whole backlog.
+        WITH RECURSIVE destinations(webhook_id) AS (
+          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
+                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
+                  ORDER BY d.webhook_id LIMIT 1)
+          FROM destinations WHERE destinations.webhook_id IS NOT NULL
+        )
+        SELECT array_agg(due.id ORDER BY due.rn) INTO ids FROM (
+          SELECT x.id, row_number() OVER (ORDER BY x.first, x.webhook_id, x.next_attempt_at, x.seq) AS rn
+          FROM (
+            SELECT y.id, y.webhook_id, y.next_attempt_at, y.seq,
+                   min(y.next_attempt_at) OVER (PARTITION BY y.webhook_id) AS first
+            FROM destinations
+            JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
+            CROSS JOIN LATERAL (
+              SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
+              WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= due_at
+              ORDER BY d.next_attempt_at, d.seq LIMIT each_limit
+            ) y
+          ) x
+          ORDER BY rn LIMIT 4096
+        ) due;
+        IF ids IS NULL THEN
+          RETURN json_build_object('rows', '[]'::json, 'held', '[]'::json);
+        END IF;
+        -- Another instance's claim holds some of them: those are skipped, not waited for.
+        SELECT json_agg(c ORDER BY array_position(ids, c.id)), array_agg(DISTINCT c.key_id)
+          INTO found, key_ids
+        FROM (
+          SELECT d.id, d.webhook_id, d.key_id, d.correlation_id, d.attempts, d.next_attempt_at, d.status, d.last_error,
+                 (SELECT row_to_json(x)::text FROM (
+                    SELECT id, key_id, url, secret, created, delivery_count::int AS delivery_count, last_delivery,
+                           disabled_at, channel
+                    FROM webhooks WHERE id = d.webhook_id) x) AS w
+          FROM webhook_deliveries d
+          WHERE d.id = ANY(ids) AND d.status = 'pending' AND d.next_attempt_at <= due_at
+          FOR UPDATE OF d SKIP LOCKED
+        ) c;
+        IF found IS NULL THEN
+          RETURN json_build_object('rows', '[]'::json, 'held', '[]'::json);
+        END IF;
+        FOREACH k IN ARRAY (SELECT array_agg(u ORDER BY u) FROM unnest(key_ids) AS u) LOOP
+          PERFORM pg_advisory_xact_lock(hashtext('outbox:' || k));
+        END LOOP;
+        SELECT coalesce(json_agg(h), '[]'::json) INTO held FROM (
+          SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
+          WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> holder
+            AND leased_until > due_at AND key_id = ANY(key_ids)
+          GROUP BY key_id, webhook_id
+        ) h;
+        RETURN json_build_object('rows', found, 'held', held);
+      END
+      $fn$`)
   )
 }

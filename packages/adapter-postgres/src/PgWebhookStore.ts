@@ -181,66 +181,32 @@ const make = Effect.gen(function* () {
   )
 
   /**
-   * What the other instances have in flight (leases not run out) for `keys`, per key and per destination, read
-   * once this claim holds each key's advisory lock (taken in key order, so two claims never wait on each other in
-   * a circle): a claim of another instance for the same keys commits first, and its leases are counted here. So
-   * the per-key and per-destination caps hold across instances, not per process.
+   * What one claim reads, in one round trip (`vigil_claim_read`, migration 13): the delivered ones among `settle`
+   * settled, each due destination's `each` oldest due deliveries locked or skipped (another instance's claim holds
+   * them) in the order a claim considers them, and what the other instances have in flight (leases not run out)
+   * for their keys, per key and per destination, read once this claim holds each key's advisory lock (taken in
+   * key order, so two claims never wait on each other in a circle): a claim of another instance for the same keys
+   * commits first, and its leases are counted here. So the per-key and per-destination caps hold across
+   * instances, not per process.
    */
-  const othersInFlight = (now: number, keys: ReadonlyArray<string>) =>
+  const claimRead = (settle: ReadonlyArray<WebhookStore.Settle>, now: number, each: number) =>
     Effect.gen(function* () {
-      // One statement; a volatile function in the select list runs after ORDER BY, so the locks go in key order.
-      yield* sql`SELECT pg_advisory_xact_lock(hashtext('outbox:' || k)) FROM unnest(${[...keys]}::text[]) AS k ORDER BY k`
-      const rows = yield* sql<{ readonly key_id: string; readonly webhook_id: string; readonly n: number }>`
-        SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
-        WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> ${instance}
-          AND leased_until > ${now} AND key_id = ANY(${[...keys]}::text[])
-        GROUP BY key_id, webhook_id`
-      const held = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
-      for (const r of rows) {
-        held.keys[r.key_id] = (held.keys[r.key_id] ?? 0) + r.n
-        held.destinations[r.webhook_id] = (held.destinations[r.webhook_id] ?? 0) + r.n
+      const sent = settle.flatMap(({ id, attempt, settlement }) =>
+        settlement._tag === "Delivered" ? [{ id, attempt, at: settlement.at }] : []
+      )
+      const [read] = yield* sql<{ readonly r: string }>`
+        SELECT vigil_claim_read(${sent.map((x) => x.id)}::text[], ${sent.map((x) => x.attempt)}::int[],
+                                ${sent.map((x) => x.at)}::text[], ${now}, ${each}, ${instance})::text AS r`
+      const { rows, held } = JSON.parse(read!.r) as {
+        readonly rows: ReadonlyArray<Omit<DeliveryRow, "body"> & { readonly w: string }>
+        readonly held: ReadonlyArray<{ readonly key_id: string; readonly webhook_id: string; readonly n: number }>
       }
-      return held
-    })
-
-  /** Each due destination's `each` oldest due deliveries, destinations by their oldest, locked or skipped. */
-  const candidates = (now: number, each: number) =>
-    Effect.gen(function* () {
-      // The destinations with pending deliveries, found by skipping from one to the next in the index of pending
-      // rows, then each one's oldest due deliveries by an index probe: a claim reads a few rows per destination,
-      // never the whole backlog.
-      const ids = yield* sql<{ readonly id: string }>`
-        WITH RECURSIVE destinations(webhook_id) AS (
-          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
-          UNION ALL
-          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
-                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
-                  ORDER BY d.webhook_id LIMIT 1)
-          FROM destinations WHERE destinations.webhook_id IS NOT NULL
-        )
-        SELECT id FROM (
-          SELECT x.id, x.webhook_id, x.next_attempt_at, x.seq,
-                 min(x.next_attempt_at) OVER (PARTITION BY x.webhook_id) AS first
-          FROM destinations
-          JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
-          CROSS JOIN LATERAL (
-            SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
-            WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
-            ORDER BY d.next_attempt_at, d.seq LIMIT ${each}
-          ) x
-        ) due
-        ORDER BY first, webhook_id, next_attempt_at, seq
-        LIMIT 4096`
-      if (ids.length === 0) return []
-      // Another instance's claim holds some of them: those are skipped, not waited for.
-      const locked = yield* sql<DeliveryRow & { readonly w: string }>`SELECT ${sql.literal(deliveryColumns)},
-               (SELECT row_to_json(x)::text FROM (SELECT ${sql.literal(webhookColumns)} FROM webhooks WHERE id = d.webhook_id) x) AS w
-        FROM webhook_deliveries d
-        WHERE d.id = ANY(${ids.map((r) => r.id)}::text[]) AND d.status = 'pending' AND d.next_attempt_at <= ${now}
-        FOR UPDATE OF d SKIP LOCKED`
-      // In the order the candidates were chosen (a locking read cannot rank them itself).
-      const order = new Map(ids.map((r, i) => [r.id, i]))
-      return [...locked].sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+      const others = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
+      for (const r of held) {
+        others.keys[r.key_id] = (others.keys[r.key_id] ?? 0) + r.n
+        others.destinations[r.webhook_id] = (others.destinations[r.webhook_id] ?? 0) + r.n
+      }
+      return { rows, others }
     })
 
   return WebhookStore.WebhookStore.of({
@@ -285,28 +251,40 @@ const make = Effect.gen(function* () {
       transaction(
         "WebhookStore.claim",
         Effect.gen(function* () {
-          yield* settleAll(settle)
-          if (limit <= 0) return []
+          // Settled with the read when every one was delivered; else (rare: a retry, a dead letter, a 410) first,
+          // each on its own.
+          const allDelivered = settle.every((x) => x.settlement._tag === "Delivered")
+          if (!allDelivered) yield* settleAll(settle)
           // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
           const [dbNow, dbLeaseUntil] = [now + skew, leaseUntil + skew]
-          const each = Math.max(1, Math.min(perDestination, perKey))
-          const rows = yield* candidates(dbNow, each)
+          const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey))
+          const { rows, others } = yield* claimRead(allDelivered ? settle : [], dbNow, each)
           if (rows.length === 0) return []
-          const held = yield* othersInFlight(dbNow, [...new Set(rows.map((r) => r.key_id))])
           const picked = WebhookStore.fairPick(
-            rows.map((r) => ({ delivery: toDelivery(r, skew), webhook: toWebhook(JSON.parse(r.w) as WebhookRow) })),
+            rows.map((r) => ({
+              delivery: toDelivery({ ...r, body: "" }, skew),
+              webhook: toWebhook(JSON.parse(r.w) as WebhookRow)
+            })),
             limit,
             perKey,
             perDestination,
-            { keys: plus(inFlight.keys, held.keys), destinations: plus(inFlight.destinations, held.destinations) }
+            { keys: plus(inFlight.keys, others.keys), destinations: plus(inFlight.destinations, others.destinations) }
           )
-          if (picked.length > 0)
-            yield* sql`UPDATE webhook_deliveries
-                       SET attempts = attempts + 1, next_attempt_at = ${dbLeaseUntil},
-                           leased_by = ${instance}, leased_until = ${dbLeaseUntil}
-                       WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])`
+          if (picked.length === 0) return []
+          const leased = yield* sql<{ readonly id: string; readonly body: string }>`
+            UPDATE webhook_deliveries
+            SET attempts = attempts + 1, next_attempt_at = ${dbLeaseUntil},
+                leased_by = ${instance}, leased_until = ${dbLeaseUntil}
+            WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])
+            RETURNING id, body`
+          const bodies = new Map(leased.map((r) => [r.id, r.body]))
           return picked.map((c) => ({
-            delivery: { ...c.delivery, attempts: c.delivery.attempts + 1, nextAttemptAt: leaseUntil },
+            delivery: {
+              ...c.delivery,
+              body: bodies.get(c.delivery.id) ?? "",
+              attempts: c.delivery.attempts + 1,
+              nextAttemptAt: leaseUntil
+            },
             webhook: c.webhook
           }))
         })
