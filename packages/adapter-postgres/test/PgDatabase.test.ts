@@ -294,67 +294,31 @@ describe("PostgreSQL: in-flight caps across instances", () => {
           ["wh_a", "wh_b"].map((w) => [w, claimed.filter((c) => c.delivery.webhookId === w).length])
         )
       })
-      // Times well past the deliveries' due time and short of the leases' end: two instances measure the database's
-      // clock only to within a round trip. A key may have 6 in flight, a destination 4: the first instance takes 6.
-      const first = yield* here.claim({
-        now: 10_000,
-        limit: 32,
-        perKey: 6,
-        leaseUntil: lease,
-        inFlight: {},
-        perDestination: 4
-      })
+      /** A claim by `store` at 10 s (well past the deliveries' due time, short of the leases' end): a key may have 6 in flight, a destination 4. */
+      const claimAt = (store: WebhookStore.WebhookStore["Service"], inFlight: WebhookStore.InFlight = {}) =>
+        store.claim({ now: 10_000, limit: 32, perKey: 6, perDestination: 4, leaseUntil: lease, inFlight })
+      // Two instances measure the database's clock only to within a round trip. The first instance takes 6.
+      const first = yield* claimAt(here)
       assert.strictEqual(first.length, 6)
       // The other instance, with nothing of its own in flight, gets nothing: the key's cap is taken.
-      assert.deepStrictEqual(
-        yield* there.claim({ now: 10_000, limit: 32, perKey: 6, leaseUntil: lease, inFlight: {}, perDestination: 4 }),
-        []
-      )
+      assert.deepStrictEqual(yield* claimAt(there), [])
       // Three settle: three slots free, for whichever instance claims next.
       for (const c of first.slice(0, 3))
         yield* here.settle(c.delivery.id, c.delivery.attempts, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
-      const second = yield* there.claim({
-        now: 10_000,
-        limit: 32,
-        perKey: 6,
-        leaseUntil: lease,
-        inFlight: {},
-        perDestination: 4
-      })
+      const second = yield* claimAt(there)
       assert.strictEqual(second.length, 3)
-      assert.deepStrictEqual(
-        yield* here.claim({
-          now: 10_000,
-          limit: 32,
-          perKey: 6,
-          leaseUntil: lease,
-          inFlight: holding(first.slice(3)),
-          perDestination: 4
-        }),
-        []
-      )
+      assert.deepStrictEqual(yield* claimAt(here, holding(first.slice(3))), [])
       // A retry scheduled frees its slot too (the lease is no longer held), though the delivery stays pending.
       const retried = first[3]!
       yield* here.settle(retried.delivery.id, retried.delivery.attempts, { _tag: "Retry", at: lease * 2, error: "503" })
-      assert.strictEqual(
-        (yield* there.claim({
-          now: 10_000,
-          limit: 32,
-          perKey: 6,
-          leaseUntil: lease,
-          inFlight: holding(second),
-          perDestination: 4
-        })).length,
-        1
-      )
+      assert.strictEqual((yield* claimAt(there, holding(second))).length, 1)
       // Leases that ran out (an instance that died) hold nothing: past them, the other instance has the whole cap.
       const after = yield* there.claim({
         now: lease + 1_000,
         limit: 32,
         perKey: 6,
-        leaseUntil: lease * 3,
-        inFlight: {},
-        perDestination: 4
+        perDestination: 4,
+        leaseUntil: lease * 3
       })
       assert.strictEqual(after.length, 6)
     }).pipe(Effect.scoped, Effect.runPromise))
