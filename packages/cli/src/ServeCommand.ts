@@ -1,5 +1,5 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { Console, Outbound, VigilServer } from "@vigil/adapter-http"
+import { Console, NodeMac, Outbound, VigilServer } from "@vigil/adapter-http"
 import { Engine } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
@@ -390,6 +390,7 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       timeoutMillis: config.timeoutMillis,
       retries: config.retries,
       backoffMillis: config.backoffMillis,
+      mac: NodeMac.mac,
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }
   }

@@ -100,6 +100,8 @@ export interface Settings {
   readonly pollMillis: number
   /** Base URL of the Telegram Bot API (`<base>/bot<token>/sendMessage`). */
   readonly telegramApiUrl: string
+  /** HMAC-SHA256 that signs deliveries (default: in JavaScript; a Node host passes `node:crypto`'s). */
+  readonly mac: WebhookSigning.Mac
 }
 
 export const defaultSettings: Settings = {
@@ -112,7 +114,8 @@ export const defaultSettings: Settings = {
   // A quarter of a key's share: a stalled destination leaves its key's other destinations slots of their own.
   perDestination: 4,
   pollMillis: 250,
-  telegramApiUrl: "https://api.telegram.org"
+  telegramApiUrl: "https://api.telegram.org",
+  mac: WebhookSigning.pureMac
 }
 
 /** The wait before retry number `attempt` (1-based): `base·2^(attempt−1)`, capped, times a jitter in [0.5, 1). */
@@ -172,7 +175,13 @@ export const signed: Sender = (delivery, destination, via) =>
   Effect.flatMap(Clock.currentTimeMillis, (sentAt) =>
     via.post(
       destination.url,
-      WebhookSigning.headers(destination.secret, delivery.id, Math.floor(sentAt / 1000), delivery.body)
+      WebhookSigning.headers(
+        destination.secret,
+        delivery.id,
+        Math.floor(sentAt / 1000),
+        delivery.body,
+        via.settings.mac
+      )
     )
   )
 
