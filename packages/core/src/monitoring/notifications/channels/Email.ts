@@ -2,23 +2,16 @@
  * An `email` channel: 1 to 10 recipients, sent through the operator's mail relay (users name recipients, never a
  * mail server); the subject is the alert's title, the text is not cut.
  */
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as Messages from "../../alerts/Messages.ts"
 import { invalid, type Kind } from "./Kind.ts"
 
 const address = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
-/** The subject and text of a stored email delivery (as `render` made it). */
-const mailOf = (body: string): { readonly subject: string; readonly text: string } | undefined => {
-  try {
-    const m = JSON.parse(body) as { subject?: unknown; text?: unknown }
-    return typeof m.subject === "string" && typeof m.text === "string"
-      ? { subject: m.subject, text: m.text }
-      : undefined
-  } catch {
-    return undefined
-  }
-}
+/** A stored email delivery: its subject and text as JSON (as `render` makes it). */
+const Mail = Schema.fromJsonString(Schema.Struct({ subject: Schema.String, text: Schema.String }))
+const encodeMail = Schema.encodeSync(Mail)
+const mailOf = Schema.decodeUnknownOption(Mail)
 
 export const kind: Kind = {
   destination: (request, context) =>
@@ -30,12 +23,11 @@ export const kind: Kind = {
         return yield* invalid("type", "email channels need a mail relay, and none is configured on this server")
       return { url: `mailto:${to.join(",")}`, secret: "", settings: { to } }
     }),
-  render: (_, alert, message) => JSON.stringify({ subject: Messages.cut(Messages.title(alert), 200), text: message }),
-  send: (delivery, destination, via) => {
-    const message = mailOf(delivery.body)
-    return message === undefined
-      ? Effect.succeed({ _tag: "Permanent", detail: "the stored email is not readable" } as const)
-      : via.mail({ to: destination.channel?.to ?? [], ...message })
-  },
+  render: (_, alert, message) => encodeMail({ subject: Messages.cut(Messages.title(alert), 200), text: message }),
+  send: (delivery, destination, via) =>
+    Option.match(mailOf(delivery.body), {
+      onNone: () => Effect.succeed({ _tag: "Permanent", detail: "the stored email is not readable" } as const),
+      onSome: (message) => via.mail({ to: destination.channel?.to ?? [], ...message })
+    }),
   show: (destination) => (destination.channel?.to === undefined ? {} : { to: destination.channel.to })
 }
