@@ -83,13 +83,21 @@ describe("vigil migrate-store", () => {
       notifications: [channel.json.channel.id]
     })
     assert.strictEqual(bot.status, 201, JSON.stringify(bot.json))
+    // A message waiting in the outbox (nothing answers on port 9): it moves too.
+    const queued = await call("POST", `/v1/notifications/${channel.json.channel.id}/test`)
+    assert.strictEqual(queued.status, 202, JSON.stringify(queued.json))
     const read = async (c: ReturnType<typeof caller>) => ({
       now: (await c("POST", "/api/v3/intel", { address: CLEAN })).json.recommendation?.action,
       then: (await c("POST", "/api/v3/intel", { address: CLEAN, options: { as_of: "2025-03-01" } })).json.recommendation
         ?.action,
       bots: (await c("GET", "/v1/bots")).json.bots,
       contracts: (await c("GET", "/v1/contracts")).json.contracts,
-      channels: (await c("GET", "/v1/notifications")).json.channels.map((x: any) => [x.id, x.type, x.name]),
+      channels: (await c("GET", "/v1/notifications")).json.channels.map((x: any) => [
+        x.id,
+        x.type,
+        x.name,
+        x.deliveries.pending + x.deliveries.failed
+      ]),
       refusals: (await c("GET", "/v1/lists")).json.lists.map((x: any) => x.refused)
     })
     const expected = await read(call)
@@ -109,7 +117,8 @@ describe("vigil migrate-store", () => {
       intel_refusals: 1,
       monitor_bots: 1,
       monitor_contracts: 1,
-      webhooks: 1
+      webhooks: 1,
+      webhook_deliveries: 1
     })
 
     const after = await serve(cwd, { ...env, VIGIL_DB: run!.url })
