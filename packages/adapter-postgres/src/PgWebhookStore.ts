@@ -64,6 +64,28 @@ const toDelivery = (r: DeliveryRow, skew: number): WebhookStore.Delivery => ({
 /** A value as JSON text. */
 const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
+/** What `vigil_claim_read` answers (as JSON): the candidates, each with its destination's row as JSON, and the other instances' leases. */
+const decodeClaimRead = Schema.decodeUnknownEffect(
+  Schema.fromJsonString(
+    Schema.Struct({
+      rows: Schema.Array(
+        Schema.Struct({
+          id: Schema.String,
+          webhook_id: Schema.String,
+          key_id: Schema.String,
+          correlation_id: Schema.String,
+          attempts: Schema.Number,
+          next_attempt_at: Schema.Number,
+          status: Schema.Literals(["pending", "delivered", "dead"]),
+          last_error: Schema.NullOr(Schema.String),
+          w: Schema.String
+        })
+      ),
+      held: Schema.Array(Schema.Struct({ key_id: Schema.String, webhook_id: Schema.String, n: Schema.Number }))
+    })
+  )
+)
+
 /** In-flight counts added up. */
 const plus = (
   a: Readonly<Record<string, number>> = {},
@@ -197,10 +219,8 @@ const make = Effect.gen(function* () {
       const [read] = yield* sql<{ readonly r: string }>`
         SELECT vigil_claim_read(${sent.map((x) => x.id)}::text[], ${sent.map((x) => x.attempt)}::int[],
                                 ${sent.map((x) => x.at)}::text[], ${now}, ${each}, ${instance})::text AS r`
-      const { rows, held } = JSON.parse(read!.r) as {
-        readonly rows: ReadonlyArray<Omit<DeliveryRow, "body"> & { readonly w: string }>
-        readonly held: ReadonlyArray<{ readonly key_id: string; readonly webhook_id: string; readonly n: number }>
-      }
+      // What the function answers is this build's own SQL: a shape it does not have is a defect.
+      const { rows, held } = yield* Effect.orDie(decodeClaimRead(read!.r))
       const others = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
       for (const r of held) {
         others.keys[r.key_id] = (others.keys[r.key_id] ?? 0) + r.n
