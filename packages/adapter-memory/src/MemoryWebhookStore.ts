@@ -148,7 +148,6 @@ const make = Effect.sync(() => {
         }
         return requeued
       }),
-    settle: (id, attempt, settlement) => Effect.sync(() => settleOne({ id, attempt, settlement })),
     deliveriesOf: (ids) =>
       Effect.sync(() => {
         const wanted = new Set(ids)

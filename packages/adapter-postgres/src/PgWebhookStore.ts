@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { WebhookStore } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
-import { batcher, PgDatabase, serialised } from "./PgDatabase.ts"
+import { PgDatabase, serialised } from "./PgDatabase.ts"
 
 interface WebhookRow {
   readonly id: string
@@ -193,15 +193,6 @@ const make = Effect.gen(function* () {
       for (const x of settled) if (x.settlement._tag !== "Delivered") yield* undelivered(x)
     })
 
-  /** Deliveries sent, settled for every sender waiting at once in one statement (a group write, as quota charges are). */
-  const delivered = batcher(
-    (settled: ReadonlyArray<{ readonly id: string; readonly attempt: number; readonly at: string }>) =>
-      Effect.as(
-        run("WebhookStore.settle", deliveredAll(settled)),
-        settled.map(() => undefined)
-      )
-  )
-
   /**
    * What one claim reads, in one round trip (`vigil_claim_read`, migration 13): the delivered ones among `settle`
    * settled, each due destination's `each` oldest due deliveries locked or skipped (another instance's claim holds
@@ -355,11 +346,6 @@ const make = Effect.gen(function* () {
         ),
         (rows) => rows.length
       ),
-    // Only the attempt being settled, still pending: a sender whose lease ran out changes nothing.
-    settle: (id, attempt, settlement) =>
-      settlement._tag === "Delivered"
-        ? delivered({ id, attempt, at: settlement.at })
-        : transaction("WebhookStore.settle", undelivered({ id, attempt, settlement })),
     deliveriesOf: (ids) =>
       Effect.map(
         run(

@@ -5,6 +5,7 @@
  */
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
+import { settled } from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import { Postgres } from "@vigil/testkit"
 import { Clock, Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -243,7 +244,7 @@ describe("PostgreSQL: one outbox for every instance", () => {
             if (claimed.length === 0) return
             leased.push(...claimed.map((c) => c.delivery.id))
             for (const c of claimed)
-              yield* store.settle(c.delivery.id, c.delivery.attempts, {
+              yield* settled(store, c.delivery.id, c.delivery.attempts, {
                 _tag: "Delivered",
                 at: "2026-01-01T00:00:01.000Z"
               })
@@ -304,13 +305,17 @@ describe("PostgreSQL: in-flight caps across instances", () => {
       assert.deepStrictEqual(yield* claimAt(there), [])
       // Three settle: three slots free, for whichever instance claims next.
       for (const c of first.slice(0, 3))
-        yield* here.settle(c.delivery.id, c.delivery.attempts, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
+        yield* settled(here, c.delivery.id, c.delivery.attempts, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
       const second = yield* claimAt(there)
       assert.strictEqual(second.length, 3)
       assert.deepStrictEqual(yield* claimAt(here, holding(first.slice(3))), [])
       // A retry scheduled frees its slot too (the lease is no longer held), though the delivery stays pending.
       const retried = first[3]!
-      yield* here.settle(retried.delivery.id, retried.delivery.attempts, { _tag: "Retry", at: lease * 2, error: "503" })
+      yield* settled(here, retried.delivery.id, retried.delivery.attempts, {
+        _tag: "Retry",
+        at: lease * 2,
+        error: "503"
+      })
       assert.strictEqual((yield* claimAt(there, holding(second))).length, 1)
       // Leases that ran out (an instance that died) hold nothing: past them, the other instance has the whole cap.
       const after = yield* there.claim({

@@ -263,14 +263,9 @@ const make = Effect.gen(function* () {
   /** Stores settlements (inside the caller's transaction), each destination's count raised once. */
   const settleAll = (batch: ReadonlyArray<WebhookStore.Settle>) => {
     const counts = new Map<string, { n: number; at: string }>()
-    const settled = batch.map((p) => settleOne(p.id, p.attempt, p.settlement, counts))
+    for (const p of batch) settleOne(p.id, p.attempt, p.settlement, counts)
     for (const [webhookId, { n, at }] of counts) s.counted.run(n, at, webhookId)
-    return settled
   }
-
-  const settle = database.groupCommit("WebhookStore.settle", (_, batch: ReadonlyArray<WebhookStore.Settle>) =>
-    settleAll(batch)
-  )
 
   return WebhookStore.WebhookStore.of({
     register: (w, max) =>
@@ -313,7 +308,6 @@ const make = Effect.gen(function* () {
         "WebhookStore.redeliverEvents",
         () => s.requeueEvents.run(now, keyId, JSON.stringify(correlationIds)).changes
       ),
-    settle: (id, attempt, settlement) => settle({ id, attempt, settlement }),
     deliveriesOf: (ids) =>
       database.use("WebhookStore.deliveriesOf", () => s.byCorrelation.all(JSON.stringify(ids)).map(toDelivery)),
     stats: (keyId, scope) =>

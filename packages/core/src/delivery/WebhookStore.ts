@@ -93,7 +93,13 @@ export interface ClaimRequest {
   readonly leaseUntil: number
   /** What this process already has in flight. */
   readonly inFlight?: InFlight
-  /** Attempts that ended since the last claim, settled first (as `settle` would), in the claim's own transaction. */
+  /**
+   * Attempts that ended since the last claim, settled first, in the claim's own transaction: each records how
+   * attempt number `attempt` of the delivery ended (a delivered one also counts on its webhook; a 410 disables the
+   * destination and dead-letters its backlog) if it is still that attempt. A sender whose lease ran out, and whose
+   * delivery was claimed again (by this or another instance), changes nothing, so it never overwrites the result of
+   * the attempt that came after it.
+   */
   readonly settle?: ReadonlyArray<Settle>
 }
 
@@ -231,12 +237,6 @@ export class WebhookStore extends Context.Service<
       correlationIds: ReadonlyArray<string>,
       now: number
     ) => Effect.Effect<number, StoreError.StoreError>
-    /**
-     * Records how attempt number `attempt` of the delivery ended (a delivered one also counts on its webhook), if it
-     * is still that attempt: a sender whose lease ran out, and whose delivery was claimed again (by this or another
-     * instance), changes nothing, so it never overwrites the result of the attempt that came after it.
-     */
-    readonly settle: (id: string, attempt: number, settlement: Settlement) => Effect.Effect<void, StoreError.StoreError>
     /** The deliveries of these events (by `correlationId`), in queueing order. */
     readonly deliveriesOf: (
       correlationIds: ReadonlyArray<string>

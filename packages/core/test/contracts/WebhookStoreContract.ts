@@ -27,6 +27,14 @@ const delivery = (id: string, webhookId: string, keyId = "key-a", nextAttemptAt 
   status: "pending"
 })
 
+/** Stores how attempt `attempt` of delivery `id` ended: a claim of nothing that only settles. */
+export const settled = (
+  store: WebhookStore.WebhookStore["Service"],
+  id: string,
+  attempt: number,
+  settlement: WebhookStore.Settlement
+) => store.claim({ now: 0, limit: 0, perKey: 0, leaseUntil: 0, settle: [{ id, attempt, settlement }] })
+
 /** Registers the WebhookStore contract against an adapter's layer (built anew for every test). */
 export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore, unknown>) =>
   describe(`WebhookStore contract: ${name}`, () => {
@@ -186,9 +194,9 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w1"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
         yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
-        yield* store.settle("d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
-        yield* store.settle("d2", 1, { _tag: "Retry", at: 5_000, error: "HTTP 503" })
-        yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
+        yield* settled(store, "d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* settled(store, "d2", 1, { _tag: "Retry", at: 5_000, error: "HTTP 503" })
+        yield* settled(store, "d3", 1, { _tag: "Dead", error: "HTTP 500 after 4 attempts" })
         const [w] = yield* store.list("key-a")
         assert.deepStrictEqual([w?.deliveryCount, w?.lastDelivery], [1, "2026-01-01T00:00:05.000Z"])
         assert.lengthOf(yield* store.claim({ now: 4_999, limit: 10, perKey: 10, leaseUntil: 6_000 }), 0)
@@ -267,12 +275,12 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           (yield* store.claim({ now: 100, limit: 10, perKey: 10, leaseUntil: 200 })).map((c) => c.delivery.attempts),
           [2]
         )
-        yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 500 (after 4 attempts)" })
-        yield* store.settle("d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
+        yield* settled(store, "d1", 1, { _tag: "Dead", error: "HTTP 500 (after 4 attempts)" })
+        yield* settled(store, "d1", 1, { _tag: "Delivered", at: "2026-01-01T00:00:01.000Z" })
         const [before] = yield* store.stats("key-a")
         assert.deepStrictEqual([before?.pending, before?.failed, before?.deliveryCount], [1, 0, 0], "unchanged")
-        yield* store.settle("d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:02.000Z" })
-        yield* store.settle("d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:03.000Z" })
+        yield* settled(store, "d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:02.000Z" })
+        yield* settled(store, "d1", 2, { _tag: "Delivered", at: "2026-01-01T00:00:03.000Z" })
         const [after] = yield* store.stats("key-a")
         assert.deepStrictEqual(
           [after?.pending, after?.failed, after?.deliveryCount, after?.lastDelivery],
@@ -287,9 +295,9 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1"), delivery("d3", "w1")])
         yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
-        yield* store.settle("d1", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
-        yield* store.settle("d2", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
-        yield* store.settle("d3", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        yield* settled(store, "d1", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
+        yield* settled(store, "d2", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        yield* settled(store, "d3", 1, { _tag: "Dead", error: "HTTP 503 (after 4 attempts)" })
         assert.strictEqual(yield* store.redeliver("key-b", "w1", 7_000), undefined, "another key's")
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000, "channels"), undefined, "another scope")
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 7_000), 2)
@@ -318,7 +326,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         assert.strictEqual(yield* store.redeliver("key-a", "w1", 9_000), 0, "nothing dead any more")
         yield* store.enqueue([delivery("d4", "w2", "key-a", 9_000)])
         yield* store.claim({ now: 9_000, limit: 10, perKey: 10, leaseUntil: 10_000 })
-        yield* store.settle("d4", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        yield* settled(store, "d4", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliver("key-a", "w2", 9_000), 0, "a disabled webhook gets nothing")
         assert.deepStrictEqual(
           (yield* store.stats("key-a")).map((x) => [x.id, x.failed]),
@@ -341,8 +349,8 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           delivery("d5", "w1")
         ])
         yield* store.claim({ now: 0, limit: 10, perKey: 10, leaseUntil: 100 })
-        for (const id of ["d1", "d2", "d3", "d4"]) yield* store.settle(id, 1, { _tag: "Dead", error: "HTTP 503" })
-        yield* store.settle("d5", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        for (const id of ["d1", "d2", "d3", "d4"]) yield* settled(store, id, 1, { _tag: "Dead", error: "HTTP 503" })
+        yield* settled(store, "d5", 1, { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
         const events = ["corr-d1", "corr-d2", "corr-d5"]
         assert.strictEqual(yield* store.redeliverEvents("key-b", events, 7_000), 0, "another key's")
         assert.strictEqual(yield* store.redeliverEvents("key-a", [], 7_000), 0, "no events")
@@ -362,11 +370,11 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
           ["dead"],
           "another event's dead letter stays"
         )
-        yield* store.settle("d2", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
+        yield* settled(store, "d2", 1, { _tag: "Gone", at: "2026-01-01T00:00:06.000Z", error: "HTTP 410" })
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d2"], 9_000), 0, "a disabled webhook's")
         yield* store.claim({ now: 9_000, limit: 10, perKey: 10, leaseUntil: 9_500 })
         // d1's second attempt (its first lease ran out at 8,000).
-        yield* store.settle("d1", 2, { _tag: "Dead", error: "HTTP 503" })
+        yield* settled(store, "d1", 2, { _tag: "Dead", error: "HTTP 503" })
         assert.isTrue(yield* store.remove("key-a", "w1"))
         assert.strictEqual(yield* store.redeliverEvents("key-a", ["corr-d1"], 10_000), 0, "a removed webhook's")
       }))
@@ -377,7 +385,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         yield* store.register(hook("w2"), 5)
         yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1", "key-a", 1_000), delivery("d3", "w2")])
         yield* store.claim({ now: 0, limit: 1, perKey: 10, leaseUntil: 100 })
-        yield* store.settle("d1", 1, { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
+        yield* settled(store, "d1", 1, { _tag: "Gone", at: "2026-01-01T00:00:01.000Z", error: "HTTP 410" })
         const stats = yield* store.stats("key-a")
         assert.deepStrictEqual(
           stats.map((s) => [s.id, s.disabled, s.pending, s.failed]),
@@ -428,7 +436,7 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
             ["d2", undefined]
           ]
         )
-        yield* store.settle("d1", 1, { _tag: "Retry", at: 50, error: "SMTP 421: try later" })
+        yield* settled(store, "d1", 1, { _tag: "Retry", at: 50, error: "SMTP 421: try later" })
         assert.deepStrictEqual(
           (yield* store.stats("key-a", "channels")).map((s) => [s.id, s.pending, s.lastError]),
           [
