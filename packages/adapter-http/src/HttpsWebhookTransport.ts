@@ -17,6 +17,8 @@ export interface Options {
   readonly allowHosts: ReadonlyArray<string>
   /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
   readonly ca?: string
+  /** Sockets kept open to one host; default 16 (as many as a key may have sends in flight by default). */
+  readonly socketsPerHost?: number
 }
 
 /** The guard's refusal, handed to Node's lookup callback (which takes an Error) and recognised after it. */
@@ -60,8 +62,7 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
         () =>
           new Agent({
             keepAlive: true,
-            // As many as a key may have in flight (destinations of one key may share a host).
-            maxSockets: 16,
+            maxSockets: options.socketsPerHost ?? 16,
             // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
             // every root certificate would be concatenated into that key on every request.
             ...(options.ca === undefined

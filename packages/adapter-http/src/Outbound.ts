@@ -27,6 +27,8 @@ export interface Options {
   readonly allowHosts?: ReadonlyArray<string>
   /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
   readonly ca?: string
+  /** Sockets kept open to one host for deliveries; default 16. */
+  readonly socketsPerHost?: number
   /** Where ABIs are fetched from; defaults in `AbiSources.Options`. */
   readonly abiSources?: AbiSources.Options
   /** The JSON-RPC URL of each chain's node. Default none. */
@@ -55,7 +57,8 @@ export const layer = (
     NodeHostResolver.layer,
     HttpsWebhookTransport.layer({
       allowHosts: options.allowHosts ?? [],
-      ...(options.ca === undefined ? {} : { ca: options.ca })
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+      ...(options.socketsPerHost === undefined ? {} : { socketsPerHost: options.socketsPerHost })
     }),
     options.smtp === undefined ? Mailer.Mailer.none : SmtpMailer.layer(options.smtp),
     AbiSources.layer(options.abiSources),

@@ -1,6 +1,6 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { Console, NodeMac, Outbound, VigilServer } from "@vigil/adapter-http"
-import { Engine } from "@vigil/core"
+import { Engine, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname } from "node:path"
@@ -109,7 +109,13 @@ const webhookConfig = Config.all({
   caFile: Config.String("VIGIL_WEBHOOK_CA_FILE").pipe(Config.option),
   timeoutMillis: Config.schema(Millis(100, 120_000), "VIGIL_WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
   retries: Config.schema(Millis(0, 20), "VIGIL_WEBHOOK_RETRIES").pipe(Config.withDefault(3)),
-  backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000))
+  backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000)),
+  perKey: Config.schema(Millis(1, 256), "VIGIL_WEBHOOK_PER_KEY").pipe(
+    Config.withDefault(WebhookDispatcher.defaultSettings.perKey)
+  ),
+  perDestination: Config.schema(Millis(1, 256), "VIGIL_WEBHOOK_PER_DESTINATION").pipe(
+    Config.withDefault(WebhookDispatcher.defaultSettings.perDestination)
+  )
 })
 
 /** The chains file (`--chains`, `VIGIL_CHAINS_FILE`): each chain's node, and how long to wait for confirmations. */
@@ -381,6 +387,8 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
   const monitoring = yield* loadMonitoringOptions(chainsFile)
   const outbound: Outbound.Options = {
     allowHosts: config.allowHosts,
+    // A key's destinations may share a host: as many sockets to it as the key may have sends in flight.
+    socketsPerHost: config.perKey,
     ...(ca === undefined ? {} : { ca }),
     ...monitoring.outbound
   }
@@ -390,6 +398,8 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       timeoutMillis: config.timeoutMillis,
       retries: config.retries,
       backoffMillis: config.backoffMillis,
+      perKey: config.perKey,
+      perDestination: config.perDestination,
       mac: NodeMac.mac,
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }

@@ -70,7 +70,9 @@ describe("webhook deliveries across a crash", () => {
     for (const [env, message] of [
       [{ VIGIL_WEBHOOK_CA_FILE: "missing.pem" }, /VIGIL_WEBHOOK_CA_FILE missing\.pem/],
       [{ VIGIL_WEBHOOK_RETRIES: "many" }, /VIGIL_WEBHOOK_RETRIES/],
-      [{ VIGIL_WEBHOOK_TIMEOUT_MS: "5" }, /VIGIL_WEBHOOK_TIMEOUT_MS/]
+      [{ VIGIL_WEBHOOK_TIMEOUT_MS: "5" }, /VIGIL_WEBHOOK_TIMEOUT_MS/],
+      [{ VIGIL_WEBHOOK_PER_KEY: "0" }, /VIGIL_WEBHOOK_PER_KEY/],
+      [{ VIGIL_WEBHOOK_PER_DESTINATION: "many" }, /VIGIL_WEBHOOK_PER_DESTINATION/]
     ] as const) {
       const r = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_PORT: "0", ...env }, ["serve"])
       assert.strictEqual(r.code, 1, JSON.stringify(env))
