@@ -321,8 +321,10 @@ export const layer = (
             settle: done.map(toSettle)
           })
           .pipe(
-            // Not stored: the settlements wait for the next claim (their leases keep the deliveries meanwhile).
-            Effect.tapError(() => Queue.offerAll(ended, done))
+            // Not stored (a failure, a defect, or the loop interrupted at shutdown): the settlements wait for the
+            // next claim or the finalizer (their leases keep the deliveries meanwhile; storing one twice changes
+            // nothing, as a settlement only applies to the attempt still pending).
+            Effect.onError(() => Effect.asVoid(Queue.offerAll(ended, done)))
           )
         yield* recorded(done)
         for (const c of claimed) {
