@@ -3,11 +3,10 @@
  * into durable, signed deliveries, one per active webhook of the key. What an event says is its sender's
  * business: delivery wraps it in the envelope of spec §6 and never looks inside.
  */
-import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./HostResolver.ts"
-import { Instant, type StoreError } from "../kernel/index.ts"
+import { Instant, RandomIds, type StoreError } from "../kernel/index.ts"
 import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
 import { Outbox } from "./Outbox.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
@@ -56,21 +55,6 @@ export interface Settings {
 
 export const defaultSettings: Settings = { maxPerKey: 5, allowHosts: [] }
 
-const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-/** `n` random lowercase alphanumerics. */
-const randomSuffix = (n: number) => {
-  if (pooled + n > randomPool.length) {
-    randomPool = randomBytes(4096)
-    pooled = 0
-  }
-  let suffix = ""
-  for (let i = 0; i < n; i++) suffix += alphabet[randomPool[pooled++]! % alphabet.length]
-  return suffix
-}
-/** Random bytes drawn 4 KiB at a time (one call to the generator per ~250 ids, not one per id). */
-let randomPool: Uint8Array = new Uint8Array(0)
-let pooled = 0
 
 /** Checks the addresses `host` stands for now; the transport checks again at every delivery. */
 export const guardHost = Effect.fnUntraced(function* (allowHosts: ReadonlyArray<string>, host: string) {
@@ -91,6 +75,17 @@ export interface Event {
   readonly correlationId: string
   /** Any JSON value. */
   readonly data: unknown
+}
+
+/**
+ * The text of each destination's delivery of `event` ({@link Envelope}, keys in its order): the event's data is
+ * serialised once for all of them, not once each (it is most of the body, and an event goes to up to five).
+ */
+export const envelope = (timestamp: string, event: Event): ((webhookId: string) => string) => {
+  const opening = `{"timestamp":${JSON.stringify(timestamp)},"correlation_id":${JSON.stringify(event.correlationId)}`
+  const data: string | undefined = JSON.stringify(event.data)
+  const closing = data === undefined ? "}" : `,"data":${data}}`
+  return (webhookId) => `${opening},"webhook_id":${JSON.stringify(webhookId)}${closing}`
 }
 
 /** The body of every delivery (spec §6), whatever the event: `data` is the event's own. */
@@ -145,7 +140,7 @@ export class Webhooks extends Context.Service<
           yield* guardHost(settings.allowHosts, checked.host).pipe(Effect.provideService(HostResolver, resolver))
           const now = yield* Clock.currentTimeMillis
           const webhook: Webhook = {
-            id: `wh_${now}_${randomSuffix(9)}`,
+            id: `wh_${now}_${RandomIds.alphanumeric(9)}`,
             keyId,
             url: checked.url,
             secret: WebhookSigning.newSecret(),
@@ -164,18 +159,13 @@ export class Webhooks extends Context.Service<
         const enqueue = Effect.fn("Webhooks.enqueue")(function* (destinations: ReadonlyArray<Webhook>, event: Event) {
           if (destinations.length === 0) return yield* new NoWebhooks()
           const now = yield* Clock.currentTimeMillis
-          const timestamp = nowIso(now)
+          const body = envelope(nowIso(now), event)
           const deliveries = destinations.map((w) => ({
-            id: `msg_${now.toString(36)}${randomSuffix(16)}`,
+            id: `msg_${now.toString(36)}${RandomIds.alphanumeric(16)}`,
             webhookId: w.id,
             keyId: w.keyId,
             correlationId: event.correlationId,
-            body: JSON.stringify({
-              timestamp,
-              correlation_id: event.correlationId,
-              webhook_id: w.id,
-              data: event.data
-            }),
+            body: body(w.id),
             attempts: 0,
             nextAttemptAt: now,
             status: "pending" as const

@@ -3,9 +3,8 @@
  * screenings through the result cache and its lifetimes, batches (concurrency, input order, failed items, the
  * summary), and the `invalid_address` outcome of an address no network accepts.
  */
-import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer } from "effect"
-import { Chain, Instant } from "../kernel/index.ts"
+import { Chain, Instant, RandomIds } from "../kernel/index.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { summarize } from "./IntelResult.ts"
 import { ResultCache } from "./ResultCache.ts"
@@ -71,7 +70,7 @@ export interface BatchOptions {
 export const batchLimits = { maxAddresses: 25, defaultConcurrency: 3, maxConcurrency: 10 } as const
 
 /** `req_<base36 ms>_<12 hex>`: unique enough to find a request in logs, sortable by time. */
-export const correlationId = (now: number) => `req_${now.toString(36)}_${bytesToHex(randomBytes(6))}`
+export const correlationId = (now: number) => `req_${now.toString(36)}_${RandomIds.hex(6)}`
 
 /** The failed item of an address that is not valid. */
 export const invalidAddress = (address: string, message: string): IntelResult.BatchFailure => ({

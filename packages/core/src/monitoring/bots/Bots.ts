@@ -22,7 +22,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { WebhookStore } from "../../delivery/index.ts"
-import { Instant, type StoreError } from "../../kernel/index.ts"
+import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
 import type * as BotModel from "./Bot.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
 import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
@@ -40,7 +40,6 @@ import {
   InvalidBot,
   limits,
   merge,
-  randomSuffix,
   ruleOf
 } from "./Checks.ts"
 
@@ -239,7 +238,7 @@ export class Bots extends Context.Service<
             const from = fields.active ? yield* watchingFrom(chain, fields.chainId) : {}
             const now = yield* Clock.currentTimeMillis
             const bot: Bot = {
-              id: `bot_${now}_${randomSuffix(9)}`,
+              id: `bot_${now}_${RandomIds.alphanumeric(9)}`,
               keyId,
               ...fields,
               ...from,

@@ -2,7 +2,6 @@
  * A bot request decoded by its Schema, with the messages the API documents: the errors of the bots service, the
  * limits of one bot, and the merge of a create or update request over the bot it changes.
  */
-import { randomBytes } from "@noble/hashes/utils.js"
 import { Effect, Schema, SchemaIssue } from "effect"
 import * as BotModel from "./Bot.ts"
 import type { Bot } from "./BotStore.ts"
@@ -74,8 +73,6 @@ export interface Broken {
   readonly problems: NonNullable<InvalidBot["problems"]>
 }
 
-const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-export const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
 /** Limits of one bot. */
 export const limits = BotModel.limits

@@ -2,9 +2,8 @@
  * Contracts registered for monitoring (spec §2.9): validated, given an ABI (the one supplied, or a verified one
  * fetched, a proxy's implementation's included), and stored per API key. Rules name them by label.
  */
-import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Instant, type StoreError } from "../../kernel/index.ts"
+import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
 import * as Abi from "../rules/Abi.ts"
 import * as AbiSource from "./AbiSource.ts"
 import { ChainData } from "../chain/ChainData.ts"
@@ -53,8 +52,6 @@ export class ContractNotFound extends Schema.TaggedError<ContractNotFound>()("Co
 /** What registering a contract takes: the request's decoded fields ({@link Request}). */
 export type Registration = Request
 
-const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
 const AbiFromText = Schema.fromJsonString(Abi.Abi)
 
@@ -129,7 +126,7 @@ export class Contracts extends Context.Service<
             : { abi: yield* suppliedAbi(r.ABI), source: "supplied" }
         const now = yield* Clock.currentTimeMillis
         const contract: Contract = {
-          id: `ct_${now}_${randomSuffix(9)}`,
+          id: `ct_${now}_${RandomIds.alphanumeric(9)}`,
           keyId,
           chainId,
           address: lower,

@@ -5,11 +5,10 @@
  * `telegram` (a bot token and a chat), `email` (recipients; the mail relay is the operator's). Messages are made
  * from a template per channel (`Messages`), rendered when the alert is queued.
  */
-import { randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Mailer, Outbox, WebhookStore } from "../../delivery/index.ts"
 import type { HostResolver } from "../../delivery/index.ts"
-import { Instant, type StoreError } from "../../kernel/index.ts"
+import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import type * as Channel from "./Channel.ts"
@@ -56,8 +55,6 @@ export interface Settings {
 
 export const defaultSettings: Settings = { maxPerKey: 20, allowHosts: [] }
 
-const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-const randomSuffix = (n: number) => Array.from(randomBytes(n), (b) => alphabet[b % alphabet.length]).join("")
 
 const view = (w: WebhookStore.Webhook, stats: WebhookStore.WebhookStats | undefined): ChannelView => {
   const c = w.channel!
@@ -92,7 +89,7 @@ export const compose = (
   targets
     .filter((w) => w.disabledAt === undefined && w.channel !== undefined)
     .map((w) => ({
-      id: `msg_${now.toString(36)}${randomSuffix(16)}`,
+      id: `msg_${now.toString(36)}${RandomIds.alphanumeric(16)}`,
       webhookId: w.id,
       keyId,
       correlationId:
@@ -235,7 +232,7 @@ export class Notifications extends Context.Service<
             const d = yield* destination(settings, mailer.configured, request).pipe(Effect.provide(resolver))
             const now = yield* Clock.currentTimeMillis
             const webhook: WebhookStore.Webhook = {
-              id: `nc_${now}_${randomSuffix(9)}`,
+              id: `nc_${now}_${RandomIds.alphanumeric(9)}`,
               keyId,
               url: d.url,
               secret: d.secret,
@@ -276,7 +273,7 @@ export class Notifications extends Context.Service<
           test: Effect.fn("Notifications.test")(function* (keyId, id) {
             const channel = yield* enabledChannel(store, keyId, id)
             const now = yield* Clock.currentTimeMillis
-            const { ids } = yield* queue(keyId, [channel], Messages.sample(`test_${now}_${randomSuffix(9)}`))
+            const { ids } = yield* queue(keyId, [channel], Messages.sample(`test_${now}_${RandomIds.alphanumeric(9)}`))
             if (ids.length === 0) return yield* new ChannelNotFound({ id })
             return ids[0]!
           }),
