@@ -17,7 +17,7 @@ export interface Options {
   readonly allowHosts: ReadonlyArray<string>
   /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
   readonly ca?: string
-  /** Sockets kept open to one host; default 16 (as many as a key may have sends in flight by default). */
+  /** Sockets kept open to one host; default 32 (as many as a key may have sends in flight by default). */
   readonly socketsPerHost?: number
 }
 
@@ -62,7 +62,7 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
         () =>
           new Agent({
             keepAlive: true,
-            maxSockets: options.socketsPerHost ?? 16,
+            maxSockets: options.socketsPerHost ?? 32,
             // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
             // every root certificate would be concatenated into that key on every request.
             ...(options.ca === undefined

@@ -398,6 +398,8 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       timeoutMillis: config.timeoutMillis,
       retries: config.retries,
       backoffMillis: config.backoffMillis,
+      // At least twice a key's share in all, so a key that holds all of its slots leaves room for others.
+      concurrency: Math.max(WebhookDispatcher.defaultSettings.concurrency, 2 * config.perKey),
       perKey: config.perKey,
       perDestination: config.perDestination,
       mac: NodeMac.mac,

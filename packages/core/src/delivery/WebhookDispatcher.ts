@@ -109,10 +109,10 @@ export const defaultSettings: Settings = {
   retries: 3,
   backoffMillis: 1_000,
   maxBackoffMillis: 3_600_000,
-  concurrency: 32,
-  perKey: 16,
+  concurrency: 64,
+  perKey: 32,
   // A quarter of a key's share: a stalled destination leaves its key's other destinations slots of their own.
-  perDestination: 4,
+  perDestination: 8,
   pollMillis: 250,
   telegramApiUrl: "https://api.telegram.org",
   mac: WebhookSigning.pureMac
@@ -346,8 +346,9 @@ export const layer = (
         started > 0
           ? Effect.yieldNow
           : Effect.race(
-              // Woken by a send that ended: the sends that end within the next millisecond share the claim.
-              Effect.andThen(Queue.take(wake), Effect.sleep(1)),
+              // Woken by a send that ended: the sends whose answers this turn of the event loop read share the claim
+              // (the loop yields once, behind them, instead of sleeping: a sleep left the process idle under load).
+              Effect.andThen(Queue.take(wake), Effect.yieldNow),
               Effect.sleep(settings.pollMillis)
             ).pipe(Effect.asVoid)
       )
