@@ -8,7 +8,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { Agent, request } from "node:https"
 import { isIP } from "node:net"
 import { createSecureContext, rootCertificates } from "node:tls"
-import { NetworkGuard, WebhookTransport } from "@vigil/core"
+import { BoundedMemo, NetworkGuard, WebhookTransport } from "@vigil/core"
 import { Data, Effect, Layer } from "effect"
 
 /** Transport options. */
@@ -54,6 +54,26 @@ const guardedLookup =
 
 const tlsCodes = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_CERT)/
 
+/** Where a URL sends a request, or why it may not: what every delivery to the URL repeats, worked out once. */
+type Target = { readonly refused: string } | { readonly hostname: string; readonly port: number; readonly path: string }
+
+/** The guard's verdict on `url` before any lookup (scheme, credentials, a literal address), and its parts. */
+const target = (allowHosts: ReadonlyArray<string>, url: string): Target => {
+  const checked = NetworkGuard.checkUrl(url)
+  if ("reason" in checked) return { refused: checked.reason }
+  const literal = isIP(checked.host) !== 0
+  if (literal && !NetworkGuard.allowed(allowHosts, checked.host)) {
+    const why = NetworkGuard.forbiddenAddress(checked.host)
+    if (why !== undefined) return { refused: `${checked.host} is ${why}` }
+  }
+  const parsed = new URL(checked.url)
+  return {
+    hostname: checked.host,
+    port: parsed.port === "" ? 443 : Number(parsed.port),
+    path: `${parsed.pathname}${parsed.search}`
+  }
+}
+
 /** The transport layer. */
 export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTransport> =>
   Layer.effect(WebhookTransport.WebhookTransport)(
@@ -74,19 +94,21 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
     ).pipe(
       Effect.map((agent) => {
         const lookup = guardedLookup(options.allowHosts)
+        // Destinations are few and every delivery to one repeats its URL: its verdict and parts are kept.
+        const targets = BoundedMemo.make<string, Target>(1_024)
         return WebhookTransport.WebhookTransport.of({
           send: (outbound) =>
             Effect.callback<WebhookTransport.Outcome>((resume) => {
               const fail = (reason: "Timeout" | "Blocked" | "Network" | "Tls", message: string) =>
                 resume(Effect.succeed({ _tag: "Retry", detail: `${reason}: ${message}` }))
-              const checked = NetworkGuard.checkUrl(outbound.url)
-              if ("reason" in checked) return void fail("Blocked", checked.reason)
-              if (isIP(checked.host) !== 0 && !NetworkGuard.allowed(options.allowHosts, checked.host)) {
-                const why = NetworkGuard.forbiddenAddress(checked.host)
-                if (why !== undefined) return void fail("Blocked", `${checked.host} is ${why}`)
-              }
+              const to = targets.through(outbound.url, () => target(options.allowHosts, outbound.url))
+              if ("refused" in to) return void fail("Blocked", to.refused)
               let settled = false
-              const req = request(checked.url, {
+              const req = request({
+                protocol: "https:",
+                hostname: to.hostname,
+                port: to.port,
+                path: to.path,
                 method: "POST",
                 agent,
                 lookup: lookup as never,
