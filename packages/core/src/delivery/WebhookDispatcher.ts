@@ -185,12 +185,18 @@ export const signed: Sender = (delivery, destination, via) =>
     )
   )
 
+/** What sending takes: the transport, the mail relay and the channels' senders, found once for every attempt. */
+export interface Sending {
+  readonly transport: WebhookTransport["Service"]
+  readonly mailer: Mailer["Service"]
+  readonly senders: Senders["Service"]
+  readonly settings: Settings
+}
+
+const json = { "content-type": "application/json", "user-agent": `Vigil-Webhooks/${Version.version}` }
+
 /** Sends one delivery the way its destination takes it. */
-const send = Effect.fnUntraced(function* (settings: Settings, delivery: Delivery, webhook: Webhook) {
-  const transport = yield* WebhookTransport
-  const mailer = yield* Mailer
-  const senders = yield* Senders
-  const json = { "content-type": "application/json", "user-agent": `Vigil-Webhooks/${Version.version}` }
+const send = ({ transport, mailer, senders, settings }: Sending, delivery: Delivery, webhook: Webhook) => {
   const via: Via = {
     post: (url, headers = {}) =>
       transport.send({
@@ -203,12 +209,12 @@ const send = Effect.fnUntraced(function* (settings: Settings, delivery: Delivery
     settings
   }
   const type = webhook.channel?.type
-  if (type === undefined) return yield* signed(delivery, webhook, via)
+  if (type === undefined) return signed(delivery, webhook, via)
   const sender = senders[type]
   if (sender === undefined)
-    return { _tag: "Permanent", detail: `no sender of ${type} channels in this process` } satisfies SendOutcome
-  return yield* sender(delivery, webhook, via)
-})
+    return Effect.succeed<SendOutcome>({ _tag: "Permanent", detail: `no sender of ${type} channels in this process` })
+  return sender(delivery, webhook, via)
+}
 
 /** A sent delivery: how its attempt settles it, and how long the attempt took. */
 export interface Attempted {
@@ -219,16 +225,16 @@ export interface Attempted {
 
 /** Sends one leased delivery: its settlement (stored by the caller). */
 export const attempt = Effect.fnUntraced(function* (
-  settings: Settings,
+  sending: Sending,
   claimed: { readonly delivery: Delivery; readonly webhook: Webhook }
 ) {
   const { delivery, webhook } = claimed
   const started = yield* Clock.currentTimeMillis
-  const outcome: SendOutcome = yield* send(settings, delivery, webhook)
+  const outcome: SendOutcome = yield* send(sending, delivery, webhook)
   const now = yield* Clock.currentTimeMillis
   return {
     claimed,
-    settlement: settlement(settings, delivery, outcome, now, yield* Random.next),
+    settlement: settlement(sending.settings, delivery, outcome, now, yield* Random.next),
     seconds: (now - started) / 1000
   } satisfies Attempted
 })
@@ -269,6 +275,12 @@ export const layer = (
     Effect.gen(function* () {
       const store = yield* WebhookStore
       const wake = yield* Wake
+      const sending: Sending = {
+        transport: yield* WebhookTransport,
+        mailer: yield* Mailer,
+        senders: yield* Senders,
+        settings
+      }
       // Attempts that ended, waiting for the next claim to store their settlements in its transaction.
       const ended = yield* Queue.unbounded<Attempted>()
       const context = yield* Effect.context<DeliveryCounts>()
@@ -332,7 +344,7 @@ export const layer = (
           count(perDestination, c.delivery.webhookId, 1)
           yield* FiberSet.run(
             inFlight,
-            attempt(settings, c).pipe(
+            attempt(sending, c).pipe(
               Effect.flatMap((a) => Queue.offer(ended, a)),
               Effect.catchCause((cause) => Effect.logError(`webhook delivery ${c.delivery.id} not settled`, cause)),
               Effect.ensuring(Effect.andThen(release(c.delivery), Queue.offer(wake, undefined)))
