@@ -138,23 +138,31 @@ const make = Effect.gen(function* () {
       `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?
        RETURNING id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error`
     ),
-    // The delivery's destination, if it is still pending at the attempt being settled.
-    destination: db
-      .prepare<[string, number], string>(
-        "SELECT webhook_id FROM webhook_deliveries WHERE id = ? AND attempts = ? AND status = 'pending'"
-      )
-      .pluck(),
     byCorrelation: db.prepare<[string], DeliveryRow>(
       "SELECT * FROM webhook_deliveries WHERE correlation_id IN (SELECT value FROM json_each(?)) ORDER BY rowid"
     ),
-    delivered: db.prepare<[string]>("UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ?"),
+    // A settlement applies only to the attempt still pending; each answers the delivery's destination when it did.
+    delivered: db
+      .prepare<[string, number], string>(
+        `UPDATE webhook_deliveries SET status = 'delivered' WHERE id = ? AND attempts = ? AND status = 'pending'
+         RETURNING webhook_id`
+      )
+      .pluck(),
     counted: db.prepare<[number, string, string]>(
       "UPDATE webhooks SET delivery_count = delivery_count + ?, last_delivery = ? WHERE id = ?"
     ),
-    retry: db.prepare<[number, string, string]>(
-      "UPDATE webhook_deliveries SET next_attempt_at = ?, last_error = ? WHERE id = ?"
-    ),
-    dead: db.prepare<[string, string]>("UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE id = ?"),
+    retry: db
+      .prepare<[number, string, string, number], string>(
+        `UPDATE webhook_deliveries SET next_attempt_at = ?, last_error = ? WHERE id = ? AND attempts = ? AND status = 'pending'
+         RETURNING webhook_id`
+      )
+      .pluck(),
+    dead: db
+      .prepare<[string, string, number], string>(
+        `UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE id = ? AND attempts = ? AND status = 'pending'
+         RETURNING webhook_id`
+      )
+      .pluck(),
     disable: db.prepare<[string, string]>("UPDATE webhooks SET disabled_at = ? WHERE id = ?"),
     owned: db.prepare<[string, string, number], { disabled_at: string | null }>(
       "SELECT disabled_at FROM webhooks WHERE key_id = ? AND id = ? AND (channel IS NOT NULL) = ?"
@@ -181,8 +189,9 @@ const make = Effect.gen(function* () {
   }))
 
   /**
-   * Stores one settlement if the delivery is still pending at the attempt being settled; a delivered one is
-   * added to `counts` (its destination's deliveries and latest delivery), which the caller stores once per batch.
+   * Stores one settlement if the delivery is still pending at the attempt being settled (one statement, which
+   * changes nothing otherwise); a delivered one is added to `counts` (its destination's deliveries and latest
+   * delivery), which the caller stores once per batch.
    */
   const settleOne = (
     id: string,
@@ -190,11 +199,10 @@ const make = Effect.gen(function* () {
     settlement: WebhookStore.Settlement,
     counts: Map<string, { n: number; at: string }>
   ) => {
-    const webhookId = s.destination.get(id, attempt)
-    if (webhookId === undefined) return
     switch (settlement._tag) {
       case "Delivered": {
-        s.delivered.run(id)
+        const webhookId = s.delivered.get(id, attempt)
+        if (webhookId === undefined) return
         const count = counts.get(webhookId)
         if (count === undefined) counts.set(webhookId, { n: 1, at: settlement.at })
         else {
@@ -204,15 +212,17 @@ const make = Effect.gen(function* () {
         return
       }
       case "Retry":
-        s.retry.run(settlement.at, settlement.error, id)
+        s.retry.get(settlement.at, settlement.error, id, attempt)
         return
       case "Dead":
-        s.dead.run(settlement.error, id)
+        s.dead.get(settlement.error, id, attempt)
         return
-      case "Gone":
+      case "Gone": {
+        const webhookId = s.dead.get(settlement.error, id, attempt)
+        if (webhookId === undefined) return
         s.disable.run(settlement.at, webhookId)
-        s.dead.run(settlement.error, id)
         s.deadAll.run(settlement.error, webhookId)
+      }
     }
   }
 
