@@ -55,7 +55,6 @@ export interface Settings {
 
 export const defaultSettings: Settings = { maxPerKey: 5, allowHosts: [] }
 
-
 /** Checks the addresses `host` stands for now; the transport checks again at every delivery. */
 export const guardHost = Effect.fnUntraced(function* (allowHosts: ReadonlyArray<string>, host: string) {
   if (NetworkGuard.allowed(allowHosts, host)) return

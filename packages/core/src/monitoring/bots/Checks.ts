@@ -73,7 +73,6 @@ export interface Broken {
   readonly problems: NonNullable<InvalidBot["problems"]>
 }
 
-
 /** Limits of one bot. */
 export const limits = BotModel.limits
 

@@ -52,7 +52,6 @@ export class ContractNotFound extends Schema.TaggedError<ContractNotFound>()("Co
 /** What registering a contract takes: the request's decoded fields ({@link Request}). */
 export type Registration = Request
 
-
 const AbiFromText = Schema.fromJsonString(Abi.Abi)
 
 /** The ABI of a registration: an array, or a JSON string of one (as explorers give it); with functions or events. */

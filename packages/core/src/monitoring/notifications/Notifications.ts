@@ -55,7 +55,6 @@ export interface Settings {
 
 export const defaultSettings: Settings = { maxPerKey: 20, allowHosts: [] }
 
-
 const view = (w: WebhookStore.Webhook, stats: WebhookStore.WebhookStats | undefined): ChannelView => {
   const c = w.channel!
   return {
