@@ -27,7 +27,7 @@ export interface Options {
   readonly allowHosts?: ReadonlyArray<string>
   /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
   readonly ca?: string
-  /** Sockets kept open to one host for deliveries; default 16. */
+  /** Sockets kept open to one host for deliveries; default the transport's (32). */
   readonly socketsPerHost?: number
   /** Where ABIs are fetched from; defaults in `AbiSources.Options`. */
   readonly abiSources?: AbiSources.Options

@@ -5,9 +5,15 @@
  * cursor) wakes the loop once that transaction is committed.
  */
 import { Context, Effect, Layer, Queue } from "effect"
-import type { StoreError } from "../kernel/index.ts"
+import { RandomIds, type StoreError } from "../kernel/index.ts"
 import { Wake } from "./WebhookDispatcher.ts"
 import { type Delivery, WebhookStore } from "./WebhookStore.ts"
+
+/**
+ * A new delivery's id (`msg_…`, the `webhook-id` receivers deduplicate by): the time queued in base 36, then 16
+ * random alphanumerics.
+ */
+export const messageId = (now: number): string => `msg_${now.toString(36)}${RandomIds.alphanumeric(16)}`
 
 /** Queues deliveries. */
 export class Outbox extends Context.Service<

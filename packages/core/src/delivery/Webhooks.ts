@@ -8,7 +8,7 @@ import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./HostResolver.ts"
 import { Instant, RandomIds, type StoreError } from "../kernel/index.ts"
 import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
-import { Outbox } from "./Outbox.ts"
+import { messageId, Outbox } from "./Outbox.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
 /** The URL is not an HTTPS URL of a public host. `reason` says which rule it broke. */
@@ -160,7 +160,7 @@ export class Webhooks extends Context.Service<
           const now = yield* Clock.currentTimeMillis
           const body = envelope(nowIso(now), event)
           const deliveries = destinations.map((w) => ({
-            id: `msg_${now.toString(36)}${RandomIds.alphanumeric(16)}`,
+            id: messageId(now),
             webhookId: w.id,
             keyId: w.keyId,
             correlationId: event.correlationId,

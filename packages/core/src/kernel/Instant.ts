@@ -12,7 +12,6 @@ export const Timestamp = Schema.String.annotate({
  * `DateTime.formatIso` writes (it is `toISOString` of the same instant), without making a `DateTime` first, which
  * cost more than the rest of a delivery's settlement.
  */
-// A date made only to be written, the same one DateTime.formatIso would make.
 // @effect-diagnostics-next-line globalDate:off
 export const iso = (millis: number): string => new Date(millis).toISOString()
 

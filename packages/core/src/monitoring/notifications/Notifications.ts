@@ -88,7 +88,7 @@ export const compose = (
   targets
     .filter((w) => w.disabledAt === undefined && w.channel !== undefined)
     .map((w) => ({
-      id: `msg_${now.toString(36)}${RandomIds.alphanumeric(16)}`,
+      id: Outbox.messageId(now),
       webhookId: w.id,
       keyId,
       correlationId:
