@@ -186,11 +186,26 @@ type Operation =
   | { readonly kind: "fail"; readonly calls: number }
   | { readonly kind: "wait"; readonly seconds: number }
 
+/** A bot of a run: its key and its rule (by default one bot of key `key` alerting on every USDC transfer). */
+interface RunBot {
+  readonly key: string
+  readonly expressions: ReadonlyArray<string>
+}
+
 /**
- * Runs `operations` against a follower of chain 1 with one bot alerting on every USDC transfer, then lets it
- * catch up on a healthy node; the chain and the alerts stored.
+ * Runs `operations` against a follower of chain 1 with `bots` (by default one alerting on every USDC transfer),
+ * then lets it catch up on a healthy node; the chain and the alerts stored, by bot. `observe` is called after each
+ * operation with the alerts stored so far, by bot.
  */
-const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
+const run = (
+  operations: ReadonlyArray<Operation>,
+  instances = 1,
+  options: {
+    readonly bots?: ReadonlyArray<RunBot>
+    readonly limits?: Follower.Settings["limits"]
+    readonly observe?: (alertsByBot: ReadonlyArray<number>) => void
+  } = {}
+) =>
   Effect.gen(function* () {
     const chain = new Scripted()
     const node = Layer.succeed(ChainData.ChainData)(chain.service)
@@ -198,20 +213,31 @@ const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
     const stores = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
     const services = Layer.succeedContext(stores)
     const contracts = Context.get(stores, ContractStore.ContractStore)
-    yield* contracts.add({
-      id: "usdc",
-      keyId: "key",
-      chainId: 1,
-      address: usdc,
-      label: "USDC",
-      abi,
-      abiSource: "supplied",
-      created: "2026-01-01T00:00:00.000Z"
-    })
+    const wanted = options.bots ?? [{ key: "key", expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]
+    for (const key of new Set(wanted.map((b) => b.key)))
+      yield* contracts.add({
+        id: `usdc-${key}`,
+        keyId: key,
+        chainId: 1,
+        address: usdc,
+        label: "USDC",
+        abi,
+        abiSource: "supplied",
+        created: "2026-01-01T00:00:00.000Z"
+      })
     const bots = Context.get(yield* Layer.build(Bots.Bots.layer.pipe(Layer.provide(services))), Bots.Bots)
-    const bot = yield* bots.create("key", {
-      fields: { botName: "transfers", chainId: 1, watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] } }
-    })
+    const created = yield* Effect.forEach(wanted, (b, i) =>
+      bots.create(b.key, { fields: { botName: `bot${i}`, chainId: 1, watchRule: { expressions: [...b.expressions] } } })
+    )
+    const bot = created[0]!
+    const follow = Context.get(stores, FollowStore.FollowStore)
+    const alertsOf = (b: (typeof created)[number]) =>
+      Effect.gen(function* () {
+        return [
+          ...(yield* follow.alerts(b.keyId, b.id, { limit: 10_000, state: "active" })),
+          ...(yield* follow.alerts(b.keyId, b.id, { limit: 10_000, state: "retracted" }))
+        ]
+      })
     // Instances share the stores, as processes share a database; one that is killed never releases its lease.
     const leases = Context.get(stores, FollowLeases.FollowLeases)
     const killed = new Set<string>()
@@ -224,7 +250,11 @@ const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
       const scope = yield* Scope.make()
       const instance = `i${started++}`
       const built = yield* Layer.buildWithScope(
-        Follower.layer({ ...settings, instance }).pipe(Layer.provide(shared), Layer.provide(services)),
+        Follower.layer({
+          ...settings,
+          instance,
+          ...(options.limits === undefined ? {} : { limits: options.limits })
+        }).pipe(Layer.provide(shared), Layer.provide(services)),
         scope
       )
       return { scope, instance, follower: Context.get(built, Follower.Follower) }
@@ -266,6 +296,10 @@ const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
           yield* wait(op.seconds)
           chain.lagAbove = undefined
       }
+      if (options.observe !== undefined) {
+        const counts = yield* Effect.forEach(created, (b) => Effect.map(alertsOf(b), (a) => a.length))
+        options.observe(counts)
+      }
     }
     chain.lagAbove = undefined
     chain.failing = 0
@@ -273,7 +307,6 @@ const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
     // processed (waited for as a node behind until then) is seen to be a reorganisation.
     const highest = Math.max(...[...chain.seen.values()].map((b) => b.number))
     while (chain.blocks.length - 1 <= highest) chain.mine(0)
-    const follow = Context.get(stores, FollowStore.FollowStore)
     const head = chain.blocks.at(-1)!
     for (let i = 0; i < 600; i++) {
       const cursor = yield* follow.cursor(1)
@@ -281,14 +314,22 @@ const run = (operations: ReadonlyArray<Operation>, instances = 1) =>
       yield* wait(1)
     }
     const cursor = yield* follow.cursor(1)
-    const all = [
-      ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "active" })),
-      ...(yield* follow.alerts("key", bot.id, { limit: 10_000, state: "retracted" }))
-    ]
+    const byBot = yield* Effect.forEach(created, (b) =>
+      Effect.all({ bot: bots.get(b.keyId, b.id), alerts: alertsOf(b) })
+    )
     const states = yield* Effect.forEach(running, (r) => r.follower.status)
     const held = yield* leases.leases()
     for (let i = 0; i < running.length; i++) yield* stop(i)
-    return { chain, bot, cursor, alerts: all, states, leases: held, instances: running.map((r) => r.instance) }
+    return {
+      chain,
+      bot,
+      cursor,
+      alerts: byBot[0]!.alerts,
+      byBot,
+      states,
+      leases: held,
+      instances: running.map((r) => r.instance)
+    }
   }).pipe(
     Effect.scoped,
     Effect.provide(TestClock.layer()),
@@ -313,6 +354,12 @@ const check = ({ chain, bot, cursor, alerts }: Effect.Success<ReturnType<typeof 
   }
   for (const a of active) assert.strictEqual(chain.blocks[a.blockNumber]?.hash, a.blockHash)
   assert.strictEqual(new Set(alerts.map((a) => a.id)).size, alerts.length)
+}
+
+/** What must hold of every bot of a run that is not paused. */
+const checkEvery = (result: Effect.Success<ReturnType<typeof run>>) => {
+  for (const { bot, alerts } of result.byBot)
+    if (bot.active) check({ ...result, bot: { ...bot, watchingFrom: bot.watchingFrom! }, alerts })
 }
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -453,5 +500,106 @@ describe("Follower over a scripted chain", () => {
       }),
       { numRuns: 200 }
     )
+  })
+
+  // Three transfers a block: a bot alerting on each tries 6 bindings a block (the transaction and its event).
+  const everyTransfer = ["system.emitted(tx1.USDC.E.Transfer)"]
+  const tight = { bindingsPerStep: 20, matchesPerBlock: 100 }
+
+  it("a key past its share of a step: its other bots wait and catch up, missing nothing; another key's bot alerts at once", async () => {
+    const observed: Array<ReadonlyArray<number>> = []
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [3] },
+          { kind: "wait", seconds: 1 },
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [3, 3] },
+          { kind: "wait", seconds: 2 }
+        ],
+        1,
+        {
+          // Key A's five bots need 30 bindings a block, its share is 20; key B's one bot needs 6.
+          bots: [
+            ...Array.from({ length: 5 }, () => ({ key: "a", expressions: everyTransfer })),
+            { key: "b", expressions: everyTransfer }
+          ],
+          limits: tight,
+          observe: (counts) => observed.push(counts)
+        }
+      )
+    )
+    checkEvery(result)
+    assert.isTrue(
+      result.byBot.every((b) => b.bot.active && b.bot.paused === undefined),
+      "none paused"
+    )
+    assert.deepStrictEqual(
+      result.byBot.map((b) => b.alerts.length),
+      [9, 9, 9, 9, 9, 9]
+    )
+    // After the first block's step: key B and three of key A's bots alerted; the two past A's share had not yet.
+    assert.deepStrictEqual(observed[2], [3, 3, 3, 0, 0, 3])
+  })
+
+  it("with keys past their shares, and anything happening, every bot alerts every transfer of the final chain exactly once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 10 }), async (operations) => {
+        const result = await Effect.runPromise(
+          run(operations, 1, {
+            bots: [
+              ...Array.from({ length: 4 }, () => ({ key: "a", expressions: everyTransfer })),
+              { key: "b", expressions: everyTransfer },
+              { key: "b", expressions: everyTransfer }
+            ],
+            limits: tight
+          })
+        )
+        checkEvery(result)
+        assert.isTrue(
+          result.byBot.every((b) => b.bot.active),
+          "none paused"
+        )
+      }),
+      { numRuns: 60 }
+    )
+  })
+
+  it("a bot over its bounds is paused with its reason, stored first: after a restart it is not run, and the others go on", async () => {
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "mine", transfers: [2, 2] },
+          { kind: "wait", seconds: 2 },
+          { kind: "restart" },
+          { kind: "mine", transfers: [2] },
+          { kind: "wait", seconds: 2 }
+        ],
+        1,
+        {
+          bots: [
+            { key: "a", expressions: everyTransfer },
+            // Every pair of transfers from one sender with no transfer after them: each pair searches the window.
+            {
+              key: "a",
+              expressions: [
+                "system.emitted(tx1.USDC.E.Transfer) && system.addressCompare(tx2.from, ==, tx1.from) && system.emitted(tx2.USDC.E.Transfer) && !system.emitted(tx3.USDC.E.Transfer)"
+              ]
+            }
+          ],
+          limits: { bindingsPerStep: 30, matchesPerBlock: 100 }
+        }
+      )
+    )
+    checkEvery(result)
+    const [plain, heavy] = result.byBot
+    assert.strictEqual(plain!.alerts.length, 6)
+    assert.isFalse(heavy!.bot.active)
+    assert.match(
+      heavy!.bot.paused!.reason,
+      /^its rules tried more than 30 bindings in one step, at block \d+: they match too widely/
+    )
+    assert.strictEqual(heavy!.alerts.length, 0)
   })
 })

@@ -90,7 +90,9 @@ const backtest = Command.make(
         }
       }).pipe(
         Effect.provideService(ChainData.ChainData, EvmRpc.make({ urls: new Map([[chainId, url.href]]) })),
-        Effect.mapError((e) => new CommandFailed({ message: `${args.rpc}: ${e.message}` }))
+        Effect.mapError(
+          (e) => new CommandFailed({ message: e._tag === "OverBounds" ? e.message : `${args.rpc}: ${e.message}` })
+        )
       )
       const missing =
         outcome.missing.length === 0

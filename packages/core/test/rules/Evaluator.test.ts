@@ -198,17 +198,59 @@ describe("an evaluation within bounds", () => {
       Evaluator.evaluateWithin(negated, crowd, { bindings: 200, matches: Infinity }).exceeded,
       "bindings"
     )
-    // Only matches completing at `fromBlock` or later count: the crowd's last block (6) completes 10 * 50 + 45 of
-    // them, the earlier ones were judged in earlier steps.
+    // Only matches completing at `fromBlock` or later count, and only they are kept: the crowd's last block (6)
+    // completes 10 * 50 + 45 of them, the earlier ones were judged in earlier steps.
     const fresh = Evaluator.evaluateWithin(loose, crowd, { bindings: Infinity, matches: 545, fromBlock: 6 })
     assert.isUndefined(fresh.exceeded)
-    assert.strictEqual(fresh.matches.length, 1_770)
+    assert.strictEqual(fresh.matches.length, 545)
     assert.strictEqual(
       Evaluator.evaluateWithin(loose, crowd, { bindings: Infinity, matches: 544, fromBlock: 6 }).exceeded,
       "matches"
     )
     // Bounds end with the evaluation: the next one is unbounded again.
     assert.strictEqual(Evaluator.evaluate(loose, crowd).length, 1_770)
+  })
+})
+
+describe("a wide window: what is kept, and what is counted", () => {
+  // 500 blocks of 4 transactions to one contract, and a rule joining three of them on that contract: every triple
+  // of the window matches (2,000 choose 3, about 1.3 billion), so the bounds are all that hold the search.
+  const wide = facts(
+    Array.from({ length: 2_000 }, (_, i) => tx(1 + Math.floor(i / 4), i % 4)),
+    500
+  )
+  const triples = parsed("system.addressCompare(tx1.to, ==, tx2.to) && system.addressCompare(tx2.to, ==, tx3.to)")
+
+  it("keeps no match judged in an earlier step: a step over the last block stops at its new matches", () => {
+    const step = Evaluator.evaluateWithin(triples, wide, { bindings: 1_000_000, matches: 100, fromBlock: 500 })
+    assert.strictEqual(step.exceeded, "matches")
+    assert.strictEqual(step.matches.length, 101)
+    for (const m of step.matches) assert.strictEqual(wide.transactions[m.transactions["tx3"]!]!.blockNumber, 500)
+    // Every binding tried leads to a new match or to the transactions of one: old triples are not searched.
+    assert.isBelow(step.bindings, 2_000 * 3)
+  })
+
+  it("stops at the bindings it may try when nothing new can match, holding nothing", () => {
+    const never = parsed(
+      "system.addressCompare(tx1.to, ==, tx2.to) && system.addressCompare(tx2.to, ==, tx3.to) && system.uintCompare(tx3.value, >, 0)"
+    )
+    const step = Evaluator.evaluateWithin(never, wide, { bindings: 1_000_000, matches: 100, fromBlock: 1 })
+    assert.strictEqual(step.exceeded, "bindings")
+    assert.deepStrictEqual(step.matches, [])
+    assert.strictEqual(step.bindings, 1_000_000)
+  })
+
+  it("finds a rule without a forward negation has nothing pending, without searching", () => {
+    const pending = Evaluator.evaluateWithin(
+      triples,
+      { ...wide, head: 500 },
+      { bindings: 10, matches: 0, pendingOnly: true }
+    )
+    assert.deepStrictEqual(pending, { matches: [], bindings: 0 })
+    assert.isFalse(Evaluator.looksForward(triples))
+    assert.isTrue(
+      Evaluator.looksForward(parsed("system.emitted(tx1.A.E.Transfer) && !system.emitted(tx2.A.E.Transfer)"))
+    )
   })
 })
 
@@ -423,6 +465,115 @@ describe("evaluation properties", () => {
         )
         assert.include(without, JSON.stringify(projected), rule)
       }
+    }
+  )
+})
+
+// ---------------------------------------------------------------- slices, and the matches an evaluation keeps
+/** Up to 9 transactions over a few blocks, and a head somewhat past the last (so forward negations can pend). */
+const widerFactsGen = fc
+  .array(
+    fc.record({
+      gap: fc.integer({ min: 0, max: 2 }),
+      events: fc.array(eventGen, { maxLength: 2 }),
+      calls: fc.array(callGen, { maxLength: 1 }),
+      from: fc.constantFrom(addr(1), addr(2))
+    }),
+    { minLength: 1, maxLength: 9 }
+  )
+  .chain((txs) =>
+    fc.record({
+      txs: fc.constant(txs),
+      blockRange: fc.integer({ min: 0, max: 4 }),
+      past: fc.integer({ min: 0, max: 4 })
+    })
+  )
+  .map(({ txs, blockRange, past }) => {
+    let block = 1
+    const transactions = txs.map((t, i) => {
+      block += t.gap
+      return tx(block, i, { events: t.events, calls: t.calls, frames: 2, from: t.from })
+    })
+    return { ...facts(transactions, blockRange), head: block + past }
+  })
+
+const limitsGen = fc.record({
+  bindings: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.constant(Infinity)),
+  matches: fc.oneof(fc.integer({ min: 0, max: 12 }), fc.constant(Infinity))
+})
+
+/** The block a match completes at. */
+const lastOf = (f: Rules.Facts.Facts, m: Rules.Evaluator.Match) =>
+  Math.max(...Object.values(m.transactions).map((at) => f.transactions[at]!.blockNumber))
+
+describe("an evaluation in slices, and the matches it keeps", () => {
+  test.prop([ruleGen, widerFactsGen, limitsGen, fc.integer({ min: 1, max: 25 })], { numRuns: 300 })(
+    "comes to the same outcome however it is sliced: matches, evidence, the limit reached and the bindings tried",
+    (rule, f, limits, slice) => {
+      const e = parsed(rule)
+      const whole = Evaluator.evaluateWithin(e, f, limits)
+      const evaluation = Evaluator.start(e, f, limits)
+      let runs = 0
+      while (!evaluation.run(slice)) runs++
+      assert.deepStrictEqual(evaluation.outcome(), whole, `${Printer.print(e)} in slices of ${slice} (${runs} pauses)`)
+      // Another evaluation meanwhile does not disturb it: bounds belong to each evaluation.
+      assert.deepStrictEqual(
+        Evaluator.evaluate(e, f),
+        Evaluator.evaluateWithin(e, f, { bindings: Infinity, matches: Infinity }).matches
+      )
+    }
+  )
+
+  test.prop([ruleGen, widerFactsGen, fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 2 ** 20 })], {
+    numRuns: 300
+  })(
+    "from a block, keeps exactly the matches completing there or later, and those it is told to judge again",
+    (rule, f, fromBlock, pick) => {
+      const e = parsed(rule)
+      const all = Evaluator.evaluate(e, f)
+      const old = all.filter((m) => lastOf(f, m) < fromBlock)
+      const again = new Set(
+        old.filter((_, i) => (pick >> (i % 20)) & 1).map((m) => Evaluator.keyOf(m.evidence.transactions))
+      )
+      const shape = (ms: ReadonlyArray<Rules.Evaluator.Match>) => ms.map((m) => [m.transactions, m.pending])
+      const from = Evaluator.evaluateWithin(e, f, { bindings: Infinity, matches: Infinity, fromBlock })
+      assert.deepStrictEqual(shape(from.matches), shape(all.filter((m) => lastOf(f, m) >= fromBlock)), Printer.print(e))
+      const judgedAgain = Evaluator.evaluateWithin(e, f, {
+        bindings: Infinity,
+        matches: Infinity,
+        fromBlock,
+        again: (key) => again.has(key)
+      })
+      assert.deepStrictEqual(
+        shape(judgedAgain.matches),
+        shape(all.filter((m) => lastOf(f, m) >= fromBlock || again.has(Evaluator.keyOf(m.evidence.transactions)))),
+        Printer.print(e)
+      )
+      // Those judged again are kept, not counted: a limit of the new ones alone holds.
+      const fresh = all.filter((m) => lastOf(f, m) >= fromBlock).length
+      assert.isUndefined(
+        Evaluator.evaluateWithin(e, f, {
+          bindings: Infinity,
+          matches: fresh,
+          fromBlock,
+          again: (key) => again.has(key)
+        }).exceeded
+      )
+    }
+  )
+
+  test.prop([ruleGen, widerFactsGen], { numRuns: 300 })(
+    "asked for pending matches only, keeps exactly the pending ones",
+    (rule, f) => {
+      const e = parsed(rule)
+      const shape = (ms: ReadonlyArray<Rules.Evaluator.Match>) => ms.map((m) => [m.transactions, m.evidence])
+      const pending = Evaluator.evaluateWithin(e, f, { bindings: Infinity, matches: Infinity, pendingOnly: true })
+      assert.deepStrictEqual(
+        shape(pending.matches),
+        shape(Evaluator.evaluate(e, f).filter((m) => m.pending)),
+        Printer.print(e)
+      )
+      if (!Evaluator.looksForward(e)) assert.deepStrictEqual(pending.matches, [])
     }
   )
 })

@@ -6,7 +6,8 @@
  * transaction it could bind. A match is reported once: in the first window where its last transaction is new and
  * no negation's range is still open past the window (it is pending until the next window, or the end, closes it).
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Pace } from "../../kernel/index.ts"
 import type * as Ast from "../rules/Ast.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
 import type * as Facts from "../rules/Facts.ts"
@@ -47,6 +48,8 @@ export interface Options {
   readonly blockRange: number
   /** Blocks read per window. Default 100. */
   readonly chunk?: number
+  /** What the rules may do in each window (default {@link defaultBounds}); past them the scan fails. */
+  readonly bounds?: Bounds
   /** Called with each match as soon as it is certain, in block order per rule. */
   readonly onMatch: (found: Found) => Effect.Effect<void>
 }
@@ -56,53 +59,122 @@ export const lastBlock = (e: Evaluator.Evidence): number =>
   Math.max(...Object.values(e.transactions).map((t) => t.blockNumber))
 
 /** A match's identity within one rule: the rule and its bound transactions. */
-export const keyOf = (rule: number, e: Evaluator.Evidence): string =>
-  `${rule}:${Object.entries(e.transactions)
-    .map(([k, t]) => `${k}=${t.hash}`)
-    .join(",")}`
+export const keyOf = (rule: number, e: Evaluator.Evidence): string => `${rule}:${Evaluator.keyOf(e.transactions)}`
+
+/**
+ * What evaluating a bot's rules in one window may do: the bindings its rules try (together), and the new matches
+ * per new block of the window. Every path that evaluates a bot's rules over a chain's blocks (a follower's step, a
+ * bot's catch-up, its matches still pending when it starts, a backtest's windows) runs under them.
+ */
+export interface Bounds {
+  readonly bindingsPerStep: number
+  readonly matchesPerBlock: number
+}
+
+/** 1,000,000 bindings take 30 to 500 ms (more when each is a match: evidence is built for it), in slices. */
+export const defaultBounds: Bounds = { bindingsPerStep: 1_000_000, matchesPerBlock: 100 }
+
+/** The limits of one window of `blocks` new blocks. */
+export const limitsOver = (bounds: Bounds, blocks: number) => ({
+  bindings: bounds.bindingsPerStep,
+  matches: bounds.matchesPerBlock * Math.max(1, blocks)
+})
+
+/** Why rules went over their bounds at `blockNumber`, and what to do. */
+export const overBounds = (bounds: Bounds, exceeded: "bindings" | "matches", blockNumber: number) =>
+  exceeded === "bindings"
+    ? `its rules tried more than ${bounds.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange)`
+    : `its rules matched more than ${bounds.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule`
+
+/** Rules of a scan went over their bounds: the scan stops there. */
+export class OverBounds extends Schema.TaggedError<OverBounds>()("OverBounds", {
+  exceeded: Schema.Literals(["bindings", "matches"]),
+  blockNumber: Schema.Int,
+  message: Schema.String
+}) {}
+
+/** What judging rules over a window found, and the bindings it tried. */
+export interface Judged {
+  readonly found: ReadonlyArray<Found>
+  readonly pending: ReadonlySet<string>
+  /** The limit that stopped the judging; what was found before it is not to be acted on. */
+  readonly exceeded?: "bindings" | "matches"
+  readonly bindings: number
+}
+
+/** Evaluates each rule in turn within `limits` (all rules together), in slices, keeping what `wanted` says. */
+const evaluateAll = Effect.fnUntraced(function* (
+  rules: ReadonlyArray<Rule>,
+  facts: Facts.Facts,
+  wanted: (rule: Rule) => Evaluator.Wanted,
+  limits: { readonly bindings: number; readonly matches: number },
+  pace: Pace.Pace
+) {
+  const found: Array<Found> = []
+  const pending = new Set<string>()
+  let bindings = 0
+  for (const rule of rules) {
+    const evaluation = Evaluator.start(rule.expr, facts, {
+      ...wanted(rule),
+      bindings: limits.bindings - bindings,
+      matches: limits.matches - found.length - pending.size
+    })
+    yield* Pace.slices(evaluation.run, pace)
+    const outcome = evaluation.outcome()
+    bindings += outcome.bindings
+    if (outcome.exceeded !== undefined)
+      return { found, pending, exceeded: outcome.exceeded, bindings } satisfies Judged as Judged
+    for (const m of outcome.matches) {
+      if (m.pending) pending.add(keyOf(rule.index, m.evidence))
+      else found.push({ rule: rule.index, evidence: m.evidence })
+    }
+  }
+  return { found, pending, bindings } satisfies Judged as Judged
+})
 
 /**
  * One window's verdicts, the step shared by scans and the live follower: the matches of `rules` over `facts`
  * that are new since the window's first fresh block `first` (or were left pending by the last window) and
  * certain now, and those still pending (a negation's range open past the window's head). Within `limits` (all
- * rules together; matches completing before `first` do not count), past which the verdicts stop and `exceeded`
- * says which limit was reached.
+ * rules together; matches completing before `first` do not count, nor are they kept), past which the verdicts stop
+ * and `exceeded` says which limit was reached. Evaluated in slices, yielding the thread as `pace` says.
  */
 export const judge = (
   rules: ReadonlyArray<Rule>,
   facts: Facts.Facts,
   first: number,
   pendingBefore: ReadonlySet<string>,
-  limits: Evaluator.Limits = { bindings: Infinity, matches: Infinity }
-): {
-  readonly found: ReadonlyArray<Found>
-  readonly pending: ReadonlySet<string>
-  readonly exceeded?: "bindings" | "matches"
-} => {
-  const found: Array<Found> = []
-  const pending = new Set<string>()
-  for (const rule of rules) {
-    const evaluated = Evaluator.evaluateWithin(rule.expr, facts, {
-      bindings: limits.bindings,
-      matches: limits.matches - found.length - pending.size,
-      fromBlock: first
-    })
-    if (evaluated.exceeded !== undefined) return { found, pending, exceeded: evaluated.exceeded }
-    for (const m of evaluated.matches) {
-      const key = keyOf(rule.index, m.evidence)
-      // Judged whole in an earlier window, unless that window left it pending.
-      if (lastBlock(m.evidence) < first && !pendingBefore.has(key)) continue
-      if (m.pending) pending.add(key)
-      else found.push({ rule: rule.index, evidence: m.evidence })
-    }
-  }
-  return { found, pending }
-}
+  limits: { readonly bindings: number; readonly matches: number },
+  pace: Pace.Pace
+): Effect.Effect<Judged> =>
+  evaluateAll(
+    rules,
+    facts,
+    (rule) => ({
+      fromBlock: first,
+      ...(pendingBefore.size === 0 ? {} : { again: (key: string) => pendingBefore.has(`${rule.index}:${key}`) })
+    }),
+    limits,
+    pace
+  )
+
+/**
+ * The matches of `rules` still pending at `facts.head` (a forward negation's range open past it), as `judge` keys
+ * them, within `limits` (each pending match counts). Rules without a forward negation have none, found at once.
+ */
+export const pendingAt = (
+  rules: ReadonlyArray<Rule>,
+  facts: Facts.Facts,
+  limits: { readonly bindings: number; readonly matches: number },
+  pace: Pace.Pace
+): Effect.Effect<Judged> => evaluateAll(rules, facts, () => ({ pendingOnly: true }), limits, pace)
 
 /** Runs `rules` over `blocks`, reporting each match once through `onMatch`. */
-export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, ChainData> =>
+export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError | OverBounds, ChainData> =>
   Effect.gen(function* () {
     const chain = yield* ChainData
+    const bounds = options.bounds ?? defaultBounds
+    const pace = yield* Pace.make
     const traces = options.rules.some((r) => r.needsTraces)
     const chunk = Math.max(1, options.chunk ?? 100)
     const blocks = [...new Set(options.blocks)].sort((a, b) => a - b)
@@ -131,7 +203,16 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError, C
         ...(final ? {} : { head: numbers.at(-1)! })
       })
       transactions += facts.transactions.length - carried.reduce((n, b) => n + b.block.transactions.length, 0)
-      const judged = judge(options.rules, facts, first, pending)
+      const judged = yield* judge(options.rules, facts, first, pending, limitsOver(bounds, fresh.length), pace)
+      if (judged.exceeded !== undefined)
+        return yield* new OverBounds({
+          exceeded: judged.exceeded,
+          blockNumber: first,
+          message:
+            judged.exceeded === "bindings"
+              ? `the rules tried more than ${bounds.bindingsPerStep} bindings over blocks ${first} to ${numbers.at(-1)!}, one window: they match too widely; join their transactions on a field, or narrow the rules or their block range`
+              : `the rules matched more than ${bounds.matchesPerBlock} times a block over blocks ${first} to ${numbers.at(-1)!}: narrow the rules`
+        })
       for (const f of judged.found) {
         const key = keyOf(f.rule, f.evidence)
         if (reported.has(key)) continue

@@ -104,9 +104,10 @@ interface Deps extends Steps.Shared {
   readonly instance: string
 }
 
-/** What a follower keeps between its steps: the window before the cursor, once read. */
+/** What a follower keeps between its steps: the window before the cursor, once read; the key last caught up. */
 interface Memory {
   window: Window | undefined
+  caughtUp: string | undefined
 }
 
 /**
@@ -158,15 +159,16 @@ const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
 })
 
 /**
- * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile):
- * `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
+ * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile), the keys taking
+ * turns: `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
  */
 const catchUp = Effect.fnUntraced(function* (
   deps: Deps,
   chainId: number,
   cursor: Mark | undefined,
   runnable: ReadonlyArray<Prepared>,
-  traces: boolean
+  traces: boolean,
+  memory: Memory
 ) {
   if (cursor === undefined) return { outcome: "none" as const, behind: [] }
   const coverage = yield* deps.store.coverage(chainId)
@@ -177,7 +179,11 @@ const catchUp = Effect.fnUntraced(function* (
   }
   const behind = runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
   if (behind.length === 0) return { outcome: "none" as const, behind }
-  const p = behind[0]!
+  // The first bot of the next key after the one caught up last, in key order.
+  const keys = [...new Set(behind.map((b) => b.bot.keyId))].sort()
+  const turn = keys.find((k) => memory.caughtUp === undefined || k > memory.caughtUp) ?? keys[0]!
+  memory.caughtUp = turn
+  const p = behind.find((b) => b.bot.keyId === turn)!
   const outcome = yield* Steps.backfill(deps, chainId, cursor, p, nextOf(p)!, traces)
   return { outcome: outcome === "moved" ? ("moved" as const) : ("done" as const), behind }
 })
@@ -197,7 +203,7 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
       chainId,
       `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
     )
-  const caught = yield* catchUp(deps, chainId, cursor, runnable, traces)
+  const caught = yield* catchUp(deps, chainId, cursor, runnable, traces, memory)
   if (caught.outcome === "moved") {
     memory.window = undefined
     return "moved" as const
@@ -269,7 +275,7 @@ const advance = Effect.fnUntraced(function* (
     deliveries: judged.deliveries,
     keep: settings.keep,
     coverage: joined.flatMap((p) =>
-      p.from === undefined || judged.over.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
+      p.from === undefined || judged.notRun.has(p) ? [] : [{ botId: p.bot.id, from: p.from, through: last.number }]
     )
   })
   if (done.outcome === "moved") {
@@ -331,7 +337,7 @@ const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
 const follow = (deps: Deps, chainId: number) =>
   Effect.gen(function* () {
     const { states, set } = deps
-    const memory: Memory = { window: undefined }
+    const memory: Memory = { window: undefined, caughtUp: undefined }
     const nudge = yield* Queue.sliding<void>(1)
     yield* Effect.forkChild(listen(deps, chainId, nudge))
     let failures = 0

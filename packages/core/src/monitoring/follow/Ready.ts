@@ -5,11 +5,14 @@
  */
 import { Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
+import type { Pace } from "../../kernel/index.ts"
 import type { Bot, BotStore } from "../bots/BotStore.ts"
 import { type BlockData, type Contract, fromBlocks } from "../chain/ChainFacts.ts"
 import * as Scan from "../chain/Scan.ts"
 import type { ContractStore } from "../contracts/ContractStore.ts"
 import * as Checker from "../rules/Checker.ts"
+import * as Evaluator from "../rules/Evaluator.ts"
+import type * as Facts from "../rules/Facts.ts"
 import * as Literals from "../rules/Literals.ts"
 import type { Mark } from "./FollowStore.ts"
 
@@ -49,16 +52,52 @@ export interface Window {
   readonly pending: ReadonlyMap<string, ReadonlySet<string>>
 }
 
-/** The matches of `p` still pending after `blocks` (its negations' ranges open past their last). */
-export const pendingOf = (p: Prepared, blocks: ReadonlyArray<Block>, head: number): ReadonlySet<string> => {
-  if (p.reach === 0 || blocks.length === 0) return new Set()
-  const facts = fromBlocks(
-    blocks.filter((b) => b.number > head - p.reach && b.number <= head),
-    p.contracts,
-    { blockRange: p.bot.options.topLevelTxBlockRange, head }
-  )
-  return Scan.judge(p.rules, facts, 0, new Set()).pending
+/**
+ * The facts of spans of `blocks` (ascending), each decoded once per set of contracts: a key's bots share its
+ * contracts, so a step decodes a span once for all of them, whatever their number.
+ */
+export const factsOf = (blocks: ReadonlyArray<Block>) => {
+  const made = new Map<ReadonlyArray<Contract>, Map<string, Facts.Facts>>()
+  /** The facts of the blocks numbered `from` to `head` decoded for `contracts`, with `blockRange`. */
+  return (from: number, head: number, contracts: ReadonlyArray<Contract>, blockRange: number): Facts.Facts => {
+    const byContracts = made.get(contracts) ?? new Map<string, Facts.Facts>()
+    made.set(contracts, byContracts)
+    const key = `${from}:${head}`
+    let facts = byContracts.get(key)
+    if (facts === undefined) {
+      facts = fromBlocks(
+        blocks.filter((b) => b.number >= from && b.number <= head),
+        contracts,
+        { blockRange, head }
+      )
+      byContracts.set(key, facts)
+    }
+    return facts.blockRange === blockRange ? facts : { ...facts, blockRange }
+  }
 }
+
+/** Nothing pending, found without evaluating. */
+const nonePending: Scan.Judged = { found: [], pending: new Set(), bindings: 0 }
+
+/**
+ * The matches of `p` still pending at block `head` (its negations' ranges open past it), within `limits`: only a
+ * rule whose negation looks forward can leave any, so only such a rule is evaluated.
+ */
+export const pendingOf = (
+  p: Prepared,
+  facts: ReturnType<typeof factsOf>,
+  head: number,
+  limits: { readonly bindings: number; readonly matches: number },
+  pace: Pace.Pace
+): Effect.Effect<Scan.Judged> =>
+  p.reach === 0 || !p.rules.some((r) => Evaluator.looksForward(r.expr))
+    ? Effect.succeed(nonePending)
+    : Scan.pendingAt(
+        p.rules,
+        facts(head - p.reach + 1, head, p.contracts, p.bot.options.topLevelTxBlockRange),
+        limits,
+        pace
+      )
 
 type Checked = Extract<Checker.RuleResult, { ok: true }>["rule"] | string
 

@@ -1,5 +1,6 @@
 /** The knobs of following, the state each chain's follower reports, and why a step does not go on. */
 import { Schema } from "effect"
+import * as Scan from "../chain/Scan.ts"
 
 /** Knobs of following. */
 export interface Settings {
@@ -20,9 +21,10 @@ export interface Settings {
   /**
    * The work one bot may do in one step: bindings its rules try, and new matches per new block of the step. A bot
    * over them is switched off with the reason (`paused`), so one rule can neither hold the process nor flood
-   * its channels; the others go on.
+   * its channels; the others go on. A key's bots together try at most `bindingsPerStep` bindings per new block of
+   * a step; past that share, its other bots wait for a later step and catch up from there.
    */
-  readonly limits: { readonly bindingsPerStep: number; readonly matchesPerBlock: number }
+  readonly limits: Scan.Bounds
   /**
    * This instance's name as a holder of chains' leases (several instances on one store follow each chain once);
    * by default one made when the follower starts.
@@ -39,8 +41,7 @@ export const defaultSettings: Settings = {
   batch: 80,
   keep: 256,
   maxBackoffMillis: 60_000,
-  // 1,000,000 bindings take 30 to 500 ms (more when each is a match: evidence is built for it).
-  limits: { bindingsPerStep: 1_000_000, matchesPerBlock: 100 }
+  limits: Scan.defaultBounds
 }
 
 /** What a chain's follower is doing. */

@@ -6,17 +6,16 @@
  */
 import { Clock, Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
-import { Instant } from "../../kernel/index.ts"
+import { Instant, Pace } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
 import type { BotStore } from "../bots/BotStore.ts"
 import type { ChainData } from "../chain/ChainData.ts"
-import { fromBlocks } from "../chain/ChainFacts.ts"
 import * as Scan from "../chain/Scan.ts"
 import { compose } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
 import type { Alert, FollowStore, Mark } from "./FollowStore.ts"
-import { type Block, pendingOf, type Prepared, type Window } from "./Ready.ts"
+import { type Block, factsOf, pendingOf, type Prepared, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
 /** What the steps of the followers share: the settings, the stores, the node and the chains' states. */
@@ -34,7 +33,7 @@ export interface Shared {
   readonly paused: Map<number, Map<string, string>>
 }
 
-/** Reads the blocks the window needs, up to the cursor, and finds each bot's matches still pending there. */
+/** Reads the blocks the window needs, up to the cursor. */
 export const rebuild = Effect.fnUntraced(function* (
   shared: Shared,
   chainId: number,
@@ -67,8 +66,8 @@ export const rebuild = Effect.fnUntraced(function* (
       chainId,
       message: `the node's blocks before block ${cursor.number + 1} are no longer those processed (a reorganisation under way)`
     })
-  const pending = new Map(ready.map((p) => [p.key, pendingOf(p, blocks, cursor.number)] as const))
-  return { at: cursor, traces, range, blocks, pending } satisfies Window
+  // Each bot's matches pending at the cursor are found when it is judged, within its bounds.
+  return { at: cursor, traces, range, blocks, pending: new Map() } satisfies Window
 })
 
 /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
@@ -128,12 +127,6 @@ export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: numb
   }
 })
 
-/** The bot's limits over `blocks` blocks. */
-const limitsOver = ({ settings }: Shared, blocks: number) => ({
-  bindings: settings.limits.bindingsPerStep,
-  matches: settings.limits.matchesPerBlock * Math.max(1, blocks)
-})
-
 /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
 const pause = Effect.fnUntraced(function* (
   shared: Shared,
@@ -142,14 +135,12 @@ const pause = Effect.fnUntraced(function* (
   exceeded: "bindings" | "matches",
   blockNumber: number
 ) {
-  const { settings, bots, paused } = shared
-  const reason =
-    exceeded === "bindings"
-      ? `its rules tried more than ${settings.limits.bindingsPerStep} bindings in one step, at block ${blockNumber}: they match too widely (join its transactions on a field, narrow the rule or its topLevelTxBlockRange), then switch it on again`
-      : `its rules matched more than ${settings.limits.matchesPerBlock} times a block, at block ${blockNumber}: narrow the rule, then switch it on again`
+  const { settings, bots, paused, states, set } = shared
+  const reason = `${Scan.overBounds(settings.limits, exceeded, blockNumber)}, then switch it on again`
   const now = yield* Clock.currentTimeMillis
   const { watchingFrom: _, ...bot } = p.bot
-  // Another update meanwhile wins (the next step reads the bot again and judges it afresh).
+  // Stored before anything else is done for the bot, so a restart does not run it again. Another update meanwhile
+  // wins (the next step reads the bot again and judges it afresh).
   yield* bots.update({
     ...bot,
     active: false,
@@ -159,18 +150,11 @@ const pause = Effect.fnUntraced(function* (
   })
   const notes = paused.get(chainId) ?? new Map<string, string>()
   paused.set(chainId, notes)
-  notes.set(p.bot.id, `bot ${p.bot.id}: paused: ${reason}`)
+  const note = `bot ${p.bot.id}: paused: ${reason}`
+  notes.set(p.bot.id, note)
+  set(chainId, { skipped: [...(states.get(chainId)?.skipped ?? []), note] })
   yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
 })
-
-/** Lets the process's other work run (requests, other chains) when this fiber has held it 10 ms or more. */
-const breathe = (since: { at: number }) =>
-  Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
-    if (now - since.at < 10) return
-    yield* Effect.sleep(0)
-    since.at = yield* Clock.currentTimeMillis
-  })
 
 /** The alerts of a bot's matches over `blocks` (from `first`), after its recent ones, with their deliveries. */
 const alertsOf = Effect.fnUntraced(function* (
@@ -223,8 +207,23 @@ export const backfill = Effect.fnUntraced(function* (
       })
     blocks.push({ ...r.data, number: r.number })
   }
-  const facts = fromBlocks(blocks, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: to })
-  const judged = Scan.judge(p.rules, facts, next, pendingOf(p, blocks, next - 1), limitsOver(shared, to - next + 1))
+  const pace = yield* Pace.make
+  const facts = factsOf(blocks)
+  const limits = Scan.limitsOver(settings.limits, to - next + 1)
+  // Pending matches were found over the blocks the bot reaches: as many as those blocks may make.
+  const before = yield* pendingOf(p, facts, next - 1, Scan.limitsOver(settings.limits, p.reach), pace)
+  if (before.exceeded !== undefined) {
+    yield* pause(shared, chainId, p, before.exceeded, next - 1)
+    return "advanced" as const
+  }
+  const judged = yield* Scan.judge(
+    p.rules,
+    facts(start, to, p.contracts, p.bot.options.topLevelTxBlockRange),
+    next,
+    before.pending,
+    limits,
+    pace
+  )
   if (judged.exceeded !== undefined) {
     yield* pause(shared, chainId, p, judged.exceeded, to)
     return "advanced" as const
@@ -316,7 +315,10 @@ export const readFresh = Effect.fnUntraced(function* (
 
 /**
  * Runs every joined bot over the fresh blocks (with the window before them): the alerts and deliveries of their
- * matches, each bot's matches left pending, and the bots paused for going over their bounds.
+ * matches, each bot's matches left pending, and the bots not run through the fresh blocks: those paused for going
+ * over their bounds, and those past their key's share of the step, which catch up over the blocks they lack in
+ * later steps (a key's bots together try at most `bindingsPerStep` bindings per fresh block, so one key's heavy
+ * bots delay the others' alerts by that much at most).
  */
 export const judgeAll = Effect.fnUntraced(function* (
   shared: Shared,
@@ -327,24 +329,69 @@ export const judgeAll = Effect.fnUntraced(function* (
   cursor: Mark,
   now: number
 ) {
+  const { settings } = shared
   const blocks = [...window.blocks, ...fresh]
   const first = fresh[0]!.number
   const last = fresh.at(-1)!.number
   const alerts: Array<Alert> = []
   const deliveries: Array<WebhookStore.Delivery> = []
   const pending = new Map<string, ReadonlySet<string>>()
-  const over = new Set<Prepared>()
-  const held = { at: now }
+  const notRun = new Set<Prepared>()
+  const pace = yield* Pace.make
+  const facts = factsOf(blocks)
+  const limits = Scan.limitsOver(settings.limits, fresh.length)
+  const perKey = settings.limits.bindingsPerStep * fresh.length
+  /** The bindings each key's bots may still try in this step. */
+  const shares = new Map<string, number>()
   for (const p of joined) {
-    yield* breathe(held)
-    const reached = blocks.filter((b) => b.number >= first - p.reach)
-    const facts = fromBlocks(reached, p.contracts, { blockRange: p.bot.options.topLevelTxBlockRange, head: last })
+    yield* Pace.breathe(pace)
+    const key = p.bot.keyId
+    // A bot without a first watched block has no coverage to catch up from: it is run whatever its key's share.
+    const deferrable = p.from !== undefined
+    const share = () => (deferrable ? (shares.get(key) ?? perKey) : Infinity)
+    if (share() <= 0) {
+      notRun.add(p)
+      continue
+    }
+    /** The limits of the bot's next evaluation, and whether they are its key's share rather than its bounds. */
+    const next = () => ({
+      limits: { ...limits, bindings: Math.min(limits.bindings, share()) },
+      byShare: share() < limits.bindings
+    })
+    const spend = (bindings: number) => {
+      if (deferrable) shares.set(key, share() - bindings)
+    }
+    /** Stops the bot for this step: paused over its bounds, or, past its key's share, waiting for its turn. */
+    const stop = (exceeded: "bindings" | "matches", blockNumber: number, byShare: boolean) => {
+      notRun.add(p)
+      return exceeded === "bindings" && byShare ? Effect.void : pause(shared, chainId, p, exceeded, blockNumber)
+    }
     // A bot that joined since the window was built: its matches pending at the cursor are found now.
-    const before = window.pending.get(p.key) ?? pendingOf(p, window.blocks, cursor.number)
-    const judged = Scan.judge(p.rules, facts, first, before, limitsOver(shared, fresh.length))
+    let before = window.pending.get(p.key)
+    if (before === undefined) {
+      const bounded = next()
+      // Pending matches were found over the blocks the bot reaches: as many as those blocks may make.
+      const matches = Scan.limitsOver(settings.limits, p.reach).matches
+      const at = yield* pendingOf(p, facts, cursor.number, { ...bounded.limits, matches }, pace)
+      spend(at.bindings)
+      if (at.exceeded !== undefined) {
+        yield* stop(at.exceeded, cursor.number, bounded.byShare)
+        continue
+      }
+      before = at.pending
+    }
+    const bounded = next()
+    const judged = yield* Scan.judge(
+      p.rules,
+      facts(first - p.reach, last, p.contracts, p.bot.options.topLevelTxBlockRange),
+      first,
+      before,
+      bounded.limits,
+      pace
+    )
+    spend(judged.bindings)
     if (judged.exceeded !== undefined) {
-      over.add(p)
-      yield* pause(shared, chainId, p, judged.exceeded, last)
+      yield* stop(judged.exceeded, last, bounded.byShare)
       continue
     }
     pending.set(p.key, judged.pending)
@@ -353,5 +400,5 @@ export const judgeAll = Effect.fnUntraced(function* (
     alerts.push(...made.alerts)
     deliveries.push(...made.deliveries)
   }
-  return { alerts, deliveries, pending, over }
+  return { alerts, deliveries, pending, notRun }
 })

@@ -14,7 +14,7 @@
  */
 import type * as Ast from "./Ast.ts"
 import { isOccurrence } from "./Ast.ts"
-import { collector } from "./Collect.ts"
+import { collector, type Wanted } from "./Collect.ts"
 import type * as Facts from "./Facts.ts"
 import {
   type Env,
@@ -30,6 +30,7 @@ import {
   type Var
 } from "./Semantics.ts"
 
+export { keyOf, type Wanted } from "./Collect.ts"
 export { Evidence, Json, toJson } from "./Evidence.ts"
 export type { Match } from "./Semantics.ts"
 export { evaluateReference } from "./Reference.ts"
@@ -165,10 +166,28 @@ const program = (rule: Ast.Expr): Program => {
 }
 
 /**
+ * The top-level search's state beyond its bindings: where it unwinds to after a match, and, for an evaluation run in
+ * slices, the bindings left in this slice and the path to take again when it resumes.
+ */
+interface Top {
+  unwind: number
+  /** Top-level bindings this slice may still try; past them the search stops at a {@link pause}. */
+  slice: number
+  /** The values of levels 0..k to bind again, in turn, before the search goes on (the path of the last pause). */
+  resume: Array<number> | undefined
+  /** The lowest position the last transaction variable may take (earlier ones complete no match that is kept). */
+  lowestLast: number
+}
+
+/** Thrown when a slice is used up: the search resumes at `top.resume` in the next slice. */
+const pause = new Error("the evaluation's slice is used up")
+
+/**
  * Binds the variables of `levels` in turn (extending `env`), each over the domain the constraints leave it, and
  * calls `visit` on each complete binding until it returns true (then true). Each level's conjuncts are checked as
  * it is bound. With `top`, after a match the rest of the search below the last transaction variable is skipped
- * (it would only find the same transactions again).
+ * (it would only find the same transactions again), and the search stops at a slice's end and resumes where it
+ * stopped: the values of every variable in one slice are tried in the same order as in one go.
  */
 const search = (
   txVars: ReadonlyArray<Var>,
@@ -176,11 +195,24 @@ const search = (
   env: Env,
   facts: Facts.Facts,
   visit: () => boolean,
-  top?: { unwind: number }
+  top?: Top,
+  lastTx = -1
 ): boolean => {
   const txs = facts.transactions
   /** Binds level `i` to `at` and searches on; true when the search is over. */
   const bind = (i: number, l: Level, at: number): boolean => {
+    // Resuming: a binding on the path the last slice took, tried and checked then.
+    if (top?.resume !== undefined) {
+      env[l.slot] = at
+      return go(i + 1)
+    }
+    if (top !== undefined && --top.slice < 0) {
+      const path: Array<number> = []
+      for (let j = 0; j < i; j++) path.push(env[levels[j]!.slot]!)
+      path.push(at)
+      top.resume = path
+      throw pause
+    }
     if (--bounds.bindings < 0) throw overBounds
     env[l.slot] = at
     if (at !== unbound && l.peers.length > 0 && !admissible(env, facts, l, at)) return false
@@ -202,9 +234,18 @@ const search = (
     env[l.slot] = unbound
     return stop
   }
-  /** Tries every value of level `i` in turn: unbound first (unless a conjunct needs it bound), then its domain. */
+  /**
+   * Tries every value of level `i` in turn: unbound first (unless a conjunct needs it bound), then its domain. When
+   * resuming, the values before the one the last slice stopped at were tried already.
+   */
   const tryAll = (i: number, l: Level): boolean => {
-    if (!l.required) {
+    let from: number | undefined
+    if (top?.resume !== undefined) {
+      from = top.resume[i]!
+      if (i === top.resume.length - 1) top.resume = undefined
+    }
+    if (!l.required && (from === undefined || from === unbound)) {
+      from = undefined
       if (bind(i, l, unbound)) return true
       if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
     }
@@ -223,6 +264,10 @@ const search = (
         low = Math.min(low, block)
         high = Math.max(high, block)
       }
+      // The last transaction of a kept match is at the lowest position the evaluation keeps, or later.
+      if (i === lastTx && top !== undefined && l.required) after = Math.max(after, top.lowestLast - 1)
+      // Resuming: from the position the last slice stopped at.
+      if (from !== undefined) after = Math.max(after, from - 1)
       // With occurrences the rule needs of this transaction, only the transactions that have them (the fewest
       // of them, from the index); otherwise every position in the range.
       let candidates: ReadonlyArray<number> | undefined
@@ -259,6 +304,10 @@ const search = (
     if (l.kind === "itx") {
       for (const f of tx.frames ?? []) {
         if (f.index < 1) continue
+        if (from !== undefined) {
+          if (f.index !== from) continue
+          from = undefined
+        }
         if (bind(i, l, f.index)) return true
         if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
       }
@@ -268,7 +317,7 @@ const search = (
     if (frame === unbound) return false
     const list: ReadonlyArray<Facts.EventOccurrence | Facts.CallOccurrence> = l.events ? tx.events : tx.calls
     const means = l.means
-    for (let at = 0; at < list.length; at++) {
+    for (let at = from ?? 0; at < list.length; at++) {
       if (!means(list[at]!, frame)) continue
       if (bind(i, l, at)) return true
       if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
@@ -292,62 +341,118 @@ const admissible = (env: Env, facts: Facts.Facts, l: Level, at: number): boolean
   return true
 }
 
-/** What one evaluation may do: bindings tried (the search's work) and matches found. */
-export interface Limits {
+/** What one evaluation may do (bindings tried: the search's work; matches counted) and which matches it keeps. */
+export interface Limits extends Wanted {
   readonly bindings: number
   readonly matches: number
-  /** Only matches completing at this block or later count toward `matches` (those before were judged already). */
-  readonly fromBlock?: number
 }
 
-/** The evaluation in progress: what it may still do (evaluations are synchronous, one at a time). */
+/** What an evaluation found: the matches it keeps, which limit stopped it if one did, and the bindings it tried. */
+export interface Outcome {
+  readonly matches: ReadonlyArray<Match>
+  readonly exceeded?: "bindings" | "matches"
+  readonly bindings: number
+}
+
+/**
+ * An evaluation under way, run in slices so that a long one need not hold the process: each `run` tries up to
+ * `slice` more bindings of the rule's transactions and frames and stops, to go on at the next `run` exactly where
+ * it stopped. The outcome is the same however it is sliced.
+ */
+export interface Evaluation {
+  /** Goes on for up to `slice` more top-level bindings; true once the evaluation is over. */
+  readonly run: (slice: number) => boolean
+  /** The outcome so far; final once `run` said the evaluation is over. */
+  readonly outcome: () => Outcome
+}
+
+/**
+ * The bounds of the evaluation running now (evaluations run synchronously, a slice at a time; each slice sets them
+ * from its evaluation's and gives back what is left).
+ */
 const bounds = { bindings: Infinity, matches: Infinity }
 const overBounds = new Error("over the evaluation's bounds")
+
+/**
+ * Starts evaluating a checked rule over `facts` within `limits`: past them the search stops and says which limit
+ * it reached (`exceeded`), with what it had kept. The work of a search is the bindings it tries, so a bound on them
+ * bounds its time whatever the rule and the blocks; matches not kept (judged in an earlier step) are passed over
+ * without evidence, so memory is bounded by the matches counted.
+ */
+export const start = (rule: Ast.Expr, facts: Facts.Facts, limits: Limits): Evaluation => {
+  const r = program(rule)
+  const found = collector(r.plan, facts, limits)
+  // A finite count, so what was tried can be told whatever the limit.
+  const allowed = Math.min(limits.bindings, Number.MAX_SAFE_INTEGER)
+  let left = { bindings: allowed, matches: limits.matches }
+  let exceeded: "bindings" | "matches" | undefined
+  let over = found.anchor === undefined || found.none
+  const env = new Int32Array(r.plan.vars.length).fill(unbound)
+  const top: Top = { unwind: -1, slice: 0, resume: undefined, lowestLast: 0 }
+  if (!over && found.lowestLast !== undefined) {
+    // Transactions are in chain order: the first at the lowest block a kept match may complete in.
+    const txs = facts.transactions
+    let lo = 0
+    let hi = txs.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (txs[mid]!.blockNumber < found.lowestLast) lo = mid + 1
+      else hi = mid
+    }
+    top.lowestLast = lo
+  }
+  const visit = () => {
+    if (found.add(env) === "counted" && --bounds.matches < 0) throw overBounds
+    top.unwind = r.lastTx
+    return false
+  }
+  return {
+    run: (slice) => {
+      if (over) return true
+      bounds.bindings = left.bindings
+      bounds.matches = left.matches
+      top.slice = slice
+      top.unwind = -1
+      try {
+        search(r.txVars, r.globals, env, facts, visit, top, r.lastTx)
+        over = true
+      } catch (e) {
+        if (e === overBounds) {
+          over = true
+          exceeded = bounds.matches < 0 ? "matches" : "bindings"
+        } else if (e !== pause) throw e
+      } finally {
+        left = { bindings: bounds.bindings, matches: bounds.matches }
+        bounds.bindings = Infinity
+        bounds.matches = Infinity
+        env.fill(unbound)
+      }
+      return over
+    },
+    outcome: () => ({
+      matches: found.matches(),
+      ...(exceeded === undefined ? {} : { exceeded }),
+      bindings: Math.min(allowed, allowed - left.bindings)
+    })
+  }
+}
+
+/**
+ * Whether a match of `rule` can be left pending: a negation binds a transaction of its own, which may come after
+ * every one the match binds.
+ */
+export const looksForward = (rule: Ast.Expr): boolean =>
+  [...program(rule).plan.locals.values()].some((vars) => vars.some((v) => v.kind === "tx"))
 
 /** The matches of a checked rule over `facts`. */
 export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> =>
   evaluateWithin(rule, facts, { bindings: Infinity, matches: Infinity }).matches
 
-/**
- * The matches of a checked rule over `facts`, within `limits`: past them the search stops and says which limit it
- * reached (`exceeded`), with what it had found. The work of a search is the bindings it tries, so a bound on them
- * bounds its time whatever the rule and the blocks.
- */
-export const evaluateWithin = (
-  rule: Ast.Expr,
-  facts: Facts.Facts,
-  limits: Limits
-): { readonly matches: ReadonlyArray<Match>; readonly exceeded?: "bindings" | "matches" } => {
-  const r = program(rule)
-  const found = collector(r.plan, facts)
-  if (found.anchor === undefined) return { matches: [] }
-  const env = new Int32Array(r.plan.vars.length).fill(unbound)
-  const top = { unwind: -1 }
-  bounds.bindings = limits.bindings
-  bounds.matches = limits.matches
-  const from = limits.fromBlock
-  try {
-    search(
-      r.txVars,
-      r.globals,
-      env,
-      facts,
-      () => {
-        if (found.add(env) && (from === undefined || found.lastBlock(env) >= from) && --bounds.matches < 0)
-          throw overBounds
-        top.unwind = r.lastTx
-        return false
-      },
-      top
-    )
-    return { matches: found.matches() }
-  } catch (e) {
-    if (e !== overBounds) throw e
-    return { matches: found.matches(), exceeded: bounds.matches < 0 ? "matches" : "bindings" }
-  } finally {
-    bounds.bindings = Infinity
-    bounds.matches = Infinity
-  }
+/** {@link start}'s evaluation run in one go. */
+export const evaluateWithin = (rule: Ast.Expr, facts: Facts.Facts, limits: Limits): Outcome => {
+  const evaluation = start(rule, facts, limits)
+  evaluation.run(Infinity)
+  return evaluation.outcome()
 }
 
 /**
