@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the server: requests by route and status, a latency histogram, quota rejections, cache
- * use, and per followed chain its head lag, blocks processed, alerts, retractions and reorganisations, and whether
+ * use, and per followed chain its head lag, blocks processed, alerts, retractions, reorganisations and bots deferred, and whether
  * it backs off or is subscribed to the node's new heads.
  */
 import { Follower, ResultCache, Version, WebhookDispatcher } from "@vigil/core"
@@ -70,13 +70,24 @@ export class HttpMetrics extends Context.Service<
         ["blocks", "vigil_follow_blocks_total", "Blocks processed by the chain's follower."],
         ["alerts", "vigil_follow_alerts_total", "Alerts stored by the chain's follower."],
         ["retractions", "vigil_follow_retractions_total", "Alerts retracted because their block left the chain."],
-        ["reorganisations", "vigil_follow_reorganisations_total", "Reorganisations the chain's follower walked back."]
+        ["reorganisations", "vigil_follow_reorganisations_total", "Reorganisations the chain's follower walked back."],
+        [
+          "deferred",
+          "vigil_follow_deferred_total",
+          "Times a bot waited for a later step (and caught up then) because its key's bots had tried their share of bindings in a step."
+        ]
       ] as const
       const chainSeen = new Map<number, Record<(typeof chainCounters)[number][0], number>>()
       const chains = Effect.map(Effect.zip(follower.status, Clock.currentTimeMillis), ([states, now]) => {
         for (const c of states) {
           const chain = String(c.chainId)
-          const before = chainSeen.get(c.chainId) ?? { blocks: 0, alerts: 0, retractions: 0, reorganisations: 0 }
+          const before = chainSeen.get(c.chainId) ?? {
+            blocks: 0,
+            alerts: 0,
+            retractions: 0,
+            reorganisations: 0,
+            deferred: 0
+          }
           for (const [field, name, description] of chainCounters)
             Metric.counter(name, { description, attributes: { chain }, incremental: true }).updateUnsafe(
               Math.max(0, c[field] - before[field]),
@@ -86,7 +97,8 @@ export class HttpMetrics extends Context.Service<
             blocks: c.blocks,
             alerts: c.alerts,
             retractions: c.retractions,
-            reorganisations: c.reorganisations
+            reorganisations: c.reorganisations,
+            deferred: c.deferred
           })
           // A chain not followed yet (no cursor) has no lag to report, rather than 0.
           if (c.lag !== undefined)

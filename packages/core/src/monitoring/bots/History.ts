@@ -9,11 +9,10 @@ import { type StoredBlock, BlockStore } from "../chain/BlockStore.ts"
 import type { Bot } from "./Bot.ts"
 import { type BotNotFound, Bots } from "./Bots.ts"
 import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
-import { fromBlocks } from "../chain/ChainFacts.ts"
+import * as Scan from "../chain/Scan.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Checker from "../rules/Checker.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
-import type * as Facts from "../rules/Facts.ts"
 import * as Literals from "../rules/Literals.ts"
 
 /** Blocks one submission may name. */
@@ -21,9 +20,6 @@ export const maxBlocksPerRequest = 1_000
 
 /** Blocks read and stored in one step of a submission: what a failure later in the request cannot take back. */
 export const blocksPerStep = 100
-
-/** Blocks decoded at a time by a query, between which it lets the process's other work run. */
-const decodedPerSlice = 20
 
 /**
  * The work one query may do: bindings its rule tries (10,000,000 take about 0.3 to 5 s) and matches it finds
@@ -277,19 +273,13 @@ export class History extends Context.Service<
           const { rules, contracts: onChain } = yield* rulesOf(contracts, keyId, bot)
           const blocks = yield* store.get(bot.chainId, numbers)
           const pace = yield* Pace.make
-          // Decoded a slice of blocks at a time, and evaluated in slices: a long query does not hold the process.
-          const slices: Array<Facts.Facts> = []
-          for (let i = 0; i === 0 || i < blocks.length; i += decodedPerSlice) {
-            yield* Pace.breathe(pace)
-            slices.push(
-              fromBlocks(
-                blocks.slice(i, i + decodedPerSlice).map((b) => b.data),
-                onChain,
-                { blockRange: bot.options.topLevelTxBlockRange }
-              )
-            )
-          }
-          const facts: Facts.Facts = { ...slices[0]!, transactions: slices.flatMap((f) => f.transactions) }
+          // Decoded and evaluated in slices: a long query does not hold the process.
+          const facts = yield* Scan.decode(
+            blocks.map((b) => b.data),
+            onChain,
+            { blockRange: bot.options.topLevelTxBlockRange },
+            pace
+          )
           const matches: Array<HistoricalMatch> = []
           const patterns: Array<Outcome["patterns"][number]> = []
           for (const rule of rules) {

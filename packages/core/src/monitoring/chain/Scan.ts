@@ -93,6 +93,31 @@ export class OverBounds extends Schema.TaggedError<OverBounds>()("OverBounds", {
   message: Schema.String
 }) {}
 
+/** Blocks decoded at a time by {@link decode}, between which it lets the process's other work run. */
+const decodedPerSlice = 20
+
+/**
+ * `fromBlocks` a slice of blocks at a time, breathing between slices: a window of many large blocks does not hold
+ * the process while it is decoded.
+ */
+export const decode = (
+  blocks: ReadonlyArray<BlockData>,
+  contracts: ReadonlyArray<Contract>,
+  options: Parameters<typeof fromBlocks>[2],
+  pace: Pace.Pace
+): Effect.Effect<Facts.Facts> =>
+  Effect.gen(function* () {
+    if (blocks.length <= decodedPerSlice) return fromBlocks(blocks, contracts, options)
+    const transactions: Array<Facts.Transaction> = []
+    let facts: Facts.Facts | undefined
+    for (let i = 0; i < blocks.length; i += decodedPerSlice) {
+      yield* Pace.breathe(pace)
+      facts = fromBlocks(blocks.slice(i, i + decodedPerSlice), contracts, options)
+      for (const t of facts.transactions) transactions.push(t)
+    }
+    return { ...facts!, transactions }
+  })
+
 /** What judging rules over a window found, and the bindings it tried. */
 export interface Judged {
   readonly found: ReadonlyArray<Found>
@@ -198,10 +223,12 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError | 
       const first = numbers[0]!
       const final = start + chunk >= blocks.length
       const window = [...carried, ...fresh]
-      const facts = fromBlocks(window, options.contracts, {
-        blockRange: options.blockRange,
-        ...(final ? {} : { head: numbers.at(-1)! })
-      })
+      const facts = yield* decode(
+        window,
+        options.contracts,
+        { blockRange: options.blockRange, ...(final ? {} : { head: numbers.at(-1)! }) },
+        pace
+      )
       transactions += facts.transactions.length - carried.reduce((n, b) => n + b.block.transactions.length, 0)
       const judged = yield* judge(options.rules, facts, first, pending, limitsOver(bounds, fresh.length), pace)
       if (judged.exceeded !== undefined)

@@ -158,6 +158,23 @@ const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
   return { runnable, traces }
 })
 
+/** The bots that lack blocks at or below `cursor` (switched on before the follower got there, or past their key's share). */
+const behindOf = Effect.fnUntraced(function* (
+  deps: Deps,
+  chainId: number,
+  cursor: Mark | undefined,
+  runnable: ReadonlyArray<Prepared>
+) {
+  if (cursor === undefined) return []
+  const coverage = yield* deps.store.coverage(chainId)
+  return runnable.flatMap((p) => {
+    if (p.from === undefined) return []
+    const c = coverage.get(p.bot.id)
+    const next = c !== undefined && c.from === p.from ? c.through + 1 : p.from
+    return next <= cursor.number ? [{ p, next }] : []
+  })
+})
+
 /**
  * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile), the keys taking
  * turns: `moved` when another process moved the cursor, `done` when a bot was run, `none` when none lacks any.
@@ -165,30 +182,29 @@ const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
 const catchUp = Effect.fnUntraced(function* (
   deps: Deps,
   chainId: number,
-  cursor: Mark | undefined,
   runnable: ReadonlyArray<Prepared>,
   traces: boolean,
   memory: Memory
 ) {
-  if (cursor === undefined) return { outcome: "none" as const, behind: [] }
-  const coverage = yield* deps.store.coverage(chainId)
-  const nextOf = (p: Prepared) => {
-    if (p.from === undefined) return undefined
-    const c = coverage.get(p.bot.id)
-    return c !== undefined && c.from === p.from ? c.through + 1 : p.from
-  }
-  const behind = runnable.filter((p) => (nextOf(p) ?? Infinity) <= cursor.number)
-  if (behind.length === 0) return { outcome: "none" as const, behind }
+  const cursor = yield* deps.store.cursor(chainId)
+  const behind = yield* behindOf(deps, chainId, cursor, runnable)
+  if (behind.length === 0) return "none" as const
   // The first bot of the next key after the one caught up last, in key order.
-  const keys = [...new Set(behind.map((b) => b.bot.keyId))].sort()
+  const keys = [...new Set(behind.map((b) => b.p.bot.keyId))].sort()
   const turn = keys.find((k) => memory.caughtUp === undefined || k > memory.caughtUp) ?? keys[0]!
   memory.caughtUp = turn
-  const p = behind.find((b) => b.bot.keyId === turn)!
-  const outcome = yield* Steps.backfill(deps, chainId, cursor, p, nextOf(p)!, traces)
-  return { outcome: outcome === "moved" ? ("moved" as const) : ("done" as const), behind }
+  const { p, next } = behind.find((b) => b.p.bot.keyId === turn)!
+  // The window kept before the cursor holds the blocks it reaches, unless the chain moved since it was kept.
+  const window = memory.window?.at.hash === cursor!.hash ? memory.window : undefined
+  const outcome = yield* Steps.backfill(deps, chainId, cursor!, p, next, traces, window)
+  return outcome === "moved" ? ("moved" as const) : ("done" as const)
 })
 
-/** One step of a chain: `idle` when there was nothing to do. */
+/**
+ * One step of a chain: the fresh blocks for the bots that have every block below them, then one bot that lacks
+ * some caught up over a batch of them, so a catch-up holds back the others' alerts by one bot's work at most.
+ * `idle` when there was nothing to do.
+ */
 const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: Memory) {
   const { settings, chain, store, set } = deps
   const { runnable, traces } = yield* runnableOf(deps, chainId)
@@ -203,35 +219,71 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
       chainId,
       `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
     )
-  const caught = yield* catchUp(deps, chainId, cursor, runnable, traces, memory)
-  if (caught.outcome === "moved") {
+  const behind = new Set((yield* behindOf(deps, chainId, cursor, runnable)).map((b) => b.p))
+  const joined = runnable.filter((p) => !behind.has(p))
+  const live =
+    joined.length === 0
+      ? ("idle" as const)
+      : yield* forward(deps, chainId, memory, { cursor, target, head, joined, runnable, traces })
+  if (live === "stalled") return live
+  if (live === "changed") return "moved" as const
+  const caught = yield* catchUp(deps, chainId, runnable, traces, memory)
+  if (caught === "moved") {
     memory.window = undefined
     return "moved" as const
   }
-  const joined = runnable.filter((p) => !caught.behind.includes(p))
-  const idle = caught.outcome === "done" ? ("moved" as const) : ("idle" as const)
-  if (joined.length === 0) return idle
+  return caught === "done" || live === "more" ? ("moved" as const) : ("idle" as const)
+})
+
+/**
+ * The fresh blocks for the joined bots: `more` when blocks up to the target remain, `idle` when none did,
+ * `stalled` when the node lacks what is needed, `changed` when the chain reorganised or another process moved it.
+ */
+const forward = Effect.fnUntraced(function* (
+  deps: Deps,
+  chainId: number,
+  memory: Memory,
+  {
+    cursor,
+    target,
+    head,
+    joined,
+    runnable,
+    traces
+  }: {
+    readonly cursor: Mark | undefined
+    readonly target: number
+    readonly head: number
+    readonly joined: ReadonlyArray<Prepared>
+    readonly runnable: ReadonlyArray<Prepared>
+    readonly traces: boolean
+  }
+) {
+  const { chain } = deps
   if (cursor !== undefined && target <= cursor.number) {
     // Nothing new: check that the cursor's block is still the chain's (a reorganisation at the same height).
     // A node without the cursor's block is behind (a lagging replica, a node syncing): it is waited for,
     // not taken for a reorganisation.
     const [onNode] = yield* chain.hashes(chainId, [cursor.number])
-    if (Continuity.atCursor(cursor, onNode) !== "reorganised") return idle
+    if (Continuity.atCursor(cursor, onNode) !== "reorganised") return "idle" as const
     memory.window = undefined
     yield* Steps.rewind(deps, chainId, cursor)
-    return "moved" as const
+    return "changed" as const
   }
   if (target < 0) return "idle" as const
-  if (cursor === undefined) return yield* Steps.begin(deps, chainId, runnable, target, head)
+  if (cursor === undefined) {
+    const begun = yield* Steps.begin(deps, chainId, runnable, target, head)
+    return begun === "moved" ? ("more" as const) : begun
+  }
   const read = yield* Steps.readFresh(deps, chainId, cursor, target, head, traces)
   if (read.kind === "reorganised") {
     memory.window = undefined
     yield* Steps.rewind(deps, chainId, cursor)
-    return "moved" as const
+    return "changed" as const
   }
   const { fresh, missing } = read
-  if (fresh.length === 0) return missing === undefined ? idle : yield* Steps.stall(deps, chainId, missing)
-  return yield* advance(deps, chainId, memory, { cursor, fresh, joined, traces, head, target })
+  if (fresh.length === 0) return missing === undefined ? ("idle" as const) : yield* Steps.stall(deps, chainId, missing)
+  return yield* advance(deps, chainId, memory, { cursor, fresh, joined, runnable, traces, head, target })
 })
 
 /**
@@ -247,6 +299,7 @@ const advance = Effect.fnUntraced(function* (
     cursor,
     fresh,
     joined,
+    runnable,
     traces,
     head,
     target
@@ -254,17 +307,19 @@ const advance = Effect.fnUntraced(function* (
     readonly cursor: Mark
     readonly fresh: ReadonlyArray<Block>
     readonly joined: ReadonlyArray<Prepared>
+    /** Every bot run on the chain, joined or catching up: the window kept reaches as far back as any of them. */
+    readonly runnable: ReadonlyArray<Prepared>
     readonly traces: boolean
     readonly head: number
     readonly target: number
   }
 ) {
   const { settings, store, states, set, wake } = deps
-  const range = Math.max(0, ...joined.map((p) => p.reach))
+  const range = Math.max(0, ...runnable.map((p) => p.reach))
   let window = memory.window
   // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
   if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
-    window = yield* Steps.rebuild(deps, chainId, cursor, joined, traces)
+    window = yield* Steps.rebuild(deps, chainId, cursor, runnable, traces)
   const blocks = [...window.blocks, ...fresh]
   const last = fresh.at(-1)!
   const now = yield* Clock.currentTimeMillis
@@ -281,7 +336,7 @@ const advance = Effect.fnUntraced(function* (
   if (done.outcome === "moved") {
     // Another process took this step: start again from where it left the chain.
     memory.window = undefined
-    return "moved" as const
+    return "changed" as const
   }
   memory.window = {
     at: markOf(last),
@@ -300,7 +355,7 @@ const advance = Effect.fnUntraced(function* (
     state: last.number < target ? "catching up" : "following"
   })
   if (done.stored.length > 0) yield* wake
-  return last.number < target ? ("moved" as const) : ("idle" as const)
+  return last.number < target ? ("more" as const) : ("idle" as const)
 })
 
 /** Backoff after `failures` failures in a row: doubling from the poll interval, up to the longest wait. */

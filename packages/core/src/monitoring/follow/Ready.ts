@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { Pace } from "../../kernel/index.ts"
 import type { Bot, BotStore } from "../bots/BotStore.ts"
-import { type BlockData, type Contract, fromBlocks } from "../chain/ChainFacts.ts"
+import type { BlockData, Contract } from "../chain/ChainFacts.ts"
 import * as Scan from "../chain/Scan.ts"
 import type { ContractStore } from "../contracts/ContractStore.ts"
 import * as Checker from "../rules/Checker.ts"
@@ -53,27 +53,34 @@ export interface Window {
 }
 
 /**
- * The facts of spans of `blocks` (ascending), each decoded once per set of contracts: a key's bots share its
- * contracts, so a step decodes a span once for all of them, whatever their number.
+ * The facts of spans of `blocks` (ascending), each decoded once per set of contracts (a key's bots share its
+ * contracts, so a step decodes a span once for all of them, whatever their number), a slice at a time.
  */
-export const factsOf = (blocks: ReadonlyArray<Block>) => {
+export const factsOf = (blocks: ReadonlyArray<Block>, pace: Pace.Pace) => {
   const made = new Map<ReadonlyArray<Contract>, Map<string, Facts.Facts>>()
   /** The facts of the blocks numbered `from` to `head` decoded for `contracts`, with `blockRange`. */
-  return (from: number, head: number, contracts: ReadonlyArray<Contract>, blockRange: number): Facts.Facts => {
-    const byContracts = made.get(contracts) ?? new Map<string, Facts.Facts>()
-    made.set(contracts, byContracts)
-    const key = `${from}:${head}`
-    let facts = byContracts.get(key)
-    if (facts === undefined) {
-      facts = fromBlocks(
-        blocks.filter((b) => b.number >= from && b.number <= head),
-        contracts,
-        { blockRange, head }
-      )
-      byContracts.set(key, facts)
-    }
-    return facts.blockRange === blockRange ? facts : { ...facts, blockRange }
-  }
+  return (
+    from: number,
+    head: number,
+    contracts: ReadonlyArray<Contract>,
+    blockRange: number
+  ): Effect.Effect<Facts.Facts> =>
+    Effect.gen(function* () {
+      const byContracts = made.get(contracts) ?? new Map<string, Facts.Facts>()
+      made.set(contracts, byContracts)
+      const key = `${from}:${head}`
+      let facts = byContracts.get(key)
+      if (facts === undefined) {
+        facts = yield* Scan.decode(
+          blocks.filter((b) => b.number >= from && b.number <= head),
+          contracts,
+          { blockRange, head },
+          pace
+        )
+        byContracts.set(key, facts)
+      }
+      return facts.blockRange === blockRange ? facts : { ...facts, blockRange }
+    })
 }
 
 /** Nothing pending, found without evaluating. */
@@ -92,11 +99,8 @@ export const pendingOf = (
 ): Effect.Effect<Scan.Judged> =>
   p.reach === 0 || !p.rules.some((r) => Evaluator.looksForward(r.expr))
     ? Effect.succeed(nonePending)
-    : Scan.pendingAt(
-        p.rules,
-        facts(head - p.reach + 1, head, p.contracts, p.bot.options.topLevelTxBlockRange),
-        limits,
-        pace
+    : Effect.flatMap(facts(head - p.reach + 1, head, p.contracts, p.bot.options.topLevelTxBlockRange), (f) =>
+        Scan.pendingAt(p.rules, f, limits, pace)
       )
 
 type Checked = Extract<Checker.RuleResult, { ok: true }>["rule"] | string

@@ -78,6 +78,8 @@ export interface ChainState {
   readonly alerts: number
   readonly retractions: number
   readonly reorganisations: number
+  /** Times a bot waited for a later step, its key's bots having tried their share of bindings in a step. */
+  readonly deferred: number
   /** Why the follower is not moving: the last step failed, or the node lacks what it needs (a stall). */
   readonly lastError?: string
   /** ISO instant since which the follower has not moved for the reason in `lastError`. */

@@ -184,31 +184,20 @@ export const backfill = Effect.fnUntraced(function* (
   cursor: Mark,
   p: Prepared,
   next: number,
-  traces: boolean
+  traces: boolean,
+  window?: Window
 ) {
-  const { settings, store, chain, wake, states, set } = shared
+  const { settings, store, wake, states, set } = shared
   const to = Math.min(cursor.number, next + settings.batch - 1)
   const start = Math.max(0, next - p.reach)
-  const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
-  const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
-  const blocks: Array<Block> = []
-  for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
-    if (r._tag === "Missing")
-      return yield* new Unsettled({
-        chainId,
-        message: `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
-      })
-    const known = kept.get(r.number)
-    // A block processed on another branch than the node's now: a reorganisation the next step resolves.
-    if (known !== undefined && known !== r.data.block.hash)
-      return yield* new Unsettled({
-        chainId,
-        message: `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
-      })
-    blocks.push({ ...r.data, number: r.number })
-  }
+  // The window kept at the cursor has the blocks already, as processed; else they are read from the node.
+  const kept =
+    window !== undefined && window.traces === traces
+      ? window.blocks.filter((b) => b.number >= start && b.number <= to)
+      : []
+  const blocks = kept.length === to - start + 1 ? kept : yield* readProcessed(shared, chainId, p, start, to, traces)
   const pace = yield* Pace.make
-  const facts = factsOf(blocks)
+  const facts = factsOf(blocks, pace)
   const limits = Scan.limitsOver(settings.limits, to - next + 1)
   // Pending matches were found over the blocks the bot reaches: as many as those blocks may make.
   const before = yield* pendingOf(p, facts, next - 1, Scan.limitsOver(settings.limits, p.reach), pace)
@@ -218,7 +207,7 @@ export const backfill = Effect.fnUntraced(function* (
   }
   const judged = yield* Scan.judge(
     p.rules,
-    facts(start, to, p.contracts, p.bot.options.topLevelTxBlockRange),
+    yield* facts(start, to, p.contracts, p.bot.options.topLevelTxBlockRange),
     next,
     before.pending,
     limits,
@@ -243,6 +232,37 @@ export const backfill = Effect.fnUntraced(function* (
     if (done.stored.length > 0) yield* wake
   }
   return done.outcome
+})
+
+/** Blocks `start` to `to`, already processed, read again from the node: a block it lacks or no longer has waits. */
+const readProcessed = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  p: Prepared,
+  start: number,
+  to: number,
+  traces: boolean
+) {
+  const { store, chain } = shared
+  const numbers = Array.from({ length: to - start + 1 }, (_, i) => start + i)
+  const kept = new Map((yield* store.marks(chainId, start)).map((m) => [m.number, m.hash]))
+  const blocks: Array<Block> = []
+  for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+    if (r._tag === "Missing")
+      return yield* new Unsettled({
+        chainId,
+        message: `block ${r.number}, which bot ${p.bot.id} watches from block ${p.from}: ${r.error.message}`
+      })
+    const known = kept.get(r.number)
+    // A block processed on another branch than the node's now: a reorganisation the next step resolves.
+    if (known !== undefined && known !== r.data.block.hash)
+      return yield* new Unsettled({
+        chainId,
+        message: `block ${r.number} is no longer the one processed (a reorganisation under way); bot ${p.bot.id} waits`
+      })
+    blocks.push({ ...r.data, number: r.number })
+  }
+  return blocks
 })
 
 /**
@@ -329,7 +349,7 @@ export const judgeAll = Effect.fnUntraced(function* (
   cursor: Mark,
   now: number
 ) {
-  const { settings } = shared
+  const { settings, states, set } = shared
   const blocks = [...window.blocks, ...fresh]
   const first = fresh[0]!.number
   const last = fresh.at(-1)!.number
@@ -338,7 +358,7 @@ export const judgeAll = Effect.fnUntraced(function* (
   const pending = new Map<string, ReadonlySet<string>>()
   const notRun = new Set<Prepared>()
   const pace = yield* Pace.make
-  const facts = factsOf(blocks)
+  const facts = factsOf(blocks, pace)
   const limits = Scan.limitsOver(settings.limits, fresh.length)
   const perKey = settings.limits.bindingsPerStep * fresh.length
   /** The bindings each key's bots may still try in this step. */
@@ -349,8 +369,12 @@ export const judgeAll = Effect.fnUntraced(function* (
     // A bot without a first watched block has no coverage to catch up from: it is run whatever its key's share.
     const deferrable = p.from !== undefined
     const share = () => (deferrable ? (shares.get(key) ?? perKey) : Infinity)
-    if (share() <= 0) {
+    const defer = () => {
       notRun.add(p)
+      set(chainId, { deferred: states.get(chainId)!.deferred + 1 })
+    }
+    if (share() <= 0) {
+      defer()
       continue
     }
     /** The limits of the bot's next evaluation, and whether they are its key's share rather than its bounds. */
@@ -363,8 +387,9 @@ export const judgeAll = Effect.fnUntraced(function* (
     }
     /** Stops the bot for this step: paused over its bounds, or, past its key's share, waiting for its turn. */
     const stop = (exceeded: "bindings" | "matches", blockNumber: number, byShare: boolean) => {
+      if (exceeded === "bindings" && byShare) return Effect.sync(defer)
       notRun.add(p)
-      return exceeded === "bindings" && byShare ? Effect.void : pause(shared, chainId, p, exceeded, blockNumber)
+      return pause(shared, chainId, p, exceeded, blockNumber)
     }
     // A bot that joined since the window was built: its matches pending at the cursor are found now.
     let before = window.pending.get(p.key)
@@ -383,7 +408,7 @@ export const judgeAll = Effect.fnUntraced(function* (
     const bounded = next()
     const judged = yield* Scan.judge(
       p.rules,
-      facts(first - p.reach, last, p.contracts, p.bot.options.topLevelTxBlockRange),
+      yield* facts(first - p.reach, last, p.contracts, p.bot.options.topLevelTxBlockRange),
       first,
       before,
       bounded.limits,

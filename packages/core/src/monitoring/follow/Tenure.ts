@@ -67,7 +67,8 @@ export const supervise = (
         blocks: was?.blocks ?? 0,
         alerts: was?.alerts ?? 0,
         retractions: was?.retractions ?? 0,
-        reorganisations: was?.reorganisations ?? 0
+        reorganisations: was?.reorganisations ?? 0,
+        deferred: was?.deferred ?? 0
       }
       if (lease === undefined) {
         // Another instance follows the chain: say who, and until when unless it renews.
