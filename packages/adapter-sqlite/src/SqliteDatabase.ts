@@ -49,6 +49,12 @@ export class SqliteDatabase extends Context.Service<
       patienceMillis?: number
     ) => Effect.Effect<A, StoreError.StoreError>
     /**
+     * One slice of a long write: `transaction`, then a pause as long as the transaction held the lock, so that other
+     * connections waiting for it (they try again after pauses of up to 50 ms) get it between slices instead of
+     * finding the next slice holding it.
+     */
+    readonly slice: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
+    /**
      * Group commit: the calls of the returned function made in one turn of the event loop are handed to `f`
      * together, in arrival order, inside one immediate transaction; `f` answers each of them (same order), and
      * each caller gets its answer only after that transaction commits (all fail together if it does not).
@@ -169,22 +175,41 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   }
   /** The external version as read in this turn of the event loop, and the other handles' commit count then. */
   let seen: { readonly version: number; readonly othersCommits: number } | undefined
+  const transaction = <A>(operation: string, f: (db: SqliteHandle) => A, patienceMillis = budget) =>
+    attempt(
+      operation,
+      () => {
+        const result = db.transaction(() => f(db)).immediate()
+        committed()
+        return result
+      },
+      patienceMillis,
+      // A caller that chose not to wait for the lock asked whether it is free: its Busy is an answer, not a failure.
+      patienceMillis === 0 ? (error) => (error.reason === "Busy" ? Effect.void : noteFailure(error)) : noteFailure
+    )
   return SqliteDatabase.of({
     filename: options.filename,
     migration: report,
     use: (operation, f) => attempt(operation, () => f(db), budget, noteFailure),
-    transaction: (operation, f, patienceMillis = budget) =>
-      attempt(
-        operation,
-        () => {
-          const result = db.transaction(() => f(db)).immediate()
-          committed()
-          return result
-        },
-        patienceMillis,
-        // A caller that chose not to wait for the lock asked whether it is free: its Busy is an answer, not a failure.
-        patienceMillis === 0 ? (error) => (error.reason === "Busy" ? Effect.void : noteFailure(error)) : noteFailure
-      ),
+    transaction,
+    slice: (operation, f) =>
+      Effect.gen(function* () {
+        let held = 0
+        const result = yield* transaction(operation, (handle) => {
+          const started = performance.now()
+          try {
+            return f(handle)
+          } finally {
+            held = performance.now() - started
+          }
+        })
+        // Real time, as the other connections waiting are other processes (group commit waits the same way).
+        yield* Effect.callback<void>((resume) => {
+          const timer = setTimeout(() => resume(Effect.void), Math.max(1, Math.ceil(held)))
+          return Effect.sync(() => clearTimeout(timer))
+        })
+        return result
+      }),
     groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {
       let queue: Array<{ readonly item: I; readonly resume: (exit: Exit.Exit<A, StoreError.StoreError>) => void }> = []
       // Items that arrive while a batch waits for another process's lock join the next batch.

@@ -1,4 +1,8 @@
-/** IntelIndex on SQLite: staged rows in their own table, each commit applied in one immediate transaction. */
+/**
+ * IntelIndex on SQLite: staged rows in their own table; a commit planned from a read, its new records written a
+ * slice at a time (invisible, each slice a short transaction) and put in force by one short last transaction, so a
+ * large list never holds the write lock for long.
+ */
 import { createHash } from "node:crypto"
 import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
@@ -57,6 +61,24 @@ const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   ingestedAt: row.ingested_at
 })
 
+/** A record as its row holds it (the row's own id and version aside). */
+const rowOf = (r: Intel.IntelRecord): RecordRow => ({
+  id: 0,
+  list: r.list,
+  source: r.source,
+  address: r.address,
+  family: r.family,
+  category: r.category,
+  reference: r.reference,
+  jurisdiction: r.jurisdiction ?? null,
+  entity_name: r.entityName ?? null,
+  entity_type: r.entityType ?? null,
+  label: r.label ?? null,
+  listed_at: r.listedAt,
+  delisted_at: r.delistedAt ?? null,
+  ingested_at: r.ingestedAt
+})
+
 const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
   list: row.list,
   source: row.source,
@@ -81,6 +103,15 @@ class Refusal {
 
 /** How many addresses' records are remembered before the memory starts over. */
 const maxRemembered = 20_000
+
+/**
+ * Rows a commit writes (or a sweep removes) per transaction: about 20 to 40 ms of holding the write lock here, so a
+ * request that needs it waits that long at most, not for the whole list.
+ */
+const rowsPerSlice = 5_000
+
+/** Times a commit plans again when the list changed while its records were being written. */
+const replans = 3
 
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase.SqliteDatabase
@@ -118,32 +149,67 @@ const make = Effect.gen(function* () {
     recordAmendment: db.prepare<[string, string, number, string, string]>(
       "INSERT INTO intel_amendments (list, action, version, detail, at) VALUES (?, ?, ?, ?, ?)"
     ),
-    listRecords: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE list = ?"),
+    // A list's records in force: written by a version between its floor and its current version.
+    listRecords: db.prepare<[string], RecordRow>(
+      `SELECT r.* FROM intel_records r JOIN intel_lists l ON l.list = r.list
+       WHERE r.list = ? AND r.version BETWEEN l.floor AND l.version`
+    ),
     setDigest: db.prepare<[string, string]>("UPDATE intel_lists SET records_digest = ? WHERE list = ?"),
     digests: db.prepare<[], { list: string; version: number; records_digest: string | null }>(
       "SELECT list, version, records_digest FROM intel_lists"
     ),
     activeRecords: db.prepare<[string], { id: number; address: string; category: Intel.Category; reference: string }>(
-      "SELECT id, address, category, reference FROM intel_records WHERE list = ? AND delisted_at IS NULL"
+      `SELECT r.id, r.address, r.category, r.reference FROM intel_records r JOIN intel_lists l ON l.list = r.list
+       WHERE r.list = ? AND r.delisted_at IS NULL AND r.version BETWEEN l.floor AND l.version`
     ),
     deleteList: db.prepare<[string]>("DELETE FROM intel_records WHERE list = ?"),
     close: db.prepare<[string, number]>("UPDATE intel_records SET delisted_at = ? WHERE id = ?"),
     insertRecord: db.prepare(
       `INSERT INTO intel_records (list, source, address, family, category, reference, jurisdiction, entity_name,
-         entity_type, label, listed_at, delisted_at, ingested_at)
+         entity_type, label, listed_at, delisted_at, ingested_at, version)
        VALUES (@list, @source, @address, @family, @category, @reference, @jurisdiction, @entityName,
-         @entityType, @label, @listedAt, @delistedAt, @ingestedAt)`
+         @entityType, @label, @listedAt, @delistedAt, @ingestedAt, @version)`
     ),
     markCommitted: db.prepare<[number]>("UPDATE intel_versions SET state = 'committed' WHERE id = ?"),
-    setCurrent: db.prepare<[string, number]>(
-      "INSERT INTO intel_lists (list, version) VALUES (?, ?) ON CONFLICT (list) DO UPDATE SET version = excluded.version"
+    // Every change of a list's records moves its revision (a commit under way checks it before its last step).
+    setCurrent: db.prepare<[string, number, number]>(
+      `INSERT INTO intel_lists (list, version, floor) VALUES (?, ?, ?)
+       ON CONFLICT (list) DO UPDATE SET version = excluded.version, floor = excluded.floor, revision = revision + 1`
+    ),
+    listState: db.prepare<[string], { version: number; floor: number; revision: number }>(
+      "SELECT version, floor, revision FROM intel_lists WHERE list = ?"
+    ),
+    // Rows no longer in force or never put in force, a slice at a time: below the list's floor, or written by a
+    // version above its current one that is not staged any more (a commit that failed or was abandoned).
+    sweep: db.prepare<[string, string, number]>(
+      `DELETE FROM intel_records WHERE rowid IN (
+         SELECT r.rowid FROM intel_records r LEFT JOIN intel_lists l ON l.list = r.list
+         WHERE r.list = ?
+           AND (l.list IS NULL OR r.version < l.floor OR r.version > l.version)
+           AND r.version NOT IN (SELECT id FROM intel_versions WHERE list = ? AND state = 'staged')
+         LIMIT ?)`
+    ),
+    dropStagedSlice: db.prepare<[number, number]>(
+      "DELETE FROM intel_staged WHERE rowid IN (SELECT rowid FROM intel_staged WHERE version = ? LIMIT ?)"
+    ),
+    sweepVersion: db.prepare<[string, number, number]>(
+      "DELETE FROM intel_records WHERE rowid IN (SELECT rowid FROM intel_records WHERE list = ? AND version = ? LIMIT ?)"
+    ),
+    // Rows of the list written by versions between its current one and `version`: none, unless swept yet.
+    strays: db.prepare<[string, number, number], { n: number }>(
+      "SELECT count(*) AS n FROM intel_records WHERE list = ? AND version > ? AND version < ?"
     ),
     discard: db.prepare<[number]>("DELETE FROM intel_versions WHERE id = ? AND state = 'staged'"),
-    byAddress: db.prepare<[string], RecordRow>("SELECT * FROM intel_records WHERE address = ?"),
+    byAddress: db.prepare<[string], RecordRow>(
+      `SELECT r.* FROM intel_records r JOIN intel_lists l ON l.list = r.list
+       WHERE r.address = ? AND r.version BETWEEN l.floor AND l.version`
+    ),
     scan: db.prepare<[string, number], RecordRow>(
-      `SELECT * FROM intel_records WHERE address IN
-         (SELECT DISTINCT address FROM intel_records WHERE address > ? ORDER BY address LIMIT ?)
-       ORDER BY address, id`
+      `SELECT r.* FROM intel_records r JOIN intel_lists l ON l.list = r.list
+       WHERE r.version BETWEEN l.floor AND l.version AND r.address IN
+         (SELECT DISTINCT i.address FROM intel_records i JOIN intel_lists k ON k.list = i.list
+          WHERE i.address > ? AND i.version BETWEEN k.floor AND k.version ORDER BY i.address LIMIT ?)
+       ORDER BY r.address, r.id`
     ),
     storeModel: db.prepare<[string, string, string], { version: number }>(
       "INSERT INTO intel_models (as_of, fitted_at, model) VALUES (?, ?, ?) RETURNING version"
@@ -165,7 +231,10 @@ const make = Effect.gen(function* () {
          + (SELECT count(*) FROM intel_models) AS g`
     ),
     currentOf: db.prepare<[string], { version: number }>("SELECT version FROM intel_lists WHERE list = ?"),
-    countRecords: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM intel_records WHERE list = ?"),
+    countRecords: db.prepare<[string], { n: number }>(
+      `SELECT count(*) AS n FROM intel_records r JOIN intel_lists l ON l.list = r.list
+       WHERE r.list = ? AND r.version BETWEEN l.floor AND l.version`
+    ),
     dropCurrent: db.prepare<[string]>("DELETE FROM intel_lists WHERE list = ?"),
     recordDeletion: db.prepare<[string, number, number, string]>(
       "INSERT INTO intel_deletions (list, version, records, deleted_at) VALUES (?, ?, ?, ?)"
@@ -193,8 +262,10 @@ const make = Effect.gen(function* () {
          (SELECT e.authority FROM intel_versions e
             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
             ORDER BY e.id DESC LIMIT 1) AS declared,
-         (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
-         (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
+         (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL
+            AND r.version BETWEEN l.floor AND l.version) AS active,
+         (SELECT count(*) FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL
+            AND r.version BETWEEN l.floor AND l.version) AS delisted
        FROM intel_lists l JOIN intel_versions v ON v.id = l.version ORDER BY l.list`
     )
   }))
@@ -215,7 +286,8 @@ const make = Effect.gen(function* () {
     return row?.state === "staged" ? row : undefined
   }
 
-  const insertAll = (records: ReadonlyArray<Intel.IntelRecord>) => {
+  /** Writes `records`, as written by version `version`. */
+  const insertAll = (records: ReadonlyArray<Intel.IntelRecord>, version: number) => {
     for (const r of records) {
       s.insertRecord.run({
         jurisdiction: null,
@@ -223,21 +295,33 @@ const make = Effect.gen(function* () {
         entityType: null,
         label: null,
         delistedAt: null,
-        ...r
+        ...r,
+        version
       })
     }
   }
 
-  /** A digest of a list's records as stored: what verification compares the records against later. */
-  const digestOf = (list: string) => {
+  /** A digest of records: what verification compares a list's stored records against later. */
+  const digest = (records: ReadonlyArray<Intel.IntelRecord>) => {
     const hash = createHash("sha256")
-    const lines = s.listRecords.all(list).map((row) => JSON.stringify(fromRow(row)))
+    // Each as a stored row reads back, whatever the order of its fields in memory.
+    const lines = records.map((r) => JSON.stringify(fromRow(rowOf(r))))
     lines.sort()
     for (const line of lines) hash.update(`${line}\n`)
     return hash.digest("hex")
   }
+  /** A digest of a list's records as stored. */
+  const digestOf = (list: string) => digest(s.listRecords.all(list).map(fromRow))
   /** Records the digest of `list`'s records, inside the transaction that changed them. */
   const sealList = (list: string) => s.setDigest.run(digestOf(list), list)
+
+  /** Runs a deleting statement a slice at a time, each its own transaction, until it deletes less than a slice. */
+  const sliced = (f: () => number) =>
+    Effect.gen(function* () {
+      while ((yield* database.slice("IntelIndex.sweep", f)) >= rowsPerSlice);
+    })
+  /** Removes, a slice at a time, the rows of `list` not in force and not of a commit under way. */
+  const sweep = (list: string) => sliced(() => s.sweep.run(list, list, rowsPerSlice).changes)
 
   /** The number the list gives the version with id `id`. */
   const numberOf = (list: string, id: number) => s.versionNumber.get(list, id)!.n
@@ -259,9 +343,11 @@ const make = Effect.gen(function* () {
       versions.map((v) => ({ info: infoOf(v), records: s.stagedRecords.all(v.id).map(parseStaged) }))
     )
     s.deleteList.run(list)
-    insertAll(records)
     const newest = s.newest.get(list)
-    if (newest !== undefined) s.setCurrent.run(list, newest.id)
+    if (newest !== undefined) {
+      insertAll(records, newest.id)
+      s.setCurrent.run(list, newest.id, 0)
+    }
     sealList(list)
     return records
   }
@@ -326,21 +412,109 @@ const make = Effect.gen(function* () {
 
   const noList = (list: string) => new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` })
 
+  /**
+   * What committing `version` does, planned from one read of the list (no write lock is held meanwhile): the
+   * records to write, the ones to de-list (by row), the digest of the list after, and the list's state it was
+   * planned from; or a refusal of the guard; or `backfill` for a version older than the newest (the list is
+   * rebuilt in one transaction); undefined when the version is not staged.
+   */
+  const plan = (version: number, completion: IntelIndex.Completion) =>
+    database.use("IntelIndex.commit", (db) =>
+      db
+        .transaction(() => {
+          const row = stagedVersion(version)
+          if (row === undefined) return undefined
+          const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
+          const current = s.currentOf.get(info.list)
+          const newestDate = current === undefined ? undefined : s.version.get(current.version)!.as_of
+          if (newestDate !== undefined && completion.asOf < newestDate) return { kind: "backfill" as const }
+          const revision = s.listState.get(info.list)
+          const activeRows = s.activeRecords.all(info.list)
+          const active = new Map(activeRows.map((r) => [IntelIndex.recordKey(r), r.id]))
+          const before = new Set(active.keys())
+          const staged = s.stagedRecords.all(version).map(parseStaged)
+          const commit = IntelIndex.planCommit(info, before, staged)
+          const refused = IntelIndex.shrinkRefusal(
+            info.list,
+            before,
+            IntelIndex.activeAfter(commit, before),
+            completion
+          )
+          if (refused !== undefined) return { kind: "refused" as const, refused }
+          const closing = new Set(commit.close)
+          const kept = commit.replaceAll
+            ? []
+            : s.listRecords
+                .all(info.list)
+                .map((r) =>
+                  r.delisted_at === null && closing.has(IntelIndex.recordKey(r))
+                    ? { ...fromRow(r), delistedAt: info.asOf }
+                    : fromRow(r)
+                )
+          return {
+            kind: "planned" as const,
+            info,
+            commit,
+            revision,
+            close: commit.close.map((key) => active.get(key)!),
+            digest: digest([...kept, ...commit.insert])
+          }
+        })
+        .deferred()
+    )
+
+  /** Commits a version dated before the list's newest: the list is rebuilt from its versions, in one transaction. */
+  const backfill = (version: number, completion: IntelIndex.Completion) =>
+    database
+      .transaction("IntelIndex.commit", () => {
+        const row = stagedVersion(version)
+        if (row === undefined) return undefined
+        const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
+        const before = new Set(s.activeRecords.all(info.list).map(IntelIndex.recordKey))
+        s.complete.run(completion.asOf, completion.contentHash, version)
+        s.markCommitted.run(version)
+        // The version takes its place in the list's history and the list is rebuilt from it.
+        const previous = s.listRecords.all(info.list).map(fromRow)
+        const rebuilt = rebuildList(info.list)
+        if (rebuilt instanceof IntelIndex.AmendRefused) throw new Refusal(rebuilt)
+        const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeKeysOf(rebuilt), completion)
+        if (refused !== undefined) throw new Refusal(refused)
+        return {
+          list: info.list,
+          version: numberOf(info.list, version),
+          ...IntelIndex.intervalChanges(previous, rebuilt)
+        }
+      })
+      .pipe(
+        Effect.catchDefect((defect) => (defect instanceof Refusal ? Effect.fail(defect.refused) : Effect.die(defect))),
+        Effect.flatMap(
+          (
+            outcome
+          ): Effect.Effect<
+            IntelIndex.CommitOutcome,
+            StoreError.StoreError | IntelIndex.ShrinkRefused | IntelIndex.AmendRefused
+          > => (outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome))
+        )
+      )
+
   return IntelIndex.IntelIndex.of({
     stage: (info) =>
-      database.transaction("IntelIndex.stage", () => {
-        s.dropStaged.run(info.list)
-        const result = s.insertVersion.run(
-          info.list,
-          info.source,
-          info.kind,
-          info.mode,
-          info.origin,
-          info.ingestedAt,
-          info.authority
-        )
-        return Number(result.lastInsertRowid)
-      }),
+      database
+        .transaction("IntelIndex.stage", () => {
+          // A version staged before of the list is dropped (its commit, if under way, fails), its rows swept after.
+          s.dropStaged.run(info.list)
+          const result = s.insertVersion.run(
+            info.list,
+            info.source,
+            info.kind,
+            info.mode,
+            info.origin,
+            info.ingestedAt,
+            info.authority
+          )
+          return Number(result.lastInsertRowid)
+        })
+        .pipe(Effect.tap(() => sweep(info.list))),
     append: (version, records) =>
       database
         .transaction("IntelIndex.append", () => {
@@ -350,63 +524,66 @@ const make = Effect.gen(function* () {
         })
         .pipe(Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(notStaged("IntelIndex.append", version))))),
     commit: (version, completion) =>
-      database
-        .transaction("IntelIndex.commit", () => {
-          const row = stagedVersion(version)
-          if (row === undefined) return undefined
-          const info: IntelIndex.VersionInfo = { ...infoOf(row), ...completion }
-          const activeRows = s.activeRecords.all(info.list)
-          const active = new Map(activeRows.map((r) => [IntelIndex.recordKey(r), r.id]))
-          const before = new Set(active.keys())
-          const current = s.currentOf.get(info.list)
-          const newestDate = current === undefined ? undefined : s.version.get(current.version)!.as_of
-          s.complete.run(completion.asOf, completion.contentHash, version)
-          s.markCommitted.run(version)
-          if (newestDate !== undefined && completion.asOf < newestDate) {
-            // A backfill: the version takes its place in the list's history and the list is rebuilt from it.
-            const previous = s.listRecords.all(info.list).map(fromRow)
-            const rebuilt = rebuildList(info.list)
-            if (rebuilt instanceof IntelIndex.AmendRefused) throw new Refusal(rebuilt)
-            const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeKeysOf(rebuilt), completion)
-            if (refused !== undefined) throw new Refusal(refused)
-            return {
-              list: info.list,
-              version: numberOf(info.list, version),
-              ...IntelIndex.intervalChanges(previous, rebuilt)
+      Effect.gen(function* () {
+        for (let attempt = 0; ; attempt++) {
+          const planned = yield* plan(version, completion)
+          if (planned === undefined) return yield* notStaged("IntelIndex.commit", version)
+          if (planned.kind === "refused") return yield* planned.refused
+          if (planned.kind === "backfill") return yield* backfill(version, completion)
+          const { info, commit } = planned
+          // The new records, a slice at a time: written by a version still staged, they are not in force yet.
+          for (let i = 0; i < commit.insert.length; i += rowsPerSlice) {
+            const written = yield* database.slice("IntelIndex.commit", () => {
+              if (stagedVersion(version) === undefined) return false
+              insertAll(commit.insert.slice(i, i + rowsPerSlice), version)
+              return true
+            })
+            if (!written) {
+              yield* sweep(info.list)
+              return yield* notStaged("IntelIndex.commit", version)
             }
           }
-          const staged = s.stagedRecords.all(version).map(parseStaged)
-          const plan = IntelIndex.planCommit(info, before, staged)
-          const refused = IntelIndex.shrinkRefusal(info.list, before, IntelIndex.activeAfter(plan, before), completion)
-          if (refused !== undefined) throw new Refusal(refused)
-          if (plan.replaceAll) s.deleteList.run(info.list)
-          for (const key of plan.close) s.close.run(info.asOf, active.get(key)!)
-          insertAll(plan.insert)
-          s.setCurrent.run(info.list, version)
-          sealList(info.list)
-          return {
-            list: info.list,
-            version: numberOf(info.list, version),
-            added: plan.added,
-            delisted: plan.delisted,
-            unchanged: plan.unchanged
-          }
-        })
-        .pipe(
-          Effect.catchDefect((defect) =>
-            defect instanceof Refusal ? Effect.fail(defect.refused) : Effect.die(defect)
-          ),
-          Effect.ensuring(forget),
-          Effect.flatMap(
-            (
-              outcome
-            ): Effect.Effect<
-              IntelIndex.CommitOutcome,
-              StoreError.StoreError | IntelIndex.ShrinkRefused | IntelIndex.AmendRefused
-            > =>
-              outcome === undefined ? Effect.fail(notStaged("IntelIndex.commit", version)) : Effect.succeed(outcome)
-          )
-        ),
+          // What a commit that failed or was abandoned left below this version goes first (it would come in force).
+          yield* sweep(info.list)
+          // In force at once, if the list is still as planned from.
+          const done = yield* database.transaction("IntelIndex.commit", () => {
+            if (stagedVersion(version) === undefined) return "gone" as const
+            const state = s.listState.get(info.list)
+            if (
+              state?.revision !== planned.revision?.revision ||
+              state?.version !== planned.revision?.version ||
+              s.strays.get(info.list, state?.version ?? 0, version)!.n > 0
+            )
+              return "changed" as const
+            s.complete.run(completion.asOf, completion.contentHash, version)
+            s.markCommitted.run(version)
+            if (!commit.replaceAll) for (const id of planned.close) s.close.run(info.asOf, id)
+            // Replacing every record: those of earlier versions fall below the floor, and are swept after.
+            s.setCurrent.run(info.list, version, commit.replaceAll ? version : (state?.floor ?? 0))
+            s.setDigest.run(planned.digest, info.list)
+            return "committed" as const
+          })
+          yield* forget
+          if (done === "committed" || done === "gone") yield* sweep(info.list)
+          if (done === "gone") return yield* notStaged("IntelIndex.commit", version)
+          if (done === "committed")
+            return {
+              list: info.list,
+              version: yield* database.use("IntelIndex.commit", () => numberOf(info.list, version)),
+              added: commit.added,
+              delisted: commit.delisted,
+              unchanged: commit.unchanged
+            }
+          // Another commit or amendment of the list came first: the rows written are swept, and it is planned again.
+          yield* sliced(() => s.sweepVersion.run(info.list, version, rowsPerSlice).changes)
+          if (attempt + 1 >= replans)
+            return yield* new StoreError.StoreError({
+              reason: "Conflict",
+              operation: "IntelIndex.commit",
+              message: `${info.list} changed ${replans} times while version ${version} was being committed; ingest it again`
+            })
+        }
+      }).pipe(Effect.ensuring(forget)),
     remove: (list, at) =>
       database
         .transaction("IntelIndex.remove", () => {
@@ -456,8 +633,17 @@ const make = Effect.gen(function* () {
         return amendOutcome(list, version, records)
       }),
     discard: (version) =>
-      database.transaction("IntelIndex.discard", () => {
-        s.discard.run(version)
+      Effect.gen(function* () {
+        // Its staged records a slice at a time (a large list's would hold the lock for long in one go), then itself.
+        yield* sliced(() =>
+          stagedVersion(version) === undefined ? 0 : s.dropStagedSlice.run(version, rowsPerSlice).changes
+        )
+        const list = yield* database.transaction("IntelIndex.discard", () => {
+          const staged = stagedVersion(version)?.list
+          s.discard.run(version)
+          return staged
+        })
+        if (list !== undefined) yield* sweep(list)
       }),
     lookup: (addresses) =>
       database.use("IntelIndex.lookup", () =>

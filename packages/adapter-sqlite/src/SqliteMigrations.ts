@@ -371,6 +371,22 @@ export const migrations: ReadonlyArray<Migration> = [
         message TEXT NOT NULL
       );
     `
+  },
+  {
+    version: 22,
+    name: "list records by the version that wrote them",
+    // A commit writes a list's new records a slice at a time, each slice a short transaction, and makes them
+    // visible in one short last one: a record is in force when the version that wrote it lies between the list's
+    // floor (raised when a version replaces every record: those below it wait to be swept) and its current
+    // version. The revision changes with every change of the list's records, so a commit can tell that the list
+    // is still as it planned from.
+    sql: `
+      ALTER TABLE intel_records ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+      UPDATE intel_records SET version = coalesce((SELECT l.version FROM intel_lists l WHERE l.list = intel_records.list), 0);
+      ALTER TABLE intel_lists ADD COLUMN floor INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE intel_lists ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX intel_records_by_list_version ON intel_records (list, version);
+    `
   }
 ]
 

@@ -17,13 +17,19 @@ import * as Store from "./Store.ts"
 /**
  * The tables moved, in an order that satisfies their references, each read in the order it was written (so the
  * orders the ports list things in stay the same). Left out: the migrations' and health probe's own rows, staging
- * rows of an ingest that never committed, and chains' leases (whoever serves the new database takes them).
+ * rows and records of an ingest that never committed, records replaced and not swept yet, and chains' leases
+ * (whoever serves the new database takes them).
  */
 const tables: ReadonlyArray<{ readonly name: string; readonly where?: string }> = [
   { name: "api_keys" },
   { name: "quota_windows" },
   { name: "intel_versions", where: "state = 'committed'" },
-  { name: "intel_records" },
+  // The records in force (not those of a commit under way, nor those replaced and not swept yet).
+  {
+    name: "intel_records",
+    where:
+      "EXISTS (SELECT 1 FROM intel_lists l WHERE l.list = intel_records.list AND intel_records.version BETWEEN l.floor AND l.version)"
+  },
   { name: "intel_lists" },
   { name: "intel_deletions" },
   { name: "intel_amendments" },
