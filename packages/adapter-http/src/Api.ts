@@ -88,7 +88,7 @@ export const Health = Schema.Struct({
 export const HealthUnavailable = Schema.Struct({
   status: Schema.Literals(["unavailable", "degraded"]).annotate({
     description:
-      "unavailable: storage cannot be read or written. degraded: it answers, but verification found damage, a request met a storage failure in the last 30 s, or a chain's follower is halted (reason FollowHalted)."
+      "unavailable: storage cannot be read or written. degraded: it answers, but verification found damage, a request met a storage failure in the last 30 s (waiting out another process's write lock, Busy, is contention and does not count), or a chain's follower is halted (reason FollowHalted)."
   }),
   version: Schema.String,
   reason: Schema.String,
@@ -113,7 +113,7 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
       OpenApi.annotations({
         summary: "Readiness",
         description:
-          "200 when the server can serve: storage answers a real read and a real write, its verification at start found nothing wrong, and no request met a storage failure in the last 30 s. 503 otherwise, saying why."
+          "200 when the server can serve: storage answers a real read and a real write, its verification at start found nothing wrong, and no request met a storage failure in the last 30 s (a request that waited out another process's write lock got 503 Busy; that is contention, not a failure of the store). 503 otherwise, saying why."
       })
     )
   )

@@ -49,7 +49,9 @@ export const layer: Layer.Layer<
             })
           }
           const failure = storage.recentFailure
-          if (failure !== undefined) {
+          // Waiting out another process's write lock (an ingest, a second server) is contention, not a fault of the
+          // store: the request was answered 503 Busy with Retry-After, and this instance stays in its balancer.
+          if (failure !== undefined && failure.reason !== "Busy") {
             return yield* Effect.fail({
               status: "degraded" as const,
               version: Version.version,

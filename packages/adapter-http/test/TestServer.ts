@@ -19,6 +19,8 @@ export const layer = (
     readonly follow?: Partial<Follower.Settings>
     readonly exposure?: Partial<Exposure.Settings>
     readonly consoleDir?: string
+    /** How long a write waits for another connection's lock (default the database's). */
+    readonly busyTimeoutMillis?: number
   } = {}
 ) =>
   Layer.unwrap(
@@ -42,7 +44,12 @@ export const layer = (
               ...(options.exposure === undefined ? {} : { exposure: options.exposure })
             }).pipe(Layer.provide(Outbound.layer(options.outbound)))
           ),
-          Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") }))
+          Layer.provideMerge(
+            SqliteAdapter.layer({
+              filename: join(dir, "vigil.db"),
+              ...(options.busyTimeoutMillis === undefined ? {} : { busyTimeoutMillis: options.busyTimeoutMillis })
+            })
+          )
         )
       )
     )

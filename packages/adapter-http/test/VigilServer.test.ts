@@ -127,6 +127,35 @@ describe("VigilServer", () => {
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
 
+  it.live(
+    "a request that waits out another process's write lock is answered 503 Busy, and /health stays ready: contention is no fault",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* SqliteDatabase.SqliteDatabase
+        const key = yield* TestServer.issue({ name: "Acme" })
+        const other = new Database(database.filename)
+        other.exec("BEGIN IMMEDIATE")
+        const [screened, health] = yield* Effect.all([
+          TestServer.v3(key, { address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" }),
+          get("/health")
+        ]).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              other.exec("ROLLBACK")
+              other.close()
+            })
+          )
+        )
+        assert.strictEqual(screened.status, 503)
+        assert.match(screened.json.message, /busy|lock/i, screened.text)
+        assert.isString(screened.headers.get("retry-after"))
+        assert.strictEqual(health.status, 200, health.body)
+        const after = yield* get("/health")
+        assert.strictEqual(after.status, 200, after.body)
+        assert.strictEqual(JSON.parse(after.body).status, "ok")
+      }).pipe(Effect.provide(TestServer.layer({ busyTimeoutMillis: 300 })))
+  )
+
   it.live("serves an OpenAPI 3.1 document of its routes that redocly's recommended rules pass, and a docs page", () =>
     Effect.gen(function* () {
       const openapi = yield* get("/openapi.json")

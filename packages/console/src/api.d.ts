@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 when the server can serve: storage answers a real read and a real write, its verification at start found nothing wrong, and no request met a storage failure in the last 30 s. 503 otherwise, saying why.
+         * @description 200 when the server can serve: storage answers a real read and a real write, its verification at start found nothing wrong, and no request met a storage failure in the last 30 s (a request that waited out another process's write lock got 503 Busy; that is contention, not a failure of the store). 503 otherwise, saying why.
          */
         get: operations["health"];
         put?: never;
@@ -2404,7 +2404,7 @@ export interface components {
         };
         HealthUnavailable: {
             /**
-             * @description unavailable: storage cannot be read or written. degraded: it answers, but verification found damage, a request met a storage failure in the last 30 s, or a chain's follower is halted (reason FollowHalted).
+             * @description unavailable: storage cannot be read or written. degraded: it answers, but verification found damage, a request met a storage failure in the last 30 s (waiting out another process's write lock, Busy, is contention and does not count), or a chain's follower is halted (reason FollowHalted).
              * @enum {string}
              */
             status: "unavailable" | "degraded";

@@ -35,9 +35,12 @@ export interface StorageStatus {
 /** How long a storage failure met by any port keeps the store from being reported ready. */
 export const recentMillis = 30_000
 
-/** True when `status` says the store can serve: nothing failed verification and no port failed recently. */
+/**
+ * True when `status` says the store can serve: nothing failed verification and no port failed recently (waiting
+ * out another process's write lock, `Busy`, is contention, not a failure of the store).
+ */
 export const ready = (status: StorageStatus): boolean =>
-  status.integrity.status === "ok" && status.recentFailure === undefined
+  status.integrity.status === "ok" && (status.recentFailure === undefined || status.recentFailure.reason === "Busy")
 
 /**
  * Checks that storage can serve: a real read and a real write (a failure of either is the StoreError), the
