@@ -7,6 +7,7 @@ import * as ExposureScenario from "./scenarios/Exposure.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
+import * as KeyTiming from "./scenarios/KeyTiming.ts"
 import * as Intel from "./scenarios/Intel.ts"
 import * as Live from "./scenarios/Live.ts"
 import * as RulesScenario from "./scenarios/Rules.ts"
@@ -25,7 +26,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   RulesScenario.scenario,
   Historical.scenario,
   Live.scenario,
-  Soak.scenario
+  Soak.scenario,
+  KeyTiming.scenario
 ]
 
 const { values, positionals } = parseArgs({
