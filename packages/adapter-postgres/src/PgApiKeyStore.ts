@@ -1,11 +1,13 @@
 /**
- * ApiKeyStore on PostgreSQL: one row per key, holding its hash and never the key. A key read is remembered for a
- * second at most, and only while this process hears the notices of key changes: creating or revoking a key, by any
- * instance or by `vigil keys`, announces it at its commit, and every instance forgets what it read. So a revoked
- * key is refused everywhere as soon as the notice arrives (and within a second even if it never does), without a
- * round trip to the database on every request.
+ * ApiKeyStore on PostgreSQL: one row per key, holding its hash and never the key. While this process hears the
+ * notices of key changes, every key is held in memory, read again (once, however many requests wait for it) when a
+ * notice arrives and a second after it was read at most: creating or revoking a key, by any instance or by
+ * `vigil keys`, announces it at its commit. So a revoked key is refused everywhere as soon as the notice arrives
+ * (and within a second even if it never does), without a round trip to the database on every request. While the
+ * notices are not heard, every lookup reads the database. Either way an id is found in the same time whether a key
+ * has it or not, so a refused key says nothing of its id.
  */
-import { ApiKeyStore, BoundedMemo } from "@vigil/core"
+import { ApiKeyStore, type StoreError } from "@vigil/core"
 import { Clock, Effect, Layer } from "effect"
 import { onRealClock, PgDatabase } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
@@ -39,26 +41,52 @@ const columns = "id, name, hash, qps, daily, monthly, created_at, expires_at, re
 /** The channel on which every change of the keys is announced at its commit (the payload: the schema). */
 const channel = "vigil_keys"
 
-/** Keys remembered at most: the keys in use (an unknown id is never remembered). */
-const maxRemembered = 10_000
-
 const make = Effect.gen(function* () {
   const { sql, run, transaction } = yield* PgDatabase
   const heard = yield* PgNotices.listen(
     channel,
     "keys: not listening for key changes (every request reads its key from the database meanwhile)"
   )
-  const remembered = BoundedMemo.make<
-    string,
-    { readonly record: ApiKeyStore.ApiKeyRecord; readonly heard: number; readonly atMillis: number }
-  >(maxRemembered)
+  interface Held {
+    readonly byId: ReadonlyMap<string, ApiKeyStore.ApiKeyRecord>
+    readonly heard: number
+    readonly atMillis: number
+  }
+  /** Every key, the notices heard when they were read, and when. */
+  let held: Held | undefined
+  /** The reading under way, which every lookup meanwhile waits for. */
+  let reading: Effect.Effect<Held, StoreError.StoreError> | undefined
   const find = (id: string) =>
     Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}`, (rows) =>
       rows[0] === undefined ? undefined : toRecord(rows[0])
     )
+  /** Reads every key, once for every lookup that waits meanwhile; kept only if no notice came during the read. */
+  const readAll = (now: number) => {
+    if (reading !== undefined) return reading
+    const before = heard.count()
+    const read = run(
+      "ApiKeyStore.find",
+      Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys`, (rows): Held => {
+        const read = { byId: new Map(rows.map((row) => [row.id, toRecord(row)])), heard: before, atMillis: now }
+        if (heard.count() === before) held = read
+        return read
+      })
+    ).pipe(Effect.ensuring(Effect.sync(() => (reading = undefined))))
+    return Effect.flatMap(Effect.cached(read), (shared) => {
+      reading = shared
+      return shared
+    })
+  }
   /** A transaction that changes the keys: announced to every listener at its commit, and forgotten here. */
   const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
-    transaction(operation, Effect.andThen(heard.announce, effect)).pipe(Effect.ensuring(Effect.sync(heard.forget)))
+    transaction(operation, Effect.andThen(heard.announce, effect)).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          heard.forget()
+          held = undefined
+        })
+      )
+    )
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       changing(
@@ -69,21 +97,11 @@ const make = Effect.gen(function* () {
       ).pipe(Effect.asVoid),
     find: (id) =>
       Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
-        const kept = remembered.get(id)
-        if (
-          kept !== undefined &&
-          heard.listening() &&
-          kept.heard === heard.count() &&
-          now - kept.atMillis < PgNotices.trustMillis
-        )
-          return Effect.succeed<ApiKeyStore.ApiKeyRecord | undefined>(kept.record)
-        const before = heard.count()
-        return Effect.tap(run("ApiKeyStore.find", find(id)), (record) =>
-          Effect.sync(() => {
-            if (record !== undefined && heard.listening() && heard.count() === before)
-              remembered.set(id, { record, heard: before, atMillis: now })
-          })
-        )
+        if (!heard.listening()) return run("ApiKeyStore.find", find(id))
+        const kept = held
+        if (kept !== undefined && kept.heard === heard.count() && now - kept.atMillis < PgNotices.trustMillis)
+          return Effect.succeed(kept.byId.get(id))
+        return Effect.map(readAll(now), (read) => read.byId.get(id))
       }),
     list: run(
       "ApiKeyStore.list",

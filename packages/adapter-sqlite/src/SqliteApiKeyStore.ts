@@ -1,7 +1,8 @@
 /**
- * ApiKeyStore on SQLite: one row per key, holding its hash and never the key. Lookups are served from memory
- * until the key table may have changed: a write through this store, or a commit by another connection (the
- * `keys` command of another process, say), which the database's external version reveals.
+ * ApiKeyStore on SQLite: one row per key, holding its hash and never the key. Every key is held in memory and read
+ * again when the keys changed: a write through this store, or a change by another connection (the `keys` command of
+ * another process, say), which a counter moved by triggers reveals once the database's external version moves. An
+ * id is found in the same time whether a key has it or not, so a refused key says nothing of its id.
  */
 import { ApiKeyStore } from "@vigil/core"
 import { Effect, Layer } from "effect"
@@ -31,9 +32,6 @@ const toRecord = (row: Row): ApiKeyStore.ApiKeyRecord => ({
   ...(row.revoked_at === null ? {} : { revokedAt: row.revoked_at })
 })
 
-/** How many lookups are remembered before the memory starts over (unknown ids included, so it stays bounded). */
-const maxRemembered = 10_000
-
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase.SqliteDatabase
   const s = yield* database.use("ApiKeyStore.prepare", (db) => ({
@@ -42,12 +40,24 @@ const make = Effect.gen(function* () {
        VALUES (@id, @name, @hash, @qps, @daily, @monthly, @created_at, @expires_at, @revoked_at)`
     ),
     find: db.prepare<[string], Row>("SELECT * FROM api_keys WHERE id = ?"),
+    all: db.prepare<[], Row>("SELECT * FROM api_keys"),
+    generation: db.prepare<[], number>("SELECT n FROM vigil_generations WHERE name = 'api_keys'").pluck(),
     list: db.prepare<[], Row>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
     revoke: db.prepare<[string, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
   }))
-  /** Lookups by id, unknown ids included (so it stays bounded); forgotten when this store writes. */
-  const found = SqliteDatabase.memory<string, ApiKeyStore.ApiKeyRecord | undefined>(database, maxRemembered)
-  const forget = Effect.sync(found.forget)
+  /** Every key by id, the key changes it reflects, and the external version at which that was last checked. */
+  let held: { byId: Map<string, ApiKeyStore.ApiKeyRecord>; generation: number; checked: number } | undefined
+  /** The keys as they are now (call inside `use`): read again only when the counter of key changes moved. */
+  const keys = () => {
+    const version = database.externalVersion()
+    if (held?.checked === version) return held.byId
+    const generation = s.generation.get()!
+    if (held === undefined || held.generation !== generation)
+      held = { byId: new Map(s.all.all().map((row) => [row.id, toRecord(row)])), generation, checked: version }
+    else held.checked = version
+    return held.byId
+  }
+  const forget = Effect.sync(() => (held = undefined))
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       database
@@ -65,13 +75,7 @@ const make = Effect.gen(function* () {
           })
         )
         .pipe(Effect.asVoid, Effect.ensuring(forget)),
-    find: (id) =>
-      database.use("ApiKeyStore.find", () =>
-        found.through(id, () => {
-          const row = s.find.get(id)
-          return row === undefined ? undefined : toRecord(row)
-        })
-      ),
+    find: (id) => database.use("ApiKeyStore.find", () => keys().get(id)),
     list: database.use("ApiKeyStore.list", () => s.list.all().map(toRecord)),
     revoke: (id, at) =>
       database

@@ -387,6 +387,22 @@ export const migrations: ReadonlyArray<Migration> = [
       ALTER TABLE intel_lists ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
       CREATE INDEX intel_records_by_list_version ON intel_records (list, version);
     `
+  },
+  {
+    version: 23,
+    name: "key changes counted",
+    // Every change of the keys moves a counter, so a process holding the keys in memory reads them again only
+    // when they changed, not at every commit of another connection.
+    sql: `
+      CREATE TABLE vigil_generations (name TEXT PRIMARY KEY, n INTEGER NOT NULL);
+      INSERT INTO vigil_generations (name, n) VALUES ('api_keys', 0);
+      CREATE TRIGGER api_keys_inserted AFTER INSERT ON api_keys
+        BEGIN UPDATE vigil_generations SET n = n + 1 WHERE name = 'api_keys'; END;
+      CREATE TRIGGER api_keys_updated AFTER UPDATE ON api_keys
+        BEGIN UPDATE vigil_generations SET n = n + 1 WHERE name = 'api_keys'; END;
+      CREATE TRIGGER api_keys_deleted AFTER DELETE ON api_keys
+        BEGIN UPDATE vigil_generations SET n = n + 1 WHERE name = 'api_keys'; END;
+    `
   }
 ]
 

@@ -38,6 +38,9 @@ export class InvalidKeyRequest extends Schema.TaggedError<InvalidKeyRequest>()("
 
 const keyPattern = /^vgl_([0-9a-f]{16})_[1-9A-HJ-NP-Za-km-z]{40,50}$/
 
+/** What an unknown or revoked id's key is compared with: a hash no key has (SHA-256 of nothing is not all zeros). */
+const standIn = "0".repeat(64)
+
 /** How many verified keys {@link ApiKeys} remembers (the oldest is forgotten first). */
 const maxVerified = 1024
 
@@ -111,14 +114,12 @@ export class ApiKeys extends Context.Service<
         const id = keyPattern.exec(presented)?.[1]
         if (id === undefined) return invalid
         return Effect.flatMap(store.find(id), (record) => {
-          if (record === undefined || record.revokedAt) {
-            // Hashed all the same, so an unknown id answers no faster than a wrong secret for a known one.
-            hashKey(presented)
-            return invalid
-          }
+          // The same work whether the id is a usable key's or not (looked up, hashed, compared in constant time
+          // with a stand-in), so a refusal says nothing of the id.
+          const usable = record !== undefined && !record.revokedAt
           const remembered = verified.get(presented)
           const hash = remembered ?? hashKey(presented)
-          if (!ConstantTime.equal(record.hash, hash)) return invalid
+          if (!ConstantTime.equal(usable ? record.hash : standIn, hash) || !usable) return invalid
           if (remembered === undefined) verified.set(presented, hash)
           const expiresAt = record.expiresAt
           if (expiresAt === undefined) return Effect.succeed<Authentication>({ status: "authenticated", key: record })
