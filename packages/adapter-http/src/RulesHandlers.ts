@@ -1,6 +1,10 @@
-/** Handler of `POST /v1/rules/check`: a watch rule checked as a bot would take it, nothing stored. */
-import { type ApiKeys, Bots, Instant, type Quota } from "@vigil/core"
+/**
+ * Handler of `POST /v1/rules/check`: a watch rule checked as a bot would take it, nothing stored. The placeholder
+ * values of `options.literalDefs` are read from the body's own text, as for a bot, so their numbers stay exact.
+ */
+import { type ApiKeys, Bots, Instant, type Quota, Rules } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
@@ -10,7 +14,7 @@ import * as Responses from "./Responses.ts"
 /** What the rules handler needs. */
 export type Requirements = Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
 
-/** The placeholders' values as the JSON text the rule checker reads (numbers written as they round-trip). */
+/** The placeholders' values as JSON text, when the body's own text cannot be read (numbers as they round-trip). */
 const literalText = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 /** The rules group (either key header). */
@@ -22,13 +26,15 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "rules">, never, R
     return handlers.handle("check", ({ payload }) =>
       Effect.gen(function* () {
         const client = yield* CurrentClient
+        // The body was read to decode the payload; its text is kept, so this reads no more of the socket.
+        const text = yield* Effect.orElseSucceed((yield* HttpServerRequest.HttpServerRequest).text, () => "")
         const found = yield* bots.check(client.id, {
           chainId: payload.chainId,
           expressions: payload.expressions,
           ...(payload.watchRuleType === undefined ? {} : { watchRuleType: payload.watchRuleType }),
           ...(payload.options?.literalDefs === undefined
             ? {}
-            : { literalDefs: literalText(payload.options.literalDefs) }),
+            : { literalDefs: Rules.Literals.textIn(text) ?? literalText(payload.options.literalDefs) }),
           ...(payload.options?.ruleScope === undefined ? {} : { ruleScope: payload.options.ruleScope })
         })
         const timestamp = yield* Instant.now

@@ -349,7 +349,7 @@ export const RuleCheckRequest = Schema.Struct({
   watchRuleType: Schema.optionalKey(BotModel.WatchRuleType),
   options: Schema.optionalKey(
     Schema.Struct({
-      literalDefs: Schema.optionalKey(Schema.Record(Schema.String, BotModel.LiteralValue)),
+      literalDefs: Schema.optionalKey(BotModel.LiteralDefs),
       ruleScope: Schema.optionalKey(BotModel.RuleScope)
     })
   )

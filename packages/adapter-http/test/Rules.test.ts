@@ -62,4 +62,44 @@ describe("POST /v1/rules/check", () => {
       )
     }).pipe(Effect.provide(TestServer.layer()))
   )
+
+  it.live("reads placeholder values exactly and checks them as bot creation does", () =>
+    Effect.gen(function* () {
+      const key = yield* issue({ name: "Acme" })
+      const headers = { "x-api-key": key, "content-type": "application/json" }
+      yield* call("POST", "/v1/contracts", {
+        headers,
+        json: { chainId: 1, contractAddress: usdc, label: "USDC", ABI: [transfer] }
+      })
+      const rule = "system.uintCompare(tx1.USDC.E.Transfer.value, >, ${n})"
+      /** The check and the creation of a bot with the same rule and `literalDefs` text. */
+      const both = (defs: string) =>
+        Effect.all([
+          call("POST", "/v1/rules/check", {
+            headers,
+            body: `{"chainId":1,"expressions":[${JSON.stringify(rule)}],"options":{"literalDefs":${defs}}}`
+          }),
+          call("POST", "/v1/bots", {
+            headers,
+            body: `{"botName":"b","chainId":1,"watchRule":{"expressions":[${JSON.stringify(rule)}]},"options":{"literalDefs":${defs}}}`
+          })
+        ])
+      // 30 digits: exact, not rounded through a double.
+      const [exact, bot] = yield* both('{"n": 123456789012345678901234567890}')
+      assert.isTrue(exact.json.ok, exact.text)
+      assert.include(exact.json.normal, "123456789012345678901234567890")
+      assert.strictEqual(bot.status, 201, bot.text)
+      // Not a whole number, however small: refused by both, for the same reason.
+      const [tiny, tinyBot] = yield* both('{"n": 1e-1000000000}')
+      assert.isFalse(tiny.json.ok, tiny.text)
+      assert.strictEqual(tinyBot.status, 400, tinyBot.text)
+      assert.strictEqual(tiny.json.problems[0].message, tinyBot.json.details.problems[0].message)
+      // More placeholders than a bot may have: 400 from both.
+      const many = JSON.stringify(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p${i}`, i])))
+      const [tooMany, tooManyBot] = yield* both(many)
+      assert.strictEqual(tooMany.status, 400, tooMany.text)
+      assert.strictEqual(tooManyBot.status, 400, tooManyBot.text)
+      assert.include(tooMany.text, "must have at most 64 placeholders")
+    }).pipe(Effect.provide(TestServer.layer()))
+  )
 })

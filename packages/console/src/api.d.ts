@@ -1817,6 +1817,7 @@ export interface components {
             /** @enum {string} */
             watchRuleType?: "simple" | "advanced";
             options?: {
+                /** @description Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27 */
                 literalDefs?: {
                     [key: string]: number | string | boolean;
                 };

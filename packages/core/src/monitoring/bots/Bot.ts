@@ -133,6 +133,14 @@ const refusing = <S extends Schema.Top>(
     .annotate({ message, ...(description === undefined ? {} : { description }) })
     .check(Schema.makeFilter((value: S["Type"]) => ok(value)))
 
+/** `options.literalDefs` of a request (a bot's, or a rule to check): at most `maxLiteralDefs` placeholder values. */
+export const LiteralDefs = refusing(
+  Schema.Record(Schema.String, LiteralValue),
+  "must be an object of placeholder values",
+  (o) => Object.keys(o).length <= limits.maxLiteralDefs || `must have at most ${limits.maxLiteralDefs} placeholders`,
+  "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
+)
+
 /** A whole number from `min` to `max`, anything else refused with `message`. */
 const whole = (message: string, min: number, max: number, description?: string) =>
   Schema.Number.annotate({ message, ...(description === undefined ? {} : { description }) }).check(
@@ -186,13 +194,7 @@ const requested = {
   botVersion: label(100),
   options: {
     topLevelTxBlockRange: whole(blocks, 0, limits.maxBlockRange),
-    literalDefs: refusing(
-      Schema.Record(Schema.String, LiteralValue),
-      "must be an object of placeholder values",
-      (o) =>
-        Object.keys(o).length <= limits.maxLiteralDefs || `must have at most ${limits.maxLiteralDefs} placeholders`,
-      "Values of ${placeholders}; numbers are read from the body's text, so 1e+27 is exactly 10^27"
-    ),
+    literalDefs: LiteralDefs,
     ruleScope: refusing(
       Schema.Struct({
         contractName: Schema.String.annotate({ message: scopeMessage }).pipe(missing(scopeMessage)),

@@ -23,7 +23,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { WebhookStore } from "../../delivery/index.ts"
 import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
-import type * as BotModel from "./Bot.ts"
+import * as BotModel from "./Bot.ts"
 import { type Bot, BotStore } from "./BotStore.ts"
 import { ChainData, type ChainDataError } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
@@ -205,6 +205,12 @@ export class Bots extends Context.Service<
 
         const check = (keyId: string, request: RuleCheckRequest) =>
           Effect.map(contracts.list(keyId, request.chainId), (onChain): RuleCheck => {
+            if (request.literalDefs !== undefined && request.literalDefs.length > BotModel.limits.maxLiteralDefsLength)
+              return {
+                ok: false,
+                message: `options.literalDefs: must be at most ${BotModel.limits.maxLiteralDefsLength} characters of JSON`,
+                problems: []
+              }
             const literalDefs = request.literalDefs === undefined ? new Map() : Literals.fromJson(request.literalDefs)
             if (typeof literalDefs === "string")
               return { ok: false, message: `options.literalDefs: ${literalDefs}`, problems: [] }
