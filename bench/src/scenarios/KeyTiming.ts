@@ -42,7 +42,7 @@ const keyOf = (id: string) => `vgl_${id}_${[...randomBytes(44)].map((b) => alpha
  * The Mann–Whitney z of samples `a` against `b` (normal approximation, ties given their mean rank): near 0 when
  * neither tends to be larger; beyond ±3 a difference a probe could find.
  */
-export const mannWhitneyZ = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
+const mannWhitneyZ = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
   const all = [...a.map((v) => ({ v, from: 0 })), ...b.map((v) => ({ v, from: 1 }))].sort((x, y) => x.v - y.v)
   let rankA = 0
   for (let i = 0; i < all.length;) {
