@@ -1,4 +1,8 @@
-/** Addresses read from pasted text or a CSV file, and batch results written back as CSV with their evidence. */
+/**
+ * Addresses read from pasted text or a CSV file, and batch results written back as CSV with their evidence (by
+ * papaparse, which quotes what needs it and neutralises cells a spreadsheet would run as formulas).
+ */
+import Papa from "papaparse"
 import type { BatchItem } from "./client"
 
 /**
@@ -15,10 +19,12 @@ export const addressesIn = (text: string): ReadonlyArray<string> => {
   return [...seen]
 }
 
-const quote = (value: string | number | boolean) => {
-  const text = String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
+/**
+ * Cells a spreadsheet would take for a formula (OWASP's list: `=`, `+`, `-`, `@`, tab, carriage return first): an
+ * entity name from a scraped list such as `=HYPERLINK(…)` would otherwise run when the file is opened. Each is
+ * written after a `'`, which shows it as text. papaparse's own default misses such a cell holding a line break.
+ */
+const formula = /^[=+\-@\t\r]/
 
 /** The columns of the CSV, one row per address. */
 const csvHeader = [
@@ -37,8 +43,8 @@ const csvHeader = [
 ] as const
 
 /** One address as a CSV row: its answer and each risk signal's list, reference and listing date, or its error. */
-const csvRow = (item: BatchItem): string =>
-  ("error" in item
+const csvRow = (item: BatchItem): ReadonlyArray<string | number | boolean> =>
+  "error" in item
     ? [item.address, "", "", "", "", "", "", "", "", "", "", item.error.message]
     : [
         item.address,
@@ -56,10 +62,7 @@ const csvRow = (item: BatchItem): string =>
           .join("; "),
         ""
       ]
-  )
-    .map(quote)
-    .join(",")
 
 /** The whole CSV of `items`. */
 export const toCsv = (items: ReadonlyArray<BatchItem>): string =>
-  [csvHeader.join(","), ...items.map(csvRow)].join("\r\n") + "\r\n"
+  Papa.unparse({ fields: csvHeader, data: items.map(csvRow) }, { newline: "\r\n", escapeFormulae: formula }) + "\r\n"
