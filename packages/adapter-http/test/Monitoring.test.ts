@@ -167,11 +167,33 @@ describe("/v1/contracts", () => {
             [
               typed("address", { components: [{ name: "a", type: "uint8" }] }),
               "entry 1 (event Odd), input 0 (x): address has components but is not a tuple"
+            ],
+            // Nested deeper than 16 levels: 9,999 array dimensions, or tuples within tuples.
+            [
+              typed(`uint256${"[]".repeat(9_999)}`),
+              "entry 1 (event Odd), input 0 (x): uint256[][][][][][]…: nested deeper than 16 levels (arrays and tuples)"
+            ],
+            // Given as a JSON string, as explorers return ABIs (the body itself may nest 8 levels at most).
+            [
+              {
+                ...good,
+                ABI: JSON.stringify(
+                  typed("tuple[][]", {
+                    components: [
+                      Array.from({ length: 14 }).reduce<object>(
+                        (inner) => ({ name: "t", type: "tuple", components: [inner] }),
+                        { name: "v", type: "uint8" }
+                      )
+                    ]
+                  }).ABI
+                )
+              },
+              `entry 1 (event Odd), input 0 (x): ${"component 0 (t): ".repeat(14)}tuple…: nested deeper than 16 levels (arrays and tuples)`
             ]
           ] as const) {
             const r = yield* post(body)
             assert.strictEqual(r.status, 400, r.text)
-            assert.strictEqual(r.json.details.field, "ABI")
+            assert.strictEqual(r.json.details.field, "ABI", r.text.slice(0, 200))
             assert.strictEqual(r.json.message, `ABI: not a valid ABI: ${message}`)
           }
           // A valid nested tuple type is taken (under another key, so this key's list stays as it was).

@@ -114,6 +114,9 @@ describe("/v1/notifications", () => {
           const refused = [
             [{ type: "pager", name: "x" }, "type"],
             [{ type: "slack", name: "", url: r.url("/x") }, "name"],
+            // A right-to-left override, a zero-width space: names that read as another in a message.
+            [{ type: "slack", name: "alerts\u202Ekcals", url: r.url("/x") }, "name"],
+            [{ type: "slack", name: "ops\u200Bteam", url: r.url("/x") }, "name"],
             [{ type: "slack", name: "x" }, "url"],
             [{ type: "discord", name: "x", url: "http://127.0.0.1/x" }, "url"],
             [{ type: "webhook", name: "x", url: "https://10.1.2.3/x" }, "url"],

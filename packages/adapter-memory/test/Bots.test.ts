@@ -106,7 +106,15 @@ describe("Bots", () => {
         [{ ...good, notifications: [1] }, "notifications.0"],
         [{ ...good, botName: "whales\r\n[Critical] all clear" }, "botName"],
         [{ ...good, botName: "tab\there" }, "botName"],
-        [{ ...good, botVersion: "1\u2028" }, "botVersion"]
+        [{ ...good, botVersion: "1\u2028" }, "botVersion"],
+        // Invisible characters that change how a name reads: a right-to-left override, other bidirectional
+        // controls, zero-width characters.
+        [{ ...good, botName: "usdc\u202Etfel" }, "botName"],
+        [{ ...good, botName: "a\u2066b\u2069" }, "botName"],
+        [{ ...good, botName: "a\u200Fb" }, "botName"],
+        [{ ...good, botName: "pay\u200Bpal" }, "botName"],
+        [{ ...good, botName: "\uFEFFwhales" }, "botName"],
+        [{ ...good, botDescription: "x\u2060y" }, "botDescription"]
       ]
       for (const [fields, field] of cases) {
         const error = yield* Effect.flip(bots.create("key-a", body(fields)))
@@ -118,7 +126,16 @@ describe("Bots", () => {
         [{ ...good, chainId: "one" }, "chainId", "must be a positive whole number"],
         [{ ...good, chainId: 1.5 }, "chainId", "must be a positive whole number"],
         [{ ...good, botName: " " }, "botName", "must be a non-empty string of at most 200 characters"],
-        [{ ...good, botName: "a\nb" }, "botName", "must not contain control characters (line breaks, tabs, escapes)"],
+        [
+          { ...good, botName: "a\nb" },
+          "botName",
+          "must not contain control characters (line breaks, tabs, escapes) or invisible ones (bidirectional controls, zero-width characters)"
+        ],
+        [
+          { ...good, botName: "\u202Ewhales" },
+          "botName",
+          "must not contain control characters (line breaks, tabs, escapes) or invisible ones (bidirectional controls, zero-width characters)"
+        ],
         [{ ...good, watchRule: {} }, "watchRule.expressions", "must be 1 to 20 rule expressions (strings)"],
         [{ ...good, watchRule: "x" }, "watchRule", "must be an object with expressions"],
         [{ ...good, options: [] }, "options", "must be an object"],

@@ -120,6 +120,26 @@ describe("the checker accepts well-typed rules", () => {
     )
   })
 
+  it("takes placeholder names of up to 64 characters, in the rule and in literalDefs", () => {
+    const name = `p${"x".repeat(63)}`
+    const defs = Literals.fromJson(`{"${name}": 5}`)
+    if (typeof defs === "string") throw new Error(defs)
+    assert.include(
+      ok(`system.uintCompare(tx1.USDC.F.transfer.value, >, \${${name}})`, { literalDefs: defs }).normal,
+      ", >, 5)"
+    )
+    const longer = `${name}y`
+    assert.strictEqual(
+      Literals.fromJson(`{"${longer}": 5}`),
+      `literalDefs key ${longer.slice(0, 20)}… is longer than 64 characters`
+    )
+    const [problem] = problems(`system.uintCompare(tx1.USDC.F.transfer.value, >, \${${longer}})`)
+    assert.deepInclude(problem, {
+      offset: "system.uintCompare(tx1.USDC.F.transfer.value, >, ${".length,
+      message: "a placeholder name is at most 64 characters"
+    })
+  })
+
   it("substitutes placeholders exactly from the JSON text of literalDefs", () => {
     const rule = ok(
       "system.uintCompare(tx1.USDC.F.transfer.value, >, ${exact}) && system.addressCompare(tx1.USDC.F.transfer.to, ==, ${suspiciousUser}) && system.boolCompare(tx1.status, ==, ${flag})"

@@ -136,10 +136,20 @@ export const text = (template: string, alert: Alert): string => {
 }
 
 /**
- * C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: refused in the names that
- * reach messages (a CR or LF in a bot's name could forge lines of a Slack, Discord, Telegram or mail message).
+ * C0 and C1 control characters, DEL, the Unicode line and paragraph separators, and the invisible ones that change
+ * how text reads: bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) and zero-width
+ * characters (U+200B–U+200D, U+2060, U+FEFF). Refused in the names that reach messages: a CR or LF in a bot's name
+ * could forge lines of a Slack, Discord, Telegram or mail message, and a right-to-left override could make a name
+ * read as another.
  */
-export const controlCharacter = /\p{Cc}|[\u2028\u2029]/u
+export const controlCharacter = /\p{Cc}|[\u2028\u2029\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/u
+
+/** The invisible characters of {@link controlCharacter} alone: refused in text that may hold line breaks. */
+export const invisibleCharacter = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/u
+
+/** What a name holding a {@link controlCharacter} is told. */
+export const controlCharacterMessage =
+  "must not contain control characters (line breaks, tabs, escapes) or invisible ones (bidirectional controls, zero-width characters)"
 
 /**
  * At most `max` UTF-16 code units (what the services count, at most), an ellipsis marking a cut. The cut falls

@@ -153,7 +153,7 @@ const label = (max: number) => {
   const message = `must be a non-empty string of at most ${max} characters`
   return refusing(Schema.String, message, (s) =>
     Messages.controlCharacter.test(s)
-      ? "must not contain control characters (line breaks, tabs, escapes)"
+      ? Messages.controlCharacterMessage
       : (s.trim() !== "" && s.length <= max) || message
   )
 }
@@ -173,10 +173,10 @@ const expressionsMessage = `must be 1 to ${limits.maxExpressions} rule expressio
 /** Each field a client may send, with its checks and the message that names what is wrong. */
 const requested = {
   botName: label(limits.maxNameLength),
-  botDescription: refusing(
-    Schema.String,
-    "must be a string",
-    (s) => s.length <= limits.maxDescriptionLength || `must be at most ${limits.maxDescriptionLength} characters`
+  botDescription: refusing(Schema.String, "must be a string", (s) =>
+    Messages.invisibleCharacter.test(s)
+      ? "must not contain invisible characters (bidirectional controls, zero-width characters)"
+      : s.length <= limits.maxDescriptionLength || `must be at most ${limits.maxDescriptionLength} characters`
   ),
   chainId: whole("must be a positive whole number", 1, Number.MAX_SAFE_INTEGER),
   active: refusing(Schema.Boolean, "must be true or false"),

@@ -107,8 +107,7 @@ const destination = Effect.fnUntraced(function* (settings: Settings, mailRelay: 
   const name = request.name
   if (name.trim() === "" || name.length > 200)
     return yield* invalid("name", "must be a non-empty string of at most 200 characters")
-  if (Messages.controlCharacter.test(name))
-    return yield* invalid("name", "must not contain control characters (line breaks, tabs, escapes)")
+  if (Messages.controlCharacter.test(name)) return yield* invalid("name", Messages.controlCharacterMessage)
   const template = request.template
   if (template !== undefined) {
     if (template.trim() === "" || template.length > 4_000)

@@ -78,17 +78,29 @@ const elementaryProblem = (base: string): string | undefined => {
   return `${base} is not an ABI type`
 }
 
-/** Why a parameter's type is not a valid ABI type (array lengths, tuple components included), or undefined. */
-const parameterProblem = (p: Parameter): string | undefined => {
+/**
+ * The deepest a parameter's type may nest, counting each array dimension and each tuple inside another: real
+ * contracts use a few; a type thousands deep would only cost work wherever it is read.
+ */
+export const maxTypeNesting = 16
+
+/**
+ * Why a parameter's type is not a valid ABI type (array lengths, tuple components and nesting included), or
+ * undefined. `depth` is how deep the parameter sits in the tuples around it.
+ */
+const parameterProblem = (p: Parameter, depth = 0): string | undefined => {
   const m = /^([a-z][a-z0-9]*)((?:\[[0-9]*\])*)$/.exec(p.type)
-  if (m === null) return `${p.type} is not an ABI type`
+  if (m === null) return `${p.type.slice(0, 80)} is not an ABI type`
+  const dimensions = m[2]!.split("[").length - 1
+  if (depth + dimensions + (m[1] === "tuple" ? 1 : 0) > maxTypeNesting)
+    return `${m[1]}${m[2]!.slice(0, 12)}…: nested deeper than ${maxTypeNesting} levels (arrays and tuples)`
   for (const size of m[2]!.matchAll(/\[([0-9]*)\]/g))
     if (size[1] !== "" && !/^[1-9][0-9]{0,5}$/.test(size[1]!))
       return `${p.type}: a fixed array length is a whole number from 1 to 999999`
   if (m[1] === "tuple") {
     if (p.components === undefined || p.components.length === 0) return `${p.type} without its components`
     for (const [i, c] of p.components.entries()) {
-      const inner = parameterProblem(c)
+      const inner = parameterProblem(c, depth + dimensions + 1)
       if (inner !== undefined) return `component ${i}${c.name ? ` (${c.name})` : ""}: ${inner}`
     }
     return undefined

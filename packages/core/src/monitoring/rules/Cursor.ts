@@ -18,6 +18,9 @@ export class Failure {
 /** The most `(`/`!` nesting a rule may have; deeper is refused rather than risking the stack. */
 export const maxNesting = 64
 
+/** The longest placeholder name, as `${name}` in a rule and as a key of `literalDefs`. */
+export const maxPlaceholderLength = 64
+
 export class Cursor {
   p = 0
   private depth = 0

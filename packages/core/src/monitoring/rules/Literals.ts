@@ -4,6 +4,7 @@
  * through a double; strings, booleans and numbers are kept as they came and typed where they are used.
  */
 import { isLosslessNumber, isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from "lossless-json"
+import { maxPlaceholderLength } from "./Cursor.ts"
 import { integer } from "./Operands.ts"
 
 /** A defined literal as the JSON gave it: a number's text, a string, or a boolean. */
@@ -42,7 +43,10 @@ export const fromJson = (text: string): Definitions | string => {
 export const fromEntries = (entries: Iterable<readonly [string, unknown]>): Definitions | string => {
   const out = new Map<string, Definition>()
   for (const [name, value] of entries) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `literalDefs key ${JSON.stringify(name)} is not a name`
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      return `literalDefs key ${JSON.stringify(name.slice(0, 80))} is not a name`
+    if (name.length > maxPlaceholderLength)
+      return `literalDefs key ${name.slice(0, 20)}… is longer than ${maxPlaceholderLength} characters`
     const d = definition(name, value)
     if (typeof d === "string") return d
     out.set(name, d)

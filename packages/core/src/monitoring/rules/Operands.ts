@@ -4,7 +4,7 @@
  */
 import type * as Ast from "./Ast.ts"
 import { comparators } from "./Ast.ts"
-import type { Cursor } from "./Cursor.ts"
+import { type Cursor, maxPlaceholderLength } from "./Cursor.ts"
 import { path, valueOf } from "./Paths.ts"
 
 /** The largest unsigned 256-bit value, and the signed range. */
@@ -31,6 +31,8 @@ export const operand = (c: Cursor, comparator: Ast.Comparator): Ast.Operand => {
     c.p += 2
     const name = c.identifier()
     if (name === undefined || !c.peek("}")) c.fail("expected ${name}", ["${name}"], at)
+    if (name!.length > maxPlaceholderLength)
+      c.fail(`a placeholder name is at most ${maxPlaceholderLength} characters`, [], at + 2)
     c.p++
     return { _tag: "Placeholder", at, name: name! }
   }
