@@ -301,6 +301,20 @@ describe("/v1/bots", () => {
             forced.json.brokenBots.map((b: { id: string }) => b.id),
             [bot.id]
           )
+          // The bot is broken now; deleting a contract it never used is no business of it.
+          const unused = yield* call("POST", "/v1/contracts", {
+            headers,
+            json: {
+              chainId: 1,
+              contractAddress: "0x6B175474E89094C44Da98b954EedeAC495271d0F",
+              label: "DAI",
+              ABI: [transfer]
+            }
+          })
+          assert.strictEqual(unused.status, 201, unused.text)
+          const unusedGone = yield* call("DELETE", `/v1/contracts/${unused.json.contract.id}`, { headers })
+          assert.strictEqual(unusedGone.status, 200, unusedGone.text)
+          assert.notProperty(unusedGone.json, "brokenBots")
           assert.strictEqual((yield* call("DELETE", `/v1/bots/${bot.id}`, { headers })).status, 200)
           assert.strictEqual((yield* call("GET", `/v1/bots/${bot.id}`, { headers })).status, 404)
         })

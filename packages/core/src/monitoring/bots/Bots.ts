@@ -173,9 +173,9 @@ export class Bots extends Context.Service<
     readonly get: (keyId: string, id: string) => Effect.Effect<Bot, BotNotFound | StoreError.StoreError>
     readonly remove: (keyId: string, id: string) => Effect.Effect<void, BotNotFound | StoreError.StoreError>
     /**
-     * The key's bots (on one chain, when given) whose rules do not check against its contracts as they are now,
-     * or as they would be `without` one of them: what removing a contract would break, reported rather than found
-     * out when nothing matches.
+     * The key's bots (on one chain, when given) whose rules do not check against its contracts as they are now;
+     * or, `without` one of them, those that check now and would not without it: what removing that contract would
+     * break, reported rather than found out when nothing matches (a bot broken already is not its doing).
      */
     readonly audit: (
       keyId: string,
@@ -304,13 +304,14 @@ export class Bots extends Context.Service<
           ) {
             const broken: Array<Broken> = []
             for (const bot of yield* store.list(keyId, options.chainId)) {
-              const found = yield* problemsOf(
-                deps,
-                keyId,
-                bot,
-                options.without === undefined ? {} : { without: options.without }
-              )
-              if (found !== undefined) broken.push({ bot, problems: found.problems })
+              const now = yield* problemsOf(deps, keyId, bot)
+              if (options.without === undefined) {
+                if (now !== undefined) broken.push({ bot, problems: now.problems })
+                continue
+              }
+              if (now !== undefined) continue
+              const without = yield* problemsOf(deps, keyId, bot, { without: options.without })
+              if (without !== undefined) broken.push({ bot, problems: without.problems })
             }
             return broken
           })
