@@ -103,4 +103,4 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
         }).pipe(answer)
       )
   })
-).pipe(Layer.provide(Auth.apiKeyLayer))
+).pipe(Layer.provide([Auth.apiKeyLayer, Auth.keyRateLayer]))

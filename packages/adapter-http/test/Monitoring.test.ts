@@ -400,28 +400,41 @@ describe("/v1/bots", () => {
     30_000
   )
 
-  it.live("the key's qps applies to /v1 too: past it, 429 with Retry-After; the next second it is served again", () =>
-    TestServer.withSteppedClock(
-      Effect.gen(function* () {
-        const headers = { "x-api-key": yield* issue({ name: "Slow", qps: 2 }) }
-        yield* TestServer.alignToSecond
-        const answers = []
-        for (const path of ["/v1/bots", "/v1/contracts", "/v1/notifications"])
-          answers.push(yield* call("GET", path, { headers }))
-        assert.deepStrictEqual(
-          answers.map((a) => a.status),
-          [200, 200, 429]
-        )
-        const refused = answers[2]!
-        assert.strictEqual(refused.json.details.limit, "qps")
-        assert.strictEqual(refused.headers.get("retry-after"), "1")
-        yield* TestServer.skip(1_000)
-        assert.strictEqual((yield* call("GET", "/v1/notifications", { headers })).status, 200)
-        // Screening volume is not charged by /v1 calls.
-        const status = yield* call("GET", "/api/v2/status", { headers })
-        assert.strictEqual(status.json.usage.dailyUsed, 0)
-      }).pipe(Effect.provide(TestServer.layer()))
-    )
+  it.live(
+    "the key's qps applies to /v1 and to webhook management too: past it, 429 with Retry-After; the next second it is served again",
+    () =>
+      TestServer.withSteppedClock(
+        Effect.gen(function* () {
+          const headers = { "x-api-key": yield* issue({ name: "Slow", qps: 2 }) }
+          yield* TestServer.alignToSecond
+          const answers = []
+          for (const path of ["/v1/bots", "/v1/contracts", "/v1/notifications"])
+            answers.push(yield* call("GET", path, { headers }))
+          assert.deepStrictEqual(
+            answers.map((a) => a.status),
+            [200, 200, 429]
+          )
+          const refused = answers[2]!
+          assert.strictEqual(refused.json.details.limit, "qps")
+          assert.strictEqual(refused.headers.get("retry-after"), "1")
+          yield* TestServer.skip(1_000)
+          assert.strictEqual((yield* call("GET", "/v1/notifications", { headers })).status, 200)
+          // Screening volume is not charged by /v1 calls.
+          const status = yield* call("GET", "/api/v2/status", { headers })
+          assert.strictEqual(status.json.usage.dailyUsed, 0)
+          // Managing webhooks is charged to the same rate.
+          yield* TestServer.skip(1_000)
+          const hooks = []
+          for (const path of ["/api/v2/webhooks", "/api/v2/webhooks/stats", "/api/v2/webhooks"])
+            hooks.push(yield* call("GET", path, { headers }))
+          assert.deepStrictEqual(
+            hooks.map((a) => a.status),
+            [200, 200, 429]
+          )
+          assert.strictEqual(hooks[2]!.json.success, false)
+          assert.strictEqual(hooks[2]!.headers.get("retry-after"), "1")
+        }).pipe(Effect.provide(TestServer.layer()))
+      )
   )
 
   it.live(

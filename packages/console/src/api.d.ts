@@ -3127,6 +3127,19 @@ export interface operations {
                     "application/json": components["schemas"]["V2PayloadTooLarge"];
                 };
             };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
+                };
+            };
             /** @description V2InternalError */
             500: {
                 headers: {
@@ -3216,6 +3229,19 @@ export interface operations {
                     "application/json": components["schemas"]["V2UnsupportedMediaType"];
                 };
             };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
+                };
+            };
             /** @description V2InternalError */
             500: {
                 headers: {
@@ -3272,6 +3298,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
                 };
             };
             /** @description V2InternalError */
@@ -3341,6 +3380,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2TooManyRequests */
+            429: {
+                headers: {
+                    "x-ratelimit-limit": string;
+                    "x-ratelimit-remaining": string;
+                    "x-ratelimit-reset": string;
+                    "retry-after": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2TooManyRequests"];
                 };
             };
             /** @description V2InternalError */
