@@ -102,13 +102,14 @@ describe("Messages", () => {
     assert.strictEqual(discord.length, 2_000)
     assert.isTrue(discord.endsWith("…"))
     assert.strictEqual((render("telegram", { chatId: "1" }, long).text as string).length, 4_096)
-    // Slack's is cut to 3,000 characters, then escaped (the bot's name "<b>" becomes "&lt;b&gt;").
+    // Slack's is escaped (the bot's name "<b>" becomes "&lt;b&gt;"), then cut to 3,000 characters as sent.
     const slack = render("slack", {}, long).text as string
-    assert.strictEqual(slack.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&").length, 3_000)
+    assert.strictEqual(slack.length, 3_000)
+    assert.include(slack, "whales &lt;b&gt;")
     assert.include(render("email", { to: ["a@example.com"] }, long).text, "x".repeat(10_000), "email is not cut")
   })
 
-  it("a cut falls between code points, and Slack's text is cut before it is escaped", () => {
+  it("a cut falls between code points, and Slack's text is cut as escaped, never inside an entity", () => {
     const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
     // Every position of the emoji relative to each service's limit: never half of it.
     for (let shift = 0; shift < 4; shift++) {
@@ -140,6 +141,12 @@ describe("Messages", () => {
     const amps = render("slack", {}, { ...alert, expression: "&".repeat(5_000) }).text as string
     assert.notMatch(amps, /&(?:a|am|amp)?…$/)
     assert.match(amps, /&amp;…$/)
+    // And what is sent is 3,000 characters at most, however much escaping makes of it (it was 12,806).
+    for (const filler of ["&", "<", ">", "&<>x"]) {
+      const text = render("slack", {}, { ...alert, expression: filler.repeat(5_000) }).text as string
+      assert.isAtMost(text.length, 3_000, filler)
+      assert.isAbove(text.length, 2_994, filler)
+    }
   })
 
   it("a retraction says which alert it takes back and why", () => {
