@@ -272,6 +272,13 @@ describe("/v1/notifications", () => {
               (c) => c.deliveries.delivered === 1
             )
             assert.deepStrictEqual([healed.deliveries.failed, healed.deliveries.pending], [0, 0])
+            assert.notProperty(healed.deliveries, "lastError", "the channel recovered: its old error is not shown")
+            // Every kind has its series, 0 where nothing waits (an absent series is not 0 in an alert rule).
+            const after = (yield* call("GET", "/metrics")).text
+            for (const type of ["intelligence", "webhook", "slack", "discord", "telegram", "email"]) {
+              assert.include(after, `vigil_deliveries_pending{type="${type}"} 0`)
+              assert.include(after, `vigil_deliveries_dead{type="${type}"} 0`)
+            }
             assert.strictEqual(r.received.length, 3)
             assert.strictEqual(r.received[2]!.body, r.received[0]!.body, "the same message")
             const none = yield* call("POST", `/v1/notifications/${id}/redeliver`, { headers })

@@ -157,7 +157,9 @@ const make = Effect.sync(() => {
       Effect.sync(() =>
         ofKey(keyId, scope).map((w) => {
           const mine = [...deliveries.values()].filter((d) => d.webhookId === w.id)
-          const lastError = [...mine].reverse().find((d) => d.lastError !== undefined)?.lastError
+          // The newest that met an error or went through: a destination that recovered shows none.
+          const newest = [...mine].reverse().find((d) => d.lastError !== undefined || d.status === "delivered")
+          const lastError = newest?.status === "delivered" ? undefined : newest?.lastError
           return {
             id: w.id,
             url: w.url,

@@ -364,7 +364,8 @@ const make = Effect.gen(function* () {
               w.last_delivery, w.disabled_at, w.channel,
               (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
               (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
-              (SELECT d.last_error FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
+              (SELECT CASE WHEN d.status = 'delivered' THEN NULL ELSE d.last_error END FROM webhook_deliveries d
+                WHERE d.webhook_id = w.id AND (d.last_error IS NOT NULL OR d.status = 'delivered')
                 ORDER BY d.seq DESC LIMIT 1) AS last_error
             FROM webhooks w WHERE w.key_id = ${keyId} AND (w.channel IS NOT NULL) = ${scoped(scope)}
             ORDER BY w.created, w.seq`

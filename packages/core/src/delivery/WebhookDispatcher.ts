@@ -9,6 +9,7 @@ import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { Mailer } from "./Mailer.ts"
 import {
   type ChannelType,
+  channelTypes,
   type Delivery,
   type Settle,
   type Settlement,
@@ -73,7 +74,12 @@ export class DeliveryCounts extends Context.Service<
             durations.push({ type, seconds })
           }),
         take: Effect.gen(function* () {
-          const backlog = yield* Effect.orElseSucceed(store.backlog(), () => [])
+          const stored = yield* Effect.orElseSucceed(store.backlog(), () => [])
+          // Every kind, 0 where nothing waits: an absent series is not 0 in an alert rule, and a kind whose backlog
+          // cleared must read 0, not its last count.
+          const backlog = ["intelligence", ...channelTypes].map(
+            (type) => stored.find((b) => b.type === type) ?? { type, pending: 0, dead: 0 }
+          )
           const taken = durations
           durations = []
           return { attempts: new Map(attempts), durations: taken, backlog }

@@ -112,7 +112,10 @@ export interface WebhookStats {
   readonly pending: number
   readonly failed: number
   readonly disabled: boolean
-  /** The error of the newest delivery (in queueing order) that met one, retried or dead-lettered. */
+  /**
+   * The error of the newest delivery (in queueing order) that met one, retried or dead-lettered; absent once a
+   * newer delivery has gone through (the destination recovered).
+   */
   readonly lastError?: string
 }
 

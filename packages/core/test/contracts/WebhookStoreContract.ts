@@ -262,6 +262,24 @@ export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore
         )
       }))
 
+    test("a destination that recovered shows no last error; a newer failure shows again", (store) =>
+      Effect.gen(function* () {
+        yield* store.register(hook("w1"), 5)
+        yield* store.enqueue([delivery("d1", "w1"), delivery("d2", "w1")])
+        assert.lengthOf(yield* store.claim({ now: 0, limit: 2, perKey: 10, leaseUntil: 1_000 }), 2)
+        const settle = (id: string, settlement: WebhookStore.Settle["settlement"]) =>
+          store.claim({ now: 10, limit: 0, perKey: 10, leaseUntil: 1_000, settle: [{ id, attempt: 1, settlement }] })
+        yield* settle("d1", { _tag: "Dead", error: "HTTP 500" })
+        assert.strictEqual((yield* store.stats("key-a"))[0]?.lastError, "HTTP 500")
+        yield* settle("d2", { _tag: "Delivered", at: "2026-01-01T00:00:05.000Z" })
+        const [recovered] = yield* store.stats("key-a")
+        assert.deepStrictEqual([recovered?.failed, recovered?.lastError], [1, undefined])
+        yield* store.enqueue([delivery("d3", "w1")])
+        assert.lengthOf(yield* store.claim({ now: 20, limit: 1, perKey: 10, leaseUntil: 1_000 }), 1)
+        yield* settle("d3", { _tag: "Retry", at: 30, error: "HTTP 503" })
+        assert.strictEqual((yield* store.stats("key-a"))[0]?.lastError, "HTTP 503")
+      }))
+
     test("settles only the attempt still leased: a sender whose lease ran out overwrites nothing", (store) =>
       Effect.gen(function* () {
         yield* store.register(hook("w1"), 5)

@@ -1,6 +1,5 @@
 /** A `slack` channel: an incoming-webhook URL; plain text, Slack's three control characters escaped, 3,000 at most. */
 import { Effect } from "effect"
-import * as Messages from "../../alerts/Messages.ts"
 import { checkedUrl, hidePath, type Kind } from "./Kind.ts"
 
 const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
