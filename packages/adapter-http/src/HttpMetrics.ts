@@ -93,19 +93,20 @@ export class HttpMetrics extends Context.Service<
               Math.max(0, c[field] - before[field]),
               context
             )
+          // The highest seen: a count that reads lower for a while (retractions, in standby) is not counted twice.
           chainSeen.set(c.chainId, {
-            blocks: c.blocks,
-            alerts: c.alerts,
-            retractions: c.retractions,
-            reorganisations: c.reorganisations,
-            deferred: c.deferred
+            blocks: Math.max(before.blocks, c.blocks),
+            alerts: Math.max(before.alerts, c.alerts),
+            retractions: Math.max(before.retractions, c.retractions),
+            reorganisations: Math.max(before.reorganisations, c.reorganisations),
+            deferred: Math.max(before.deferred, c.deferred)
           })
-          // A chain not followed yet (no cursor) has no lag to report, rather than 0.
-          if (c.lag !== undefined)
-            Metric.gauge("vigil_follow_head_lag_blocks", {
-              description: "Blocks between the chain's head and the last block processed.",
-              attributes: { chain }
-            }).updateUnsafe(c.lag, context)
+          // A chain not followed yet (no cursor), or whose lag is not known now (its node failing), reports NaN:
+          // neither 0 nor its last value.
+          Metric.gauge("vigil_follow_head_lag_blocks", {
+            description: "Blocks between the chain's head and the last block processed (NaN while not known).",
+            attributes: { chain }
+          }).updateUnsafe(c.lag ?? Number.NaN, context)
           Metric.gauge("vigil_follow_stalled_seconds", {
             description:
               "Seconds the chain's follower has not moved for a failure or a node lacking what it needs (0 while it moves).",

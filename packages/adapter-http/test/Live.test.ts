@@ -1079,6 +1079,8 @@ describe("live monitoring on a real node", () => {
               listed.json.alerts.map((a: { state: string }) => a.state),
               ["retracted"]
             )
+            // The re-anchoring's retraction is counted by the server that follows the chain.
+            assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_retractions_total{chain="31337"} 1')
             // And it follows the new branch from there.
             const after = yield* Effect.promise(() => node.send(token, "transfer", [bob, 7000n]))
             yield* processed(after.block)
@@ -1179,8 +1181,12 @@ describe("live monitoring on a real node", () => {
             const failing = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince !== undefined)
             assert.match(failing.json.follow[0].lastError, /^the node is failing, retrying: .*429/)
             assert.notStrictEqual(failing.json.follow[0].state, "backing off", "the retries have not given up")
+            // How far behind is not known while the node fails: no lag, not the last one.
+            assert.notProperty(failing.json.follow[0], "lag")
+            assert.include((yield* call("GET", "/metrics")).text, 'vigil_follow_head_lag_blocks{chain="31337"} NaN')
             proxy.failing = false
-            yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
+            const healed = yield* until(call("GET", "/health"), (h) => h.json.follow?.[0]?.stalledSince === undefined)
+            assert.isNumber(healed.json.follow[0].lag)
           }),
         // Many retries, the first after a second: a step stays in the reader's retries for the whole test.
         { reads: { retries: 20, retryBaseMillis: 1_000 } }

@@ -58,6 +58,10 @@ const make = Effect.gen(function* () {
           .filter((a) => a.botId === botId && a.blockTime >= since && a.retractedAt === undefined)
           .sort((a, b) => a.blockTime - b.blockTime)
       ),
+    retracted: (chainId) =>
+      Effect.sync(
+        () => [...alerts.values()].filter((a) => a.chainId === chainId && a.retractedAt !== undefined).length
+      ),
     orphaned: (chainId, number) =>
       Effect.sync(() =>
         [...alerts.values()].filter(

@@ -185,6 +185,15 @@ const make = Effect.gen(function* () {
                       WHERE bot_id = ${botId} AND block_time >= ${since} AND retracted_at IS NULL
                       ORDER BY block_time, seq`
       ),
+    retracted: (chainId) =>
+      Effect.map(
+        run(
+          "FollowStore.retracted",
+          sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM monitor_alerts
+                                      WHERE chain_id = ${chainId} AND retracted_at IS NOT NULL`
+        ),
+        (rows) => rows[0]?.n ?? 0
+      ),
     orphaned: (chainId, number) =>
       alerts(
         "FollowStore.orphaned",

@@ -88,6 +88,9 @@ const make = Effect.gen(function* () {
     ),
     // The outbox's own writer: this store never writes its table itself.
     delivery: inserter(db),
+    retracted: db
+      .prepare<[number], number>("SELECT count(*) FROM monitor_alerts WHERE chain_id = ? AND retracted_at IS NOT NULL")
+      .pluck(),
     orphaned: db.prepare<[number, number], AlertRow>(
       `SELECT * FROM monitor_alerts WHERE chain_id = ? AND block_number > ? AND retracted_at IS NULL
        ORDER BY block_number, rowid`
@@ -171,6 +174,7 @@ const make = Effect.gen(function* () {
         return { outcome: "advanced" as const, stored: [...stored] }
       }),
     recent: (botId, since) => database.use("FollowStore.recent", () => s.recent.all(botId, since).map(toAlert)),
+    retracted: (chainId) => database.use("FollowStore.retracted", () => s.retracted.get(chainId) ?? 0),
     orphaned: (chainId, number) =>
       database.use("FollowStore.orphaned", () => s.orphaned.all(chainId, number).map(toAlert)),
     rewind: (chainId, expected, step) =>

@@ -150,6 +150,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
           (yield* store.alerts("key-a", "bot-1", { limit: 10, state: "active" })).map((a) => a.id),
           ["al_3"]
         )
+        assert.strictEqual(yield* store.retracted(1), 1, "a re-anchoring's retractions count (unverified ones do not)")
         assert.deepStrictEqual(
           (yield* outbox.deliveriesOf(["al_1:retraction", "al_2:unverified"])).map((d) => d.id),
           ["d_r", "d_u"]
@@ -279,6 +280,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
           [10]
         )
         assert.deepStrictEqual(yield* store.orphaned(1, 10), [])
+        assert.deepStrictEqual([yield* store.retracted(1), yield* store.retracted(2)], [2, 0], "retracted, by chain")
         const listed = yield* store.alerts("key-a", "bot-1", { limit: 10 })
         assert.deepStrictEqual(
           listed.map((a) => [a.id, a.retractedAt]),

@@ -67,6 +67,8 @@ export class FollowStore extends Context.Service<
     ) => Effect.Effect<{ readonly outcome: Advance; readonly stored: ReadonlyArray<string> }, StoreError.StoreError>
     /** The bot's alerts not retracted whose block time is `since` or later, oldest first. */
     readonly recent: (botId: string, since: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
+    /** How many of the chain's alerts were retracted, ever: by a follower's reorganisation or by a re-anchoring. */
+    readonly retracted: (chainId: number) => Effect.Effect<number, StoreError.StoreError>
     /** The chain's alerts not retracted whose block is above `number`: what a reorganisation down to it orphans. */
     readonly orphaned: (chainId: number, number: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
     /**

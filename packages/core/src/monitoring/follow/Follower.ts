@@ -112,23 +112,33 @@ interface Memory {
 
 /**
  * The state of every chain followed. A step held in the reader's retries has not failed yet: the reader's
- * trouble says so from its first failed attempt.
+ * trouble says so from its first failed attempt. While the node fails (or the follower is halted), how far behind
+ * the head it is is not known: no `lag` rather than the last one. Retractions are the chain's as stored, so those of
+ * another instance or of a re-anchoring (`vigil follow reset`) count too, where the chain is followed.
  */
-const status = ({ states, chain }: Deps) =>
+const status = ({ states, chain, store }: Deps) =>
   Effect.gen(function* () {
     const out: Array<ChainState> = []
     for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
       const trouble =
         state.stalledSince === undefined && state.state !== "standby" ? yield* chain.trouble(state.chainId) : undefined
-      out.push(
-        trouble === undefined
-          ? state
+      const retractions =
+        state.state === "standby"
+          ? state.retractions
+          : yield* Effect.orElseSucceed(store.retracted(state.chainId), () => state.retractions)
+      // The head was not read since (a node that lacks a block but answers still gives its head).
+      const waiting = trouble !== undefined || state.state === "backing off" || state.state === "halted"
+      const { lag: _, ...unknown } = state
+      out.push({
+        ...(waiting ? unknown : state),
+        retractions,
+        ...(trouble === undefined
+          ? {}
           : {
-              ...state,
               lastError: `the node is failing, retrying: ${trouble.message}`,
               stalledSince: Instant.iso(trouble.since)
-            }
-      )
+            })
+      })
     }
     return out
   })

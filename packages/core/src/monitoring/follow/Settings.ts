@@ -71,11 +71,12 @@ export interface ChainState {
   readonly head?: number
   /** The last block processed. */
   readonly cursor?: number
-  /** Blocks between the head and the cursor. */
+  /** Blocks between the head and the cursor; absent while not known (the node failing, the follower halted). */
   readonly lag?: number
   /** Counted since the process started. */
   readonly blocks: number
   readonly alerts: number
+  /** The chain's alerts retracted, as stored (by any follower or a re-anchoring), where the chain is followed. */
   readonly retractions: number
   readonly reorganisations: number
   /** Times a bot waited for a later step, its key's bots having tried their share of bindings in a step. */
