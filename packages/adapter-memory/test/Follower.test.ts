@@ -185,11 +185,16 @@ type Operation =
   | { readonly kind: "lag"; readonly depth: number; readonly hashesOnly: boolean }
   | { readonly kind: "fail"; readonly calls: number }
   | { readonly kind: "wait"; readonly seconds: number }
+  /** Switches on every bot created off (it watches from the block after the head then). */
+  | { readonly kind: "activate" }
 
 /** A bot of a run: its key and its rule (by default one bot of key `key` alerting on every USDC transfer). */
 interface RunBot {
   readonly key: string
   readonly expressions: ReadonlyArray<string>
+  /** Created switched off (until an `activate` operation). */
+  readonly off?: boolean
+  readonly topLevelTxBlockRange?: number
 }
 
 /**
@@ -225,7 +230,15 @@ const run = (
       })
     const bots = Context.get(yield* Layer.build(Bots.Bots.layer.pipe(Layer.provide(services))), Bots.Bots)
     const created = yield* Effect.forEach(wanted, (b, i) =>
-      bots.create(b.key, { fields: { botName: `bot${i}`, chainId: 1, watchRule: { expressions: [...b.expressions] } } })
+      bots.create(b.key, {
+        fields: {
+          botName: `bot${i}`,
+          chainId: 1,
+          watchRule: { expressions: [...b.expressions] },
+          ...(b.off === true ? { active: false } : {}),
+          ...(b.topLevelTxBlockRange === undefined ? {} : { options: { topLevelTxBlockRange: b.topLevelTxBlockRange } })
+        }
+      })
     )
     const bot = created[0]!
     const follow = Context.get(stores, FollowStore.FollowStore)
@@ -293,13 +306,25 @@ const run = (
         case "wait":
           yield* wait(op.seconds)
           chain.lagAbove = undefined
+          break
+        case "activate":
+          // Switching on reads the node's head: a failing node refuses it, as it would a client (tried again).
+          for (const [i, b] of wanted.entries())
+            for (
+              let tries = 0;
+              tries < 8 && b.off === true && !(yield* bots.get(b.key, created[i]!.id)).active;
+              tries++
+            )
+              yield* Effect.ignore(bots.update(b.key, created[i]!.id, { fields: { active: true } }))
       }
     }
     chain.lagAbove = undefined
     chain.failing = 0
     // Chains grow: the final one is mined past every block ever shown, so a branch shorter than the blocks
     // processed (waited for as a node behind until then) is seen to be a reorganisation.
-    const highest = Math.max(...[...chain.seen.values()].map((b) => b.number))
+    // And past the block range of every bot, so a forward negation's window closes on every transfer.
+    const reach = Math.max(0, ...wanted.map((b) => b.topLevelTxBlockRange ?? 0))
+    const highest = Math.max(...[...chain.seen.values()].map((b) => b.number)) + reach
     while (chain.blocks.length - 1 <= highest) chain.mine(0)
     const head = chain.blocks.at(-1)!
     for (let i = 0; i < 600; i++) {
@@ -353,7 +378,7 @@ const check = ({ chain, bot, cursor, alerts }: Effect.Success<ReturnType<typeof 
 /** What must hold of every bot of a run that is not paused. */
 const checkEvery = (result: Effect.Success<ReturnType<typeof run>>) => {
   for (const { bot, alerts } of result.byBot)
-    if (bot.active) check({ ...result, bot: { ...bot, watchingFrom: bot.watchingFrom! }, alerts })
+    if (bot.active && bot.watchingFrom !== undefined) check({ ...result, bot, alerts })
 }
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -553,6 +578,52 @@ describe("Follower over a scripted chain", () => {
           "none paused"
         )
       }),
+      { numRuns: 60 }
+    )
+  })
+
+  it("bots switched on later, reaching further back than the window kept, alert every transfer exactly once, whatever happens", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(operation, { maxLength: 8 }),
+        fc.array(operation, { maxLength: 6 }),
+        async (before, after) => {
+          const result = await Effect.runPromise(
+            run(
+              [
+                ...before,
+                { kind: "mine", transfers: [1] },
+                { kind: "wait", seconds: 1 },
+                // Switched on while the follower keeps a window of no blocks (the first bot reaches none).
+                { kind: "activate" },
+                { kind: "mine", transfers: [1] },
+                { kind: "wait", seconds: 1 },
+                ...after,
+                { kind: "mine", transfers: [1] },
+                { kind: "wait", seconds: 2 }
+              ],
+              1,
+              {
+                bots: [
+                  { key: "a", expressions: everyTransfer },
+                  // Every transfer with no transfer of more than 1,000,000 after it within 2 blocks (there are
+                  // none): alerted once its window closes; it reaches 2 blocks back, where the first bot reaches none.
+                  {
+                    key: "b",
+                    expressions: [
+                      "system.emitted(tx1.USDC.E.Transfer) && !system.uintCompare(tx2.USDC.E.Transfer.value, >, 1000000)"
+                    ],
+                    topLevelTxBlockRange: 2,
+                    off: true
+                  }
+                ]
+              }
+            )
+          )
+          checkEvery(result)
+          assert.isTrue(result.byBot[1]!.bot.active, "switched on")
+        }
+      ),
       { numRuns: 60 }
     )
   })

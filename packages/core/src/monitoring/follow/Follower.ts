@@ -206,8 +206,10 @@ const catchUp = Effect.fnUntraced(function* (
   const { p, next } = behind.find((b) => b.p.bot.keyId === turn)!
   // The window kept before the cursor holds the blocks it reaches, unless the chain moved since it was kept.
   const window = memory.window?.at.hash === cursor!.hash ? memory.window : undefined
-  const outcome = yield* Steps.backfill(deps, chainId, cursor!, p, next, traces, window)
-  return outcome === "moved" ? ("moved" as const) : ("done" as const)
+  const done = yield* Steps.backfill(deps, chainId, cursor!, p, next, traces, window)
+  if (done.outcome === "moved") return "moved" as const
+  if (done.window !== undefined) memory.window = done.window
+  return "done" as const
 })
 
 /**
@@ -230,7 +232,15 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
       `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
     )
   const behind = new Set((yield* behindOf(deps, chainId, cursor, runnable)).map((b) => b.p))
-  const joined = runnable.filter((p) => !behind.has(p))
+  // A bot that reaches further back than the window kept (one just switched on) is caught up instead, which reads
+  // the older blocks: the others' fresh blocks do not wait for them (when there are others).
+  const held =
+    cursor !== undefined && memory.window?.at.hash === cursor.hash && memory.window.traces === traces
+      ? memory.window.range
+      : Infinity
+  const current = runnable.filter((p) => !behind.has(p))
+  const near = current.filter((p) => p.reach <= held || p.from === undefined)
+  const joined = near.length > 0 ? near : current
   const live =
     joined.length === 0
       ? ("idle" as const)
@@ -317,7 +327,7 @@ const advance = Effect.fnUntraced(function* (
     readonly cursor: Mark
     readonly fresh: ReadonlyArray<Block>
     readonly joined: ReadonlyArray<Prepared>
-    /** Every bot run on the chain, joined or catching up: the window kept reaches as far back as any of them. */
+    /** Every bot run on the chain, joined or catching up: the window keeps what it holds of what they reach. */
     readonly runnable: ReadonlyArray<Prepared>
     readonly traces: boolean
     readonly head: number
@@ -325,11 +335,13 @@ const advance = Effect.fnUntraced(function* (
   }
 ) {
   const { settings, store, states, set, wake } = deps
-  const range = Math.max(0, ...runnable.map((p) => p.reach))
+  const needed = Math.max(0, ...joined.map((p) => p.reach))
   let window = memory.window
-  // Read again after a restart or a failed step, and when a bot that reaches further back was switched on.
-  if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < range)
-    window = yield* Steps.rebuild(deps, chainId, cursor, runnable, traces)
+  // Read again after a restart or a failed step (and for a bot reaching further back, joined then).
+  if (window === undefined || window.at.hash !== cursor.hash || window.traces !== traces || window.range < needed)
+    window = yield* Steps.rebuild(deps, chainId, cursor, joined, traces)
+  // Kept as far back as every bot run on the chain reaches (catch-ups included), of what the window holds.
+  const range = Math.max(needed, Math.min(Math.max(0, ...runnable.map((p) => p.reach)), window.range))
   const blocks = [...window.blocks, ...fresh]
   const last = fresh.at(-1)!
   const now = yield* Clock.currentTimeMillis

@@ -176,7 +176,8 @@ const alertsOf = Effect.fnUntraced(function* (
 /**
  * Runs one bot over up to `batch` of the blocks it lacks below the cursor, from `next`, storing its alerts
  * and how far it got, without moving the cursor: a bot created (or switched on) before the follower reached
- * its `watchingFrom` misses nothing.
+ * its `watchingFrom` misses nothing. `window`: the window kept at the cursor, whose blocks it takes; the window
+ * it answers has the older blocks it read added.
  */
 export const backfill = Effect.fnUntraced(function* (
   shared: Shared,
@@ -187,15 +188,25 @@ export const backfill = Effect.fnUntraced(function* (
   traces: boolean,
   window?: Window
 ) {
-  const { settings, store, wake, states, set } = shared
-  const to = Math.min(cursor.number, next + settings.batch - 1)
+  const to = Math.min(cursor.number, next + shared.settings.batch - 1)
   const start = Math.max(0, next - p.reach)
-  // The window kept at the cursor has the blocks already, as processed; else they are read from the node.
-  const kept =
-    window !== undefined && window.traces === traces
-      ? window.blocks.filter((b) => b.number >= start && b.number <= to)
-      : []
-  const blocks = kept.length === to - start + 1 ? kept : yield* readProcessed(shared, chainId, p, start, to, traces)
+  const { blocks, kept } = yield* blocksFor(shared, chainId, p, start, to, traces, window)
+  const done = yield* runOver(shared, chainId, cursor, p, next, to, blocks)
+  return { outcome: done, window: kept }
+})
+
+/** Runs the bot over `blocks` (from `next` to `to`, with the blocks before that it reaches), storing what it found. */
+const runOver = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  cursor: Mark,
+  p: Prepared,
+  next: number,
+  to: number,
+  blocks: ReadonlyArray<Block>
+) {
+  const { settings, store, wake, states, set } = shared
+  const start = Math.max(0, next - p.reach)
   const pace = yield* Pace.make
   const facts = factsOf(blocks, pace)
   const limits = Scan.limitsOver(settings.limits, to - next + 1)
@@ -232,6 +243,32 @@ export const backfill = Effect.fnUntraced(function* (
     if (done.stored.length > 0) yield* wake
   }
   return done.outcome
+})
+
+/**
+ * The blocks `start` to `to` (at or below the cursor) a catch-up needs: from the window kept at the cursor where it
+ * has them, the older ones it lacks read from the node and kept in it after (`kept`), so the next catch-up of a bot
+ * that reaches as far back finds them there; without a window, all read from the node.
+ */
+const blocksFor = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  p: Prepared,
+  start: number,
+  to: number,
+  traces: boolean,
+  window: Window | undefined
+) {
+  if (window === undefined || window.traces !== traces)
+    return { blocks: yield* readProcessed(shared, chainId, p, start, to, traces), kept: undefined }
+  const first = window.blocks[0]?.number ?? window.at.number + 1
+  const older = start < first ? yield* readProcessed(shared, chainId, p, start, first - 1, traces) : []
+  const all = older.length === 0 ? window.blocks : [...older, ...window.blocks]
+  const kept: Window =
+    older.length === 0
+      ? window
+      : { ...window, blocks: all, range: Math.max(window.range, window.at.number - start + 1) }
+  return { blocks: all.filter((b) => b.number >= start && b.number <= to), kept }
 })
 
 /** Blocks `start` to `to`, already processed, read again from the node: a block it lacks or no longer has waits. */
