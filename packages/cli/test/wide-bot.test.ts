@@ -160,6 +160,32 @@ const until = async <A>(read: () => Promise<A>, done: (a: A) => boolean, what: s
 const overBounds =
   /^its rules (matched more than 100 times a block|tried more than 1000000 bindings in one step), at block \d+/
 
+/**
+ * Key A creates the wide bot (accepted: its transactions are joined), then three blocks are mined, each with a
+ * transfer key B's bot alerts on; resolves once the wide bot is paused over its bounds: its id, its `paused`, and
+ * the transfers key B expects alerts for.
+ */
+const createWide = async (
+  a: ReturnType<typeof caller>,
+  blocks: (count: number, last?: bigint) => Promise<Array<string>>
+) => {
+  const created = await a("POST", "/v1/bots", wide)
+  assert.strictEqual(created.status, 201, "the bot is accepted: its transactions are joined")
+  const id = created.json.bot.id as string
+  const expected = (await blocks(3, 5_000n)).filter((_, i) => i % 4 === 3)
+  const paused = await until(
+    () => a("GET", `/v1/bots/${id}`),
+    (r) => r.json.bot?.active === false,
+    "the wide bot paused"
+  )
+  assert.match(paused.json.bot.paused.reason, overBounds)
+  return { id, paused: paused.json.bot.paused as { reason: string }, expected }
+}
+
+/** Resolves once key B's receiver has `n` distinct alerts. */
+const quietAlerts = (receiver: Receiver.Receiver, n: number) =>
+  receiver.until((got) => alertsAt(got.filter((m) => m.path === "/quiet")).size >= n, 30_000)
+
 describe("a bot that joins every transaction of a wide window", () => {
   it("on SQLite: the process stays up, the bot is paused with its reason, the other key alerts; a restart stays up", async () => {
     await scenario(
@@ -171,31 +197,17 @@ describe("a bot that joins every transaction of a wide window", () => {
         const cursor = async () => (await b("GET", "/health")).json.follow?.[0]?.cursor ?? -1
         // 150 blocks of four transfers each: 600 transactions, about 36 million triples.
         await blocks(150)
-        const head = (await b("GET", "/health")).json.follow?.[0]?.head
         await until(cursor, (c) => c >= 150, "the chain followed")
-        assert.isAtLeast(head ?? 0, 0)
 
         const live = probe(() => running[0]!.url)
-        const created = await a("POST", "/v1/bots", wide)
-        assert.strictEqual(created.status, 201, "the bot is accepted: its transactions are joined")
-        const id = created.json.bot.id as string
-        const expected = [...(await blocks(3, 5_000n))].filter((_, i) => i % 4 === 3)
-        const paused = await until(
-          () => a("GET", `/v1/bots/${id}`),
-          (r) => r.json.bot?.active === false,
-          "the wide bot paused"
-        )
-        assert.match(paused.json.bot.paused.reason, overBounds)
-        assert.include(
-          (await b("GET", "/health")).json.follow[0].skipped,
-          `bot ${id}: paused: ${paused.json.bot.paused.reason}`
-        )
-        await receiver.until((got) => alertsAt(got.filter((m) => m.path === "/quiet")).size >= expected.length, 30_000)
+        const { id, paused, expected } = await createWide(a, blocks)
+        assert.include((await b("GET", "/health")).json.follow[0].skipped, `bot ${id}: paused: ${paused.reason}`)
+        await quietAlerts(receiver, expected.length)
         const { failures, slowest } = await live.stop()
         assert.deepStrictEqual(failures, [], "/health/live answered 200 all along")
         assert.strictEqual(running[0]!.child.exitCode, null, "the process is up")
         console.log(
-          `wide bot on SQLite: paused (${paused.json.bot.paused.reason.slice(0, 60)}…); slowest /health/live ${slowest.toFixed(0)} ms`
+          `wide bot on SQLite: paused (${paused.reason.slice(0, 60)}…); slowest /health/live ${slowest.toFixed(0)} ms`
         )
 
         // A restart on the same store stays up, runs the paused bot no more, and key B alerts on.
@@ -203,15 +215,15 @@ describe("a bot that joins every transaction of a wide window", () => {
         await running[0]!.exited
         running[0] = await serve(cwd, env)
         const again = probe(() => running[0]!.url)
-        expected.push(...[...(await blocks(3, 6_000n))].filter((_, i) => i % 4 === 3))
+        expected.push(...(await blocks(3, 6_000n)).filter((_, i) => i % 4 === 3))
         const last = (await b("GET", "/health")).json.follow?.[0]?.head ?? 0
         await until(cursor, (c) => c >= last, "followed after the restart")
-        await receiver.until((got) => alertsAt(got.filter((m) => m.path === "/quiet")).size >= expected.length, 30_000)
+        await quietAlerts(receiver, expected.length)
         const after = await again.stop()
         assert.deepStrictEqual(after.failures, [])
         assert.strictEqual(running[0]!.child.exitCode, null, "the restarted process is up")
         const still = await a("GET", `/v1/bots/${id}`)
-        assert.deepStrictEqual(still.json.bot.paused, paused.json.bot.paused, "still paused, not run again")
+        assert.deepStrictEqual(still.json.bot.paused, paused, "still paused, not run again")
 
         const quiet = alertsAt(receiver.received.filter((m) => m.path === "/quiet"))
         assert.deepStrictEqual([...quiet.values()].map((x) => x.tx).sort(), [...expected].sort())
@@ -245,17 +257,8 @@ describe("a bot that joins every transaction of a wide window", () => {
         assert.strictEqual([h0, h1][other]!.json.follow[0].state, "standby")
 
         const probes = [probe(() => running[0]!.url), probe(() => running[1]!.url)]
-        const created = await a("POST", "/v1/bots", wide)
-        assert.strictEqual(created.status, 201)
-        const id = created.json.bot.id as string
-        const expected = [...(await blocks(3, 5_000n))].filter((_, i) => i % 4 === 3)
-        const paused = await until(
-          () => a("GET", `/v1/bots/${id}`),
-          (r) => r.json.bot?.active === false,
-          "the wide bot paused"
-        )
-        assert.match(paused.json.bot.paused.reason, overBounds)
-        await receiver.until((got) => alertsAt(got.filter((m) => m.path === "/quiet")).size >= expected.length, 30_000)
+        const { id, paused, expected } = await createWide(a, blocks)
+        await quietAlerts(receiver, expected.length)
         for (const p of probes) assert.deepStrictEqual((await p.stop()).failures, [], "/health/live answered all along")
         assert.deepStrictEqual(
           running.map((s) => s.child.exitCode),
@@ -268,13 +271,13 @@ describe("a bot that joins every transaction of a wide window", () => {
         await running[holder]!.exited
         serving = other
         const survivor = probe(() => running[other]!.url)
-        expected.push(...[...(await blocks(3, 6_000n))].filter((_, i) => i % 4 === 3))
-        await receiver.until((got) => alertsAt(got.filter((m) => m.path === "/quiet")).size >= expected.length, 30_000)
+        expected.push(...(await blocks(3, 6_000n)).filter((_, i) => i % 4 === 3))
+        await quietAlerts(receiver, expected.length)
         assert.deepStrictEqual((await survivor.stop()).failures, [])
         assert.strictEqual(running[other]!.child.exitCode, null, "the instance that took over is up")
         const taken = await health(other)
         assert.strictEqual(taken.json.follow[0].state, "following")
-        assert.deepStrictEqual((await a("GET", `/v1/bots/${id}`)).json.bot.paused, paused.json.bot.paused)
+        assert.deepStrictEqual((await a("GET", `/v1/bots/${id}`)).json.bot.paused, paused)
 
         const quiet = alertsAt(receiver.received.filter((m) => m.path === "/quiet"))
         assert.deepStrictEqual([...quiet.values()].map((x) => x.tx).sort(), [...expected].sort())

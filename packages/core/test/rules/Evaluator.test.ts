@@ -341,32 +341,43 @@ const callGen = fc.tuple(
   fc.integer({ min: 0, max: 2 }),
   fc.boolean()
 )
-const factsGen = fc
-  .array(
-    fc.record({
-      gap: fc.integer({ min: 0, max: 2 }),
-      events: fc.array(eventGen, { maxLength: 2 }),
-      calls: fc.array(callGen, { maxLength: 2 }),
-      from: fc.constantFrom(addr(1), addr(2))
-    }),
-    { minLength: 1, maxLength: 3 }
-  )
-  .chain((txs) =>
-    fc.record({
-      txs: fc.constant(txs),
-      blockRange: fc.integer({ min: 0, max: 3 })
-    })
-  )
-  .map(({ txs, blockRange }) => {
-    let block = 1
-    return facts(
-      txs.map((t, i) => {
+/**
+ * Transactions (1 to `transactions`, a few blocks apart) with events, calls and two internal frames each, a block
+ * range up to `maxRange`, and, with `head`, a head somewhat past the last block (so forward negations can pend).
+ */
+const generated = (options: {
+  readonly transactions: number
+  readonly calls: number
+  readonly maxRange: number
+  readonly head: boolean
+}) =>
+  fc
+    .array(
+      fc.record({
+        gap: fc.integer({ min: 0, max: 2 }),
+        events: fc.array(eventGen, { maxLength: 2 }),
+        calls: fc.array(callGen, { maxLength: options.calls }),
+        from: fc.constantFrom(addr(1), addr(2))
+      }),
+      { minLength: 1, maxLength: options.transactions }
+    )
+    .chain((txs) =>
+      fc.record({
+        txs: fc.constant(txs),
+        blockRange: fc.integer({ min: 0, max: options.maxRange }),
+        past: fc.integer({ min: 0, max: 4 })
+      })
+    )
+    .map(({ txs, blockRange, past }): Rules.Facts.Facts => {
+      let block = 1
+      const transactions = txs.map((t, i) => {
         block += t.gap
         return tx(block, i, { events: t.events, calls: t.calls, frames: 2, from: t.from })
-      }),
-      blockRange
-    )
-  })
+      })
+      return { ...facts(transactions, blockRange), ...(options.head ? { head: block + past } : {}) }
+    })
+
+const factsGen = generated({ transactions: 3, calls: 2, maxRange: 3, head: false })
 
 const txVar = fc.constantFrom("tx1", "tx2")
 const frameGen = fc.tuple(txVar, fc.constantFrom("", ".itx1", ".itx2", ".itx*", ".any")).map(([t, i]) => `${t}${i}`)
@@ -471,31 +482,7 @@ describe("evaluation properties", () => {
 
 // ---------------------------------------------------------------- slices, and the matches an evaluation keeps
 /** Up to 9 transactions over a few blocks, and a head somewhat past the last (so forward negations can pend). */
-const widerFactsGen = fc
-  .array(
-    fc.record({
-      gap: fc.integer({ min: 0, max: 2 }),
-      events: fc.array(eventGen, { maxLength: 2 }),
-      calls: fc.array(callGen, { maxLength: 1 }),
-      from: fc.constantFrom(addr(1), addr(2))
-    }),
-    { minLength: 1, maxLength: 9 }
-  )
-  .chain((txs) =>
-    fc.record({
-      txs: fc.constant(txs),
-      blockRange: fc.integer({ min: 0, max: 4 }),
-      past: fc.integer({ min: 0, max: 4 })
-    })
-  )
-  .map(({ txs, blockRange, past }) => {
-    let block = 1
-    const transactions = txs.map((t, i) => {
-      block += t.gap
-      return tx(block, i, { events: t.events, calls: t.calls, frames: 2, from: t.from })
-    })
-    return { ...facts(transactions, blockRange), head: block + past }
-  })
+const widerFactsGen = generated({ transactions: 9, calls: 1, maxRange: 4, head: true })
 
 const limitsGen = fc.record({
   bindings: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.constant(Infinity)),
