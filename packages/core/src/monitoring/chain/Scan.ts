@@ -134,7 +134,7 @@ const evaluateAll = Effect.fnUntraced(function* (
   wanted: (rule: Rule) => Evaluator.Wanted,
   limits: { readonly bindings: number; readonly matches: number },
   pace: Pace.Pace
-) {
+): Effect.fn.Return<Judged> {
   const found: Array<Found> = []
   const pending = new Set<string>()
   let bindings = 0
@@ -147,14 +147,13 @@ const evaluateAll = Effect.fnUntraced(function* (
     yield* Pace.slices(evaluation.run, pace)
     const outcome = evaluation.outcome()
     bindings += outcome.bindings
-    if (outcome.exceeded !== undefined)
-      return { found, pending, exceeded: outcome.exceeded, bindings } satisfies Judged as Judged
+    if (outcome.exceeded !== undefined) return { found, pending, exceeded: outcome.exceeded, bindings }
     for (const m of outcome.matches) {
       if (m.pending) pending.add(keyOf(rule.index, m.evidence))
       else found.push({ rule: rule.index, evidence: m.evidence })
     }
   }
-  return { found, pending, bindings } satisfies Judged as Judged
+  return { found, pending, bindings }
 })
 
 /**
