@@ -701,8 +701,9 @@ describe("edges", () => {
     })
   )
 
-  live("answers 503 with the reason when storage stops answering", () =>
-    Effect.gen(function* () {
+  it.live("answers 503 with the reason when storage stops answering, and says so in its log", () => {
+    const logs: Array<string> = []
+    return Effect.gen(function* () {
       const key = yield* issue({ name: "Acme" })
       const { SqliteDatabase } = yield* Effect.promise(() => import("@vigil/adapter-sqlite"))
       const database = yield* SqliteDatabase.SqliteDatabase
@@ -712,8 +713,12 @@ describe("edges", () => {
         assert.strictEqual(r.json.error, "Service Unavailable")
         assert.strictEqual(r.json.details.reason, "Unavailable")
       }
-    })
-  )
+      assert.isTrue(
+        logs.some((l) => /^Warn: storage: .* failed: Unavailable: the database is closed/.test(l)),
+        logs.join("\n")
+      )
+    }).pipe(Effect.provide(TestServer.layer({ logs }))) as Effect.Effect<void, unknown>
+  })
 
   clocked("exposes Prometheus metrics of requests, latency, quota rejections and the cache", () =>
     Effect.gen(function* () {

@@ -61,6 +61,8 @@ const live = <A, E>(
     readonly limits?: Follower.Settings["limits"]
     /** Recent block hashes kept: the deepest reorganisation followed (default the follower's). */
     readonly keep?: number
+    /** Where the server's log lines go, for a test that provokes warnings (default: the test's output). */
+    readonly logs?: Array<string>
   } = {}
 ) =>
   Effect.acquireUseRelease(
@@ -118,6 +120,7 @@ const live = <A, E>(
       body(env).pipe(
         Effect.provide(
           TestServer.layer({
+            ...(options.logs === undefined ? {} : { logs: options.logs }),
             webhooks: {
               allowHosts: ["127.0.0.1"],
               delivery: { timeoutMillis: 2_000, retries: 3, backoffMillis: 20, pollMillis: 20 }
@@ -390,8 +393,9 @@ describe("live monitoring on a real node", () => {
 
   it.live(
     "a websocket URL that is no websocket is reported and retried, and polling alerts all the same",
-    () =>
-      live(
+    () => {
+      const logs: Array<string> = []
+      return live(
         ({ node, token, receiver }) =>
           Effect.gen(function* () {
             const { bot } = yield* setUp(token, receiver)
@@ -409,9 +413,11 @@ describe("live monitoring on a real node", () => {
               messages(receiver).map(([kind, , tx]) => [kind, tx]),
               [["alert", big.hash]]
             )
+            assert.isTrue(logs.some((l) => /^Warn: new heads of chain 31337: the websocket failed: .*404/.test(l)))
           }),
-        { heads: "relay" }
-      ),
+        { heads: "relay", logs }
+      )
+    },
     60_000
   )
 

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { type GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, Engine, type Exposure, type Follower, type Intel, Ingestion } from "@vigil/core"
-import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Logger, Stream } from "effect"
 import { HttpServer } from "effect/http"
 
 /** The server, the core services and the SQLite adapter on a fresh database file, all gone with the scope. */
@@ -21,9 +21,14 @@ export const layer = (
     readonly consoleDir?: string
     /** How long a write waits for another connection's lock (default the database's). */
     readonly busyTimeoutMillis?: number
+    /**
+     * Where the server's log lines go (`<level>: <message>`) instead of the test's output: for a test that
+     * provokes warnings, which it then asserts, so that a warning printed in a test log means something.
+     */
+    readonly logs?: Array<string>
   } = {}
-) =>
-  Layer.unwrap(
+) => {
+  const server = Layer.unwrap(
     Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "vigil-http-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -54,6 +59,13 @@ export const layer = (
       )
     )
   )
+  const logs = options.logs
+  if (logs === undefined) return server
+  const collect = Logger.make(({ logLevel, message }) => {
+    logs.push(`${logLevel}: ${(Array.isArray(message) ? message : [message]).map(String).join(" ")}`)
+  })
+  return server.pipe(Layer.provide(Logger.layer([collect])))
+}
 
 /** The server's base URL. */
 export const baseUrl = Effect.map(Effect.service(HttpServer.HttpServer), (server) =>

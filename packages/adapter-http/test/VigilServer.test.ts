@@ -67,8 +67,9 @@ describe("VigilServer", () => {
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
 
-  it.live("answers /health with 503 and the reason once storage stops answering", () =>
-    Effect.gen(function* () {
+  it.live("answers /health with 503 and the reason once storage stops answering, and says so in its log", () => {
+    const logs: Array<string> = []
+    return Effect.gen(function* () {
       const database = yield* SqliteDatabase.SqliteDatabase
       yield* database.use("test.close", (db) => db.close())
       const health = yield* get("/health")
@@ -81,11 +82,13 @@ describe("VigilServer", () => {
       })
       const live = yield* get("/health/live")
       assert.strictEqual(live.status, 200, "alive, though not ready")
-    }).pipe(Effect.provide(serverOnTempDatabase))
-  )
+      assert.isTrue(logs.some((l) => /^Warn: storage: .* failed: Unavailable: the database is closed/.test(l)))
+    }).pipe(Effect.provide(TestServer.layer({ logs })))
+  })
 
-  it.live("is not ready while writes fail, stays degraded 30 s after a request met a failure, then ready again", () =>
-    TestServer.withSteppedClock(
+  it.live("is not ready while writes fail, stays degraded 30 s after a request met a failure, then ready again", () => {
+    const logs: Array<string> = []
+    return TestServer.withSteppedClock(
       Effect.gen(function* () {
         const database = yield* SqliteDatabase.SqliteDatabase
         const key = yield* TestServer.issue({ name: "Acme" })
@@ -105,9 +108,12 @@ describe("VigilServer", () => {
         const recovered = yield* get("/health")
         assert.strictEqual(recovered.status, 200, recovered.body)
         assert.strictEqual((yield* screen).status, 200)
-      }).pipe(Effect.provide(serverOnTempDatabase))
+        assert.isTrue(
+          logs.some((l) => /^Warn: storage: QuotaStore\.charge failed: Unavailable: SQLITE_READONLY/.test(l))
+        )
+      }).pipe(Effect.provide(TestServer.layer({ logs })))
     )
-  )
+  })
 
   it.live("answers /health at once while another connection holds the write lock, reporting the write busy", () =>
     Effect.gen(function* () {
@@ -129,8 +135,9 @@ describe("VigilServer", () => {
 
   it.live(
     "a request that waits out another process's write lock is answered 503 Busy, and /health stays ready: contention is no fault",
-    () =>
-      Effect.gen(function* () {
+    () => {
+      const logs: Array<string> = []
+      return Effect.gen(function* () {
         const database = yield* SqliteDatabase.SqliteDatabase
         const key = yield* TestServer.issue({ name: "Acme" })
         const other = new Database(database.filename)
@@ -153,7 +160,10 @@ describe("VigilServer", () => {
         const after = yield* get("/health")
         assert.strictEqual(after.status, 200, after.body)
         assert.strictEqual(JSON.parse(after.body).status, "ok")
-      }).pipe(Effect.provide(TestServer.layer({ busyTimeoutMillis: 300 })))
+        // Said in the log all the same.
+        assert.isTrue(logs.some((l) => /^Warn: storage: QuotaStore\.charge failed: Busy/.test(l)))
+      }).pipe(Effect.provide(TestServer.layer({ busyTimeoutMillis: 300, logs })))
+    }
   )
 
   it.live("serves an OpenAPI 3.1 document of its routes that redocly's recommended rules pass, and a docs page", () =>
