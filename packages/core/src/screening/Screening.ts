@@ -6,6 +6,7 @@ import * as Intel from "./Intel.ts"
 import type * as IntelResult from "./IntelResult.ts"
 import { IntelIndex, type ListStatus } from "./IntelIndex.ts"
 import * as Scoring from "./Scoring.ts"
+import * as SystemAddresses from "./SystemAddresses.ts"
 import { keepsWholeHistory } from "./ingest/Sources.ts"
 
 /** The address given is not a valid address (of the requested network, when one was named). */
@@ -200,6 +201,42 @@ const result = (
     ...undated.map(undatedWarning(asOf))
   ]
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
+  const system = SystemAddresses.of(detected.normalized)
+  if (system !== undefined && found.complete) {
+    // No one holds its key: what the lists say of it is not a verdict on a holder, so it is not scored.
+    const lists = [...new Set(inForce.map((r) => r.list))].sort()
+    const explained = SystemAddresses.explanation(system, lists)
+    return {
+      address: detected.family === "evm" ? detected.normalized : address,
+      score: 0,
+      risk_level: "minimal",
+      // Sure of its action whatever the lists hold: what the address is does not depend on them.
+      confidence: 1,
+      flags: { sanctioned: false, blacklisted: false, threat_actor: false, smart_money: false },
+      entity: SystemAddresses.entity(system),
+      signals: [],
+      labels: [],
+      recommendation: {
+        action: "REVIEW",
+        summary: "System address: no one holds its key; anything sent to it is lost. Do not send funds to it.",
+        details: explained,
+        ai_enhanced: false
+      },
+      metadata: {
+        version: "v3",
+        latency_ms: finished - started,
+        sources_used: sources,
+        is_complete: complete,
+        timestamp: Instant.iso(finished),
+        chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
+        as_of: asOf,
+        warnings: [explained, ...warnings]
+      },
+      ...(includeDetails
+        ? { details: { records: found.records, breakdown: [], formula: "a system address is not scored" } }
+        : {})
+    }
+  }
   const a = Scoring.assess(
     inForce,
     inForce.length === 0
