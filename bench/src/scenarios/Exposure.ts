@@ -29,7 +29,8 @@ export const scenario: Scenario = {
     try {
       const listed = node.accounts[1]!
       const touched = addresses("touched", 200)
-      for (const to of touched) await node.rpc("eth_sendTransaction", [{ from: listed, to, value: "0x1" }])
+      for (const to of touched)
+        await node.rpc("eth_sendTransaction", [{ from: listed, to, value: `0x${(10n ** 18n).toString(16)}` }])
       await node.mine(1)
       const listFile = join(dir, "listed.txt")
       writeFileSync(listFile, `${listed}\n`)

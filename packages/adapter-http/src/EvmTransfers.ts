@@ -1,9 +1,12 @@
 /**
- * TransferReader over EVM JSON-RPC, on Node's fetch: `eth_blockNumber` for the window, then one batch of
- * `eth_getLogs` (ERC-20 and ERC-721 `Transfer` logs with the address as sender, and as recipient) and `trace_filter`
- * (native transfers from and to it, where the node has traces; a node without them answers with token transfers
- * only, said as such). Every answer is decoded by Schema; a malformed one fails the read. No retry: the caller's
- * budget is short, and a node that does not answer makes the answer partial, not late.
+ * TransferReader over EVM JSON-RPC, on Node's fetch: `eth_blockNumber` (or a search by timestamp, for a past day)
+ * for the window, then `eth_getLogs` (ERC-20 and ERC-721 `Transfer` logs with the address as sender, and as
+ * recipient) and `trace_filter` (native transfers from and to it). A range the node refuses (anvil serves at most
+ * 300 blocks of traces; hosted nodes limit logs) is split in halves and asked again in one batch, until every part
+ * is read or the parts would be too many; what is still not read is a gap, and a node that does not serve
+ * `trace_filter` at all (JSON-RPC code -32601) leaves native transfers as a gap over the whole window. Every answer
+ * is decoded by Schema; a malformed one fails the read. No retry of a failed request: the caller's budget is
+ * short, and a node that does not answer makes the answer partial, not late.
  */
 import { Exposure } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
@@ -38,13 +41,23 @@ const Trace = Schema.Struct({
 const Answer = Schema.Struct({
   id: Schema.Number,
   result: Schema.optionalKey(Schema.Unknown),
-  error: Schema.optionalKey(Schema.Struct({ message: Schema.String }))
+  error: Schema.optionalKey(Schema.Struct({ code: Schema.optionalKey(Schema.Number), message: Schema.String }))
 })
 const decodeBatch = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Array(Answer)))
 const decodeSingle = Schema.decodeUnknownEffect(Schema.fromJsonString(Answer))
 const decodeLogs = Schema.decodeUnknownEffect(Schema.Array(Log))
 const decodeTraces = Schema.decodeUnknownEffect(Schema.Array(Trace))
 const decodeQuantity = Schema.decodeUnknownEffect(Hex)
+const decodeHeader = Schema.decodeUnknownEffect(Schema.Struct({ number: Hex, timestamp: Hex }))
+
+/** JSON-RPC's "method not found": the node does not serve the method at all. */
+const methodNotFound = -32601
+
+/** The most parts a window is split into before what is still refused is left as a gap. */
+const maxParts = 512
+
+/** keccak256("decimals()")[0..4]. */
+const decimalsSelector = "0x313ce567"
 const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 const hex = (n: number) => `0x${n.toString(16)}`
@@ -97,6 +110,27 @@ const fromTrace = (trace: typeof Trace.Type): Exposure.Transfer | undefined => {
   }
 }
 
+type Kind = Exposure.Gap["kind"]
+
+/** The two calls (from the address, to it) that read one kind of transfer over a range. */
+const callsOf = (
+  kind: Kind,
+  self: string,
+  from: number,
+  to: number
+): ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }> => {
+  const range = { fromBlock: hex(from), toBlock: hex(to) }
+  return kind === "token"
+    ? [
+        { method: "eth_getLogs", params: [{ ...range, topics: [transferTopic, topicOf(self)] }] },
+        { method: "eth_getLogs", params: [{ ...range, topics: [transferTopic, null, topicOf(self)] }] }
+      ]
+    : [
+        { method: "trace_filter", params: [{ ...range, fromAddress: [self] }] },
+        { method: "trace_filter", params: [{ ...range, toAddress: [self] }] }
+      ]
+}
+
 /** The reader of the nodes in `urls` (chain id → JSON-RPC URL). */
 export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.TransferReader> => {
   const failed = (message: string) => new Exposure.TransferReadError({ message })
@@ -117,69 +151,173 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
       catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
     })
   }
-  return Layer.succeed(Exposure.TransferReader)({
-    chains: [...urls.keys()],
-    head: (chainId) =>
-      post(chainId, { jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] }).pipe(
-        Effect.flatMap((text) =>
-          Effect.mapError(decodeSingle(text), () => failed("the node's answer to eth_blockNumber is not JSON-RPC"))
-        ),
-        Effect.flatMap((answer) =>
-          Effect.mapError(decodeQuantity(answer.result), () =>
-            failed(`eth_blockNumber: ${answer.error?.message ?? "no block number"}`)
-          )
-        ),
-        Effect.map((h) => Number(quantity(h)))
+  /** One batch of calls; the answers in the calls' order (a missing one fails the read). */
+  const batch = (chainId: number, calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>) =>
+    post(
+      chainId,
+      calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
+    ).pipe(
+      Effect.flatMap((text) =>
+        Effect.mapError(decodeBatch(text), () => failed("the node's answer is not a JSON-RPC batch"))
       ),
-    transfers: (chainId, address, from, to) => {
-      const range = { fromBlock: hex(from), toBlock: hex(to) }
-      const self = address.toLowerCase()
-      const calls = [
-        { method: "eth_getLogs", params: [{ ...range, topics: [transferTopic, topicOf(self)] }] },
-        { method: "eth_getLogs", params: [{ ...range, topics: [transferTopic, null, topicOf(self)] }] },
-        { method: "trace_filter", params: [{ ...range, fromAddress: [self] }] },
-        { method: "trace_filter", params: [{ ...range, toAddress: [self] }] }
-      ].map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
-      return post(chainId, calls).pipe(
-        Effect.flatMap((text) =>
-          Effect.mapError(decodeBatch(text), () => failed("the node's answer is not a JSON-RPC batch"))
-        ),
-        Effect.flatMap((answers) =>
-          Effect.gen(function* () {
-            const result = (id: number) => answers.find((a) => a.id === id)
-            const logs: Array<Exposure.Transfer> = []
-            for (const id of [0, 1]) {
-              const answer = result(id)
-              if (answer?.result === undefined)
-                return yield* failed(`eth_getLogs: ${answer?.error?.message ?? "no result"}`)
-              const decoded = yield* Effect.mapError(decodeLogs(answer.result), () =>
+      Effect.flatMap((answers) => {
+        const byId = new Map(answers.map((a) => [a.id, a]))
+        const ordered = calls.map((_, id) => byId.get(id))
+        return ordered.every((a) => a !== undefined)
+          ? Effect.succeed(ordered as ReadonlyArray<typeof Answer.Type>)
+          : Effect.fail(failed("the node's batch answer misses some calls"))
+      })
+    )
+  const single = (chainId: number, method: string, params: ReadonlyArray<unknown>) =>
+    post(chainId, { jsonrpc: "2.0", id: 0, method, params }).pipe(
+      Effect.flatMap((text) =>
+        Effect.mapError(decodeSingle(text), () => failed(`the node's answer to ${method} is not JSON-RPC`))
+      ),
+      Effect.flatMap((answer) =>
+        answer.result === undefined || answer.result === null
+          ? Effect.fail(failed(`${method}: ${answer.error?.message ?? "no result"}`))
+          : Effect.succeed(answer.result)
+      )
+    )
+  const head = (chainId: number) =>
+    single(chainId, "eth_blockNumber", []).pipe(
+      Effect.flatMap((result) =>
+        Effect.mapError(decodeQuantity(result), () => failed("eth_blockNumber: not a block number"))
+      ),
+      Effect.map((h) => Number(quantity(h)))
+    )
+  /** A block's number and timestamp (seconds). */
+  const header = (chainId: number, block: number) =>
+    single(chainId, "eth_getBlockByNumber", [hex(block), false]).pipe(
+      Effect.flatMap((result) =>
+        Effect.mapError(decodeHeader(result), () => failed("eth_getBlockByNumber: not a block"))
+      ),
+      Effect.map((h) => ({ number: Number(quantity(h.number)), timestamp: Number(quantity(h.timestamp)) }))
+    )
+
+  /**
+   * The transfers of one kind over `from..to`, splitting what the node refuses: each round asks every part in one
+   * batch, and a refused part is asked again in halves.
+   */
+  const readKind = (chainId: number, kind: Kind, self: string, from: number, to: number) =>
+    Effect.gen(function* () {
+      const found: Array<Exposure.Transfer> = []
+      const gaps: Array<Exposure.Gap> = []
+      let parts: ReadonlyArray<readonly [number, number]> = [[from, to]]
+      while (parts.length > 0) {
+        const answers = yield* batch(
+          chainId,
+          parts.flatMap(([a, b]) => callsOf(kind, self, a, b))
+        )
+        const refused: Array<readonly [number, number, string]> = []
+        for (const [i, [a, b]] of parts.entries()) {
+          const pair = [answers[2 * i]!, answers[2 * i + 1]!]
+          const error = pair.find((x) => x.result === undefined || x.result === null)
+          if (error !== undefined) {
+            const reason = error.error?.message ?? "no result"
+            if (error.error?.code === methodNotFound) {
+              // Not served at all: nothing of this kind can be read, whatever the range.
+              return {
+                found: [],
+                gaps: [
+                  {
+                    kind,
+                    fromBlock: from,
+                    toBlock: to,
+                    reason: `the node does not serve ${callsOf(kind, self, a, b)[0]!.method}`
+                  }
+                ]
+              }
+            }
+            refused.push([a, b, reason])
+            continue
+          }
+          for (const [side, answer] of pair.entries()) {
+            if (kind === "token") {
+              const logs = yield* Effect.mapError(decodeLogs(answer.result), () =>
                 failed("eth_getLogs: the answer is not a list of logs")
               )
-              for (const log of decoded) {
+              for (const log of logs) {
                 const t = fromLog(log)
                 // A transfer to itself is in both answers: it is kept from the first.
-                if (t !== undefined && !(id === 1 && t.from === self)) logs.push(t)
+                if (t !== undefined && !(side === 1 && t.from === self)) found.push(t)
+              }
+            } else {
+              const traces = yield* Effect.mapError(decodeTraces(answer.result), () =>
+                failed("trace_filter: the answer is not a list of traces")
+              )
+              for (const trace of traces) {
+                const t = fromTrace(trace)
+                if (t !== undefined && !(side === 1 && t.from === self)) found.push(t)
               }
             }
-            // Traces are optional: a node without them (an error answer) gives token transfers only.
-            const traced = [result(2), result(3)]
-            const native = traced.every((a) => a?.result !== undefined)
-            const coins: Array<Exposure.Transfer> = []
-            if (native) {
-              for (const [i, answer] of traced.entries()) {
-                const decoded = yield* Effect.mapError(decodeTraces(answer!.result), () =>
-                  failed("trace_filter: the answer is not a list of traces")
-                )
-                for (const trace of decoded) {
-                  const t = fromTrace(trace)
-                  if (t !== undefined && !(i === 1 && t.from === self)) coins.push(t)
-                }
-              }
-            }
-            return { transfers: [...logs, ...coins], native }
-          })
-        )
+          }
+        }
+        const next: Array<readonly [number, number]> = []
+        for (const [a, b, reason] of refused) {
+          if (a === b || next.length + 2 > maxParts)
+            gaps.push({ kind, fromBlock: a, toBlock: b, reason: `the node refused the range: ${reason}` })
+          else {
+            const middle = Math.floor((a + b) / 2)
+            next.push([a, middle], [middle + 1, b])
+          }
+        }
+        parts = next
+      }
+      return { found, gaps }
+    })
+
+  return Layer.succeed(Exposure.TransferReader)({
+    chains: [...urls.keys()],
+    head,
+    blockAt: (chainId, seconds) =>
+      Effect.gen(function* () {
+        const last = yield* Effect.flatMap(head(chainId), (h) => header(chainId, h))
+        if (last.timestamp <= seconds) return last.number
+        const first = yield* header(chainId, 0)
+        if (first.timestamp > seconds) return undefined
+        // lo's timestamp is at or before `seconds`, hi's after it: interpolated guesses, every other one halving.
+        let [lo, hi] = [first, last]
+        for (let step = 0; hi.number - lo.number > 1; step++) {
+          const guess =
+            step % 2 === 0
+              ? lo.number +
+                Math.floor(((seconds - lo.timestamp) * (hi.number - lo.number)) / (hi.timestamp - lo.timestamp))
+              : Math.floor((lo.number + hi.number) / 2)
+          const probe = yield* header(chainId, Math.min(hi.number - 1, Math.max(lo.number + 1, guess)))
+          if (probe.timestamp <= seconds) lo = probe
+          else hi = probe
+        }
+        return lo.number
+      }),
+    transfers: (chainId, address, from, to) => {
+      const self = address.toLowerCase()
+      return Effect.map(
+        Effect.all([readKind(chainId, "token", self, from, to), readKind(chainId, "native", self, from, to)], {
+          concurrency: "unbounded"
+        }),
+        ([tokens, coins]) => ({ transfers: [...tokens.found, ...coins.found], gaps: [...tokens.gaps, ...coins.gaps] })
       )
-    }
+    },
+    decimals: (chainId, tokens) =>
+      tokens.length === 0
+        ? Effect.succeed(new Map())
+        : Effect.map(
+            batch(
+              chainId,
+              tokens.map((token) => ({ method: "eth_call", params: [{ to: token, data: decimalsSelector }, "latest"] }))
+            ),
+            (answers) => {
+              const found = new Map<string, number>()
+              for (const [i, answer] of answers.entries()) {
+                // A uint8 in one 32-byte word; anything else is not an answer.
+                const r = answer.result
+                if (typeof r !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(r)) continue
+                const d = BigInt(r)
+                if (d <= 77n) found.set(tokens[i]!, Number(d))
+              }
+              return found
+            }
+          )
   })
 }

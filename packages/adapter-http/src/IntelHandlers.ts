@@ -24,7 +24,7 @@ import * as Auth from "./Auth.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
-import type * as Schemas from "./Schemas.ts"
+import * as Schemas from "./Schemas.ts"
 
 /** What the intelligence handlers need. */
 export type Requirements =
@@ -185,18 +185,18 @@ export const operations = Effect.gen(function* () {
   ): Effect.Effect<(r: IntelResult.IntelResult) => IntelResult.IntelResult> | undefined => {
     const chain = options?.chain ?? "auto"
     const withActivity = options?.include_details === true && activity.enabled
-    const withExposure = options?.exposure === true
-    if (!withActivity && !withExposure) return undefined
+    const request = Schemas.exposureRequest(options?.exposure)
+    if (!withActivity && request === undefined) return undefined
     const asOf = options?.as_of
     const found = Effect.all(
       [
         withActivity
           ? Effect.map(activity.of(address, chain), (a) => (r: IntelResult.IntelResult) => ChainActivity.annotate(r, a))
           : Effect.succeed((r: IntelResult.IntelResult) => r),
-        withExposure
+        request !== undefined
           ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
               Effect.map(
-                exposure.of(address, asOf ?? Intelligence.isoDay(now), chain),
+                exposure.of(address, asOf ?? Intelligence.isoDay(now), chain, request),
                 (e) => (r: IntelResult.IntelResult) => Exposure.annotate(r, e)
               )
             )

@@ -10,6 +10,7 @@ import {
   Contract as ContractModel,
   Chain,
   Evidence,
+  Exposure,
   Instant,
   IntelIndex,
   IntelResult,
@@ -55,11 +56,47 @@ const Options = <const Fields extends Schema.Struct.Fields>(fields: Fields) => {
   return strict as unknown as Schema.Codec<Schema.Struct.Type<Fields>, Schema.Struct.Encoded<Fields>>
 }
 
+/** An amount in whole units of a coin or token, as the dust floor takes it. */
+const Amount = Schema.String.check(
+  Schema.isPattern(Exposure.amountPattern, { message: 'must be an amount in whole units, e.g. "0.1"' })
+)
+
 /** `options.exposure`: read the address's recent transfers and screen its counterparties. */
-const Exposure = Schema.Boolean.annotate({
+const ExposureOption = Schema.Union([
+  Schema.Boolean,
+  Schema.Struct({
+    dust_floor: Schema.optionalKey(
+      Schema.Struct({
+        native: Schema.optionalKey(Amount),
+        token: Schema.optionalKey(Amount),
+        tokens: Schema.optionalKey(
+          Schema.Record(
+            Schema.String.check(
+              Schema.isPattern(/^0x[0-9a-f]{40}$/, {
+                message: "must be a token contract, 0x and 40 lowercase hex digits"
+              })
+            ),
+            Amount
+          )
+        )
+      }).annotate({
+        description:
+          "This request's dust floor in whole units (over the server's: VIGIL_EXPOSURE_DUST_NATIVE, VIGIL_EXPOSURE_DUST_TOKEN): `native` for the chain's coin, `token` for any token, `tokens` per token contract. An incoming transfer below it from a listed counterparty is reported as possibly unsolicited, not scored."
+      })
+    )
+  })
+]).annotate({
   description:
-    "Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). Default false."
+    "Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). `true`, or an object to set this request's dust floor. Default false."
 })
+
+/** Whether `options.exposure` asks for exposure, and this request's settings of it. */
+export const exposureRequest = (option: typeof ExposureOption.Type | undefined): Exposure.Request | undefined =>
+  option === undefined || option === false
+    ? undefined
+    : option === true || option.dust_floor === undefined
+      ? {}
+      : { dustFloor: option.dust_floor }
 
 /** Body of `POST /api/v3/intel`. */
 export const V3Request = Schema.Struct({
@@ -70,7 +107,7 @@ export const V3Request = Schema.Struct({
       chain: Schema.optionalKey(ChainHint),
       enable_agentic: Schema.optionalKey(Schema.Boolean),
       as_of: Schema.optionalKey(AsOf),
-      exposure: Schema.optionalKey(Exposure)
+      exposure: Schema.optionalKey(ExposureOption)
     })
   )
 }).annotate({
@@ -109,7 +146,7 @@ export const BatchRequest = Schema.Struct({
       chain: Schema.optionalKey(ChainHint),
       enable_agentic: Schema.optionalKey(Schema.Boolean),
       as_of: Schema.optionalKey(AsOf),
-      exposure: Schema.optionalKey(Exposure)
+      exposure: Schema.optionalKey(ExposureOption)
     })
   )
 }).annotate({

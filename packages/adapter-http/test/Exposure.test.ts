@@ -27,12 +27,14 @@ const nodes = Effect.acquireRelease(
     const funding = await anvil.send(token, "transfer", [listed, 10n ** 21n], { from: deployer })
     // The listed address pays a recipient (incoming exposure), sends a zero-value transfer (poisoning), and dusts an
     // address whose own volume dwarfs it.
-    const paid = await anvil.send(token, "transfer", [fresh(0xa1), 500n], { from: listed })
+    const paid = await anvil.send(token, "transfer", [fresh(0xa1), 500n * 10n ** 18n], { from: listed })
     await anvil.send(token, "transfer", [fresh(0xa2), 0n], { from: listed })
     await anvil.send(token, "transfer", [fresh(0xa3), 10n ** 20n], { from: deployer })
     await anvil.send(token, "transfer", [fresh(0xa3), 1n], { from: listed })
     // And sends ether (a native transfer, read from traces).
-    const ether = await anvil.rpc<string>("eth_sendTransaction", [{ from: listed, to: fresh(0xa4), value: "0x1000" }])
+    const ether = await anvil.rpc<string>("eth_sendTransaction", [
+      { from: listed, to: fresh(0xa4), value: `0x${(10n ** 18n).toString(16)}` }
+    ])
     await anvil.mine(1)
     return {
       anvil,
@@ -78,7 +80,9 @@ describe("counterparty exposure (options.exposure)", () => {
               direction: "incoming",
               transfers: 1,
               transactions: [n.hashes.paid],
-              amounts: [{ token: n.token, standard: "erc20", incoming: "500", outgoing: "0", share: 1 }]
+              amounts: [
+                { token: n.token, standard: "erc20", incoming: "500000000000000000000", outgoing: "0", share: 1 }
+              ]
             })
             assert.strictEqual(signal.evidence.list, "test-sanctions")
             assert.strictEqual(paid.score, 60)
@@ -99,13 +103,18 @@ describe("counterparty exposure (options.exposure)", () => {
             assert.strictEqual(out.evidence.exposure.direction, "outgoing")
             assert.deepStrictEqual(out.evidence.exposure.transactions, [n.hashes.funding])
 
-            // A zero-value transfer and a dust one are counted, never signals.
+            // A zero-value transfer and a dust one are counted and reported as possibly unsolicited, never signals.
             for (const address of [fresh(0xa2), fresh(0xa3)]) {
               const r = yield* screen(address)
               assert.deepStrictEqual(r.signals, [], address)
               assert.strictEqual(r.score, 0)
               assert.strictEqual(r.recommendation.action, "ALLOW")
               assert.strictEqual(r.metadata.exposure.dust_ignored, 1, address)
+              assert.deepStrictEqual(
+                r.metadata.exposure.unsolicited.map((u: any) => u.counterparty),
+                [n.listed],
+                address
+              )
             }
 
             // Ether sent by it, read from the node's traces.
@@ -115,7 +124,7 @@ describe("counterparty exposure (options.exposure)", () => {
               transactions: [n.hashes.ether]
             })
             assert.deepStrictEqual(ether.signals[0].evidence.exposure.amounts, [
-              { token: "native", standard: "native", incoming: "4096", outgoing: "0", share: 1 }
+              { token: "native", standard: "native", incoming: "1000000000000000000", outgoing: "0", share: 1 }
             ])
 
             // Not asked: nothing read, nothing said.

@@ -1,6 +1,6 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { Console, NodeMac, Outbound, VigilServer } from "@vigil/adapter-http"
-import { Engine, WebhookDispatcher } from "@vigil/core"
+import { Engine, Exposure, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname } from "node:path"
@@ -196,9 +196,13 @@ const whole = (name: string, value: string, min: number, max: number): number | 
     : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
 }
 
-/** How counterparty exposure is read: `VIGIL_EXPOSURE_BUDGET_MS`, `VIGIL_EXPOSURE_BLOCKS`, `VIGIL_EXPOSURE_DUST_SHARE`. */
+/**
+ * How counterparty exposure is read: `VIGIL_EXPOSURE_BUDGET_MS`, `VIGIL_EXPOSURE_BLOCKS`, and the dust floor in whole
+ * units, `VIGIL_EXPOSURE_DUST_NATIVE` and `VIGIL_EXPOSURE_DUST_TOKEN`.
+ */
 export const exposureSettings = Effect.fnUntraced(function* () {
-  const exposure: { budgetMillis?: number; blocks?: number; dustShare?: number } = {}
+  const exposure: { budgetMillis?: number; blocks?: number; dustFloor?: Exposure.DustFloor } = {}
+  let dustFloor = Exposure.defaultSettings.dustFloor
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
     if (name === "VIGIL_EXPOSURE_BUDGET_MS") {
@@ -209,11 +213,17 @@ export const exposureSettings = Effect.fnUntraced(function* () {
       const n = whole(name, value, 1, 10_000_000)
       if (n instanceof CommandFailed) return yield* n
       exposure.blocks = n
+    } else if (name === "VIGIL_EXPOSURE_DUST_NATIVE" || name === "VIGIL_EXPOSURE_DUST_TOKEN") {
+      if (!Exposure.amountPattern.test(value))
+        return yield* new CommandFailed({
+          message: `invalid ${name}: ${value} is not an amount in whole units (e.g. 0.1)`
+        })
+      dustFloor = { ...dustFloor, [name === "VIGIL_EXPOSURE_DUST_NATIVE" ? "native" : "token"]: value }
+      exposure.dustFloor = dustFloor
     } else if (name === "VIGIL_EXPOSURE_DUST_SHARE") {
-      const n = Number(value)
-      if (!/^(0|0?\.[0-9]+)$/.test(value) || !(n >= 0 && n <= 0.5))
-        return yield* new CommandFailed({ message: `invalid ${name}: ${value} is not a number from 0 to 0.5` })
-      exposure.dustShare = n
+      return yield* new CommandFailed({
+        message: `${name} is no longer read: the dust floor is an amount (VIGIL_EXPOSURE_DUST_NATIVE, VIGIL_EXPOSURE_DUST_TOKEN)`
+      })
     }
   }
   return exposure

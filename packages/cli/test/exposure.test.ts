@@ -30,7 +30,12 @@ describe("vigil screen --exposure", () => {
         db
       ])
       assert.strictEqual(ingested.code, 0, ingested.stderr)
-      const env = { [`VIGIL_RPC_URL_${node.chainId}`]: node.url, VIGIL_EXPOSURE_BLOCKS: "50" }
+      // 32 wei: counted only with the floor for the native coin set to 0 (its default is 0.1).
+      const env = {
+        [`VIGIL_RPC_URL_${node.chainId}`]: node.url,
+        VIGIL_EXPOSURE_BLOCKS: "50",
+        VIGIL_EXPOSURE_DUST_NATIVE: "0"
+      }
       const screened = await runVigil(cwd, env, ["screen", recipient, "--exposure", "--db", db])
       assert.strictEqual(screened.code, 0, screened.stderr)
       const result = JSON.parse(screened.stdout)
@@ -51,6 +56,18 @@ describe("vigil screen --exposure", () => {
       assert.strictEqual(
         bad.stderr.trim(),
         "vigil: invalid VIGIL_EXPOSURE_BLOCKS: 0 is not a whole number from 1 to 10000000"
+      )
+      const floor = await runVigil(cwd, { ...env, VIGIL_EXPOSURE_DUST_NATIVE: "1e-3" }, [
+        "screen",
+        recipient,
+        "--exposure",
+        "--db",
+        db
+      ])
+      assert.strictEqual(floor.code, 1)
+      assert.strictEqual(
+        floor.stderr.trim(),
+        "vigil: invalid VIGIL_EXPOSURE_DUST_NATIVE: 1e-3 is not an amount in whole units (e.g. 0.1)"
       )
     } finally {
       await node.stop()

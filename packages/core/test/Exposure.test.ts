@@ -1,7 +1,11 @@
-/** Counterparty exposure, decided from transfers already read: dust, direction, shares, and how far it moves a score. */
+/**
+ * Counterparty exposure, decided from transfers already read: the dust floor, system addresses, direction, shares,
+ * and how far it moves a score.
+ */
+import { readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import { fc } from "@fast-check/vitest"
-import { Exposure, type Intel, type IntelResult } from "@vigil/core"
+import { Chain, Exposure, type Intel, type IntelResult, SystemAddresses } from "@vigil/core"
 
 const self = "0x00000000000000000000000000000000000000aa"
 const listed = "0x00000000000000000000000000000000000000bb"
@@ -34,16 +38,27 @@ const sanctions: Intel.IntelRecord = {
   ingestedAt: "2022-01-01T00:00:00.000Z"
 }
 
-const settings = { dustShare: 0.001, budgetMillis: 1_000 }
-const assess = (found: ReadonlyArray<Exposure.Transfer>, records = [sanctions]) =>
-  Exposure.assess(self, read(found), records, () => "official", "2025-01-01", settings)
+const dustFloor = { native: "0.1", token: "1", tokens: {} }
+const settings = { budgetMillis: 1_000, dustFloor }
+/** Tokens of 3 decimals: the floor of 1 token is 1,000 units. */
+const floor = Exposure.floorOf(dustFloor, () => 3)
+const assess = (found: ReadonlyArray<Exposure.Transfer>, records = [sanctions], floorOf = floor) =>
+  Exposure.assess(
+    read(found),
+    Exposure.flows(self, read(found)),
+    records,
+    () => "official",
+    "2025-01-01",
+    settings,
+    floorOf
+  )
 
 describe("Exposure.assess", () => {
   it("makes one signal per listed counterparty, with direction, amounts and share of the address's volume", () => {
     const found = assess([
-      transfer(listed, self, 300n, 1),
-      transfer(self, listed, 100n, 2),
-      transfer(other, self, 600n, 3)
+      transfer(listed, self, 3_000n, 1),
+      transfer(self, listed, 1_000n, 2),
+      transfer(other, self, 6_000n, 3)
     ])
     assert.strictEqual(found.signals.length, 1)
     const [signal] = found.signals
@@ -54,19 +69,39 @@ describe("Exposure.assess", () => {
       direction: "both",
       transfers: 2,
       transactions: [transfer(listed, self, 0n, 1).transaction, transfer(listed, self, 0n, 2).transaction],
-      amounts: [{ token, standard: "erc20", incoming: "300", outgoing: "100", share: 0.4 }]
+      amounts: [{ token, standard: "erc20", incoming: "3000", outgoing: "1000", share: 0.4 }]
     })
-    assert.deepInclude(found.metadata, { counterparties: 2, listed: 1, dust_ignored: 0 })
+    assert.deepInclude(found.metadata, { counterparties: 2, listed: 1, dust_ignored: 0, unsolicited: [] })
   })
 
-  it("sets aside zero-value transfers either way, and incoming ones below the dust share", () => {
+  it("sets aside zero-value transfers either way and incoming ones below the floor, reporting those of a listed counterparty", () => {
     const found = assess([
       transfer(other, self, 1_000_000n, 1),
       transfer(listed, self, 999n, 2),
-      transfer(self, listed, 0n, 3)
+      transfer(self, listed, 0n, 3),
+      transfer(other, self, 0n, 4)
     ])
     assert.deepStrictEqual(found.signals, [])
-    assert.strictEqual(found.metadata.dust_ignored, 2)
+    assert.strictEqual(found.metadata.dust_ignored, 3)
+    assert.deepStrictEqual(
+      found.metadata.unsolicited.map((u) => [u.counterparty, u.reason, u.type, u.list, u.amounts]),
+      [
+        [
+          listed,
+          "received below the dust floor",
+          "exposure_sanctioned",
+          "ofac",
+          [{ token, standard: "erc20", incoming: "999", outgoing: "0" }]
+        ],
+        [
+          listed,
+          "zero-value transfers",
+          "exposure_sanctioned",
+          "ofac",
+          [{ token, standard: "erc20", incoming: "0", outgoing: "0" }]
+        ]
+      ]
+    )
     // The same amount sent, not received, is the address's own act: it counts.
     assert.strictEqual(
       assess([transfer(other, self, 1_000_000n, 1), transfer(self, listed, 999n, 2)]).signals.length,
@@ -74,14 +109,91 @@ describe("Exposure.assess", () => {
     )
   })
 
+  it("counts a transfer from a listed counterparty at or above the floor, however large the address's own volume", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1_000n, max: 10n ** 30n }),
+        fc.bigInt({ min: 0n, max: 10n ** 36n }),
+        fc.boolean(),
+        (value, volume, native) => {
+          const t = native ? "native" : token
+          const floorUnits = native ? 10n ** 17n : 1_000n
+          const received = value < floorUnits ? floorUnits : value
+          const found = assess([transfer(other, self, volume + 1n, 1, t), transfer(listed, self, received, 2, t)])
+          assert.strictEqual(found.signals.length, 1)
+          assert.deepStrictEqual(found.metadata.unsolicited, [])
+        }
+      )
+    )
+  })
+
+  it("has no floor for a token whose decimals are not known: its transfers count", () => {
+    const found = assess(
+      [transfer(listed, self, 1n, 1)],
+      [sanctions],
+      Exposure.floorOf(dustFloor, () => undefined)
+    )
+    assert.strictEqual(found.signals.length, 1)
+    // A floor set for that token counts only with its decimals: per token, in its units.
+    const perToken = Exposure.floorOf({ ...dustFloor, tokens: { [token]: "0.5" } }, () => 4)
+    assert.strictEqual(assess([transfer(listed, self, 4_999n, 1)], [sanctions], perToken).signals.length, 0)
+    assert.strictEqual(assess([transfer(listed, self, 5_000n, 1)], [sanctions], perToken).signals.length, 1)
+  })
+
+  it("never takes a system address as a counterparty, whatever lists name it", () => {
+    const zero = "0x0000000000000000000000000000000000000000"
+    const dead = "0x000000000000000000000000000000000000dead"
+    const found = assess(
+      [
+        transfer(zero, self, 10n ** 9n, 1),
+        transfer(self, dead, 10n ** 9n, 2),
+        transfer(self, "0x0000000000000000000000000000000000000001", 5_000n, 3)
+      ],
+      [zero, dead].map((address) => ({ ...sanctions, address, category: "stablecoin_blacklist" as const }))
+    )
+    assert.deepStrictEqual(found.signals, [])
+    assert.deepInclude(found.metadata, { counterparties: 0, listed: 0, system_transfers: 3, unsolicited: [] })
+  })
+
   it("ignores a counterparty whose records are not in force, or only positive", () => {
     assert.deepStrictEqual(
-      assess([transfer(listed, self, 5n, 1)], [{ ...sanctions, delistedAt: "2024-01-01" }]).signals,
+      assess([transfer(listed, self, 5_000n, 1)], [{ ...sanctions, delistedAt: "2024-01-01" }]).signals,
       []
     )
     assert.deepStrictEqual(
-      assess([transfer(listed, self, 5n, 1)], [{ ...sanctions, category: "exchange" }]).signals,
+      assess([transfer(listed, self, 5_000n, 1)], [{ ...sanctions, category: "exchange" }]).signals,
       []
+    )
+  })
+})
+
+describe("SystemAddresses", () => {
+  it("holds each address once, normalized as screening normalizes it", () => {
+    const seen = new Set<string>()
+    for (const s of SystemAddresses.all) {
+      const detected = Chain.detect(s.address)
+      assert.isTrue(detected.valid, s.address)
+      if (detected.valid) assert.strictEqual(detected.normalized, s.address)
+      assert.isFalse(seen.has(s.address), s.address)
+      seen.add(s.address)
+    }
+  })
+
+  it("is listed in docs/screening.md exactly as the code holds it", () => {
+    const doc = readFileSync(new URL("../../../docs/screening.md", import.meta.url), "utf8")
+    const section = doc.slice(doc.indexOf("### System addresses"))
+    const rows = section
+      .split("\n")
+      .filter((line) => /^\| `/.test(line))
+      .map((line) =>
+        line
+          .split("|")
+          .slice(1, -1)
+          .map((cell) => cell.trim())
+      )
+    assert.deepStrictEqual(
+      rows,
+      SystemAddresses.all.map((s) => [`\`${s.address}\``, s.name, s.kind])
     )
   })
 })
@@ -116,13 +228,9 @@ describe("Exposure.annotate", () => {
         fc.boolean(),
         (score, n, complete) => {
           const counterparties = Array.from({ length: n }, (_, i) => `0x${(0xb0 + i).toString(16).padStart(40, "0")}`)
-          const found = Exposure.assess(
-            self,
-            read(counterparties.map((c, i) => transfer(c, self, 10n, i + 1))),
-            counterparties.map((address) => ({ ...sanctions, address })),
-            () => "official",
-            "2025-01-01",
-            settings
+          const found = assess(
+            counterparties.map((c, i) => transfer(c, self, 10_000n, i + 1)),
+            counterparties.map((address) => ({ ...sanctions, address }))
           )
           const annotated = Exposure.annotate(result(score, complete), found)
           assert.isAtLeast(annotated.score, score)

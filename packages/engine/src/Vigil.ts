@@ -41,8 +41,11 @@ export interface ScreenOptions {
   readonly includeDetails?: boolean
   /** Apply the calibration model where it grades the answer (`enable_agentic`); default true. */
   readonly agentic?: boolean
-  /** Read the address's recent transfers from the nodes of `rpcUrls` and screen its counterparties. */
-  readonly exposure?: boolean
+  /**
+   * Read the address's recent transfers from the nodes of `rpcUrls` and screen its counterparties: `true`, or this
+   * screening's settings of it (its dust floor).
+   */
+  readonly exposure?: boolean | Exposure.Request
 }
 
 /** Options of fitting a calibration model. */
@@ -137,13 +140,15 @@ export const createVigil = (options: Options): Vigil => {
             )
           : Effect.flatMap(Effect.service(Screening.Screening), (s) => s.screen(address, screenOptions))
       // Counterparty exposure, when asked for: read beside the screening, judged against the lists of its day.
+      const request =
+        screenOptions.exposure === true ? {} : screenOptions.exposure === false ? undefined : screenOptions.exposure
       const screened =
-        screenOptions.exposure === true
+        request !== undefined
           ? Effect.zipWith(
               answered,
               Effect.flatMap(Instant.today, (today) =>
                 Effect.flatMap(Effect.service(Exposure.Exposure), (e) =>
-                  e.of(address, screenOptions.asOf ?? today, screenOptions.chain ?? "auto")
+                  e.of(address, screenOptions.asOf ?? today, screenOptions.chain ?? "auto", request)
                 )
               ),
               Exposure.annotate,

@@ -3,6 +3,7 @@ pragma solidity ^0.8.20;
 
 /// A plain ERC-20.
 contract Token {
+    uint8 public constant decimals = 18;
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
 
@@ -37,6 +38,16 @@ contract Token {
         balanceOf[from] -= value;
         balanceOf[to] += value;
         emit Transfer(from, to, value);
+    }
+}
+
+/// Emits `Transfer` logs as a token would, for any senders: many counterparties in one transaction. It keeps no
+/// balances (a log is all a reader of transfers sees) and has no decimals().
+contract Spray {
+    event Transfer(address indexed from, address indexed to, uint256 value);
+
+    function spray(address[] calldata from, address to, uint256 value) external {
+        for (uint256 i = 0; i < from.length; i++) emit Transfer(from[i], to, value);
     }
 }
 

@@ -60,11 +60,26 @@ export interface Anvil {
 }
 
 /** Starts a node on a free loopback port. */
-export const start = async (options: { readonly chainId?: number } = {}): Promise<Anvil> => {
+export const start = async (
+  options: {
+    readonly chainId?: number
+    /** The genesis block's timestamp (Unix seconds); default now. */
+    readonly timestamp?: number
+  } = {}
+): Promise<Anvil> => {
   const chainId = options.chainId ?? 31337
   const child: ChildProcess = spawn(
     binary(),
-    ["--host", "127.0.0.1", "--port", "0", "--chain-id", String(chainId), "--no-mining"],
+    [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--chain-id",
+      String(chainId),
+      "--no-mining",
+      ...(options.timestamp === undefined ? [] : ["--timestamp", String(options.timestamp)])
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"]
     }

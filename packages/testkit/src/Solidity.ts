@@ -13,16 +13,22 @@ export interface Compiled {
 
 /**
  * The fixtures chain tests deploy (`contracts/Fixtures.sol`): Token (an ERC-20), Router (calls it internally),
- * Noisy (emits, then reverts) and Proxy (EIP-1967).
+ * Noisy (emits, then reverts), Proxy (EIP-1967) and Spray (emits `Transfer` logs for any senders).
  */
-export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy" | "Proxy", Compiled>> => {
+export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy" | "Proxy" | "Spray", Compiled>> => {
   const compiled = compile(fileURLToPath(new URL("../contracts/Fixtures.sol", import.meta.url)))
   const pick = (name: string) => {
     const c = compiled[name]
     if (c === undefined) throw new Error(`Fixtures.sol has no contract ${name}`)
     return c
   }
-  return { Token: pick("Token"), Router: pick("Router"), Noisy: pick("Noisy"), Proxy: pick("Proxy") }
+  return {
+    Token: pick("Token"),
+    Router: pick("Router"),
+    Noisy: pick("Noisy"),
+    Proxy: pick("Proxy"),
+    Spray: pick("Spray")
+  }
 }
 
 /** Compiles one source file; the contracts by name. Fails with solc's errors. */

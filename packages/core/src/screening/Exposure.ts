@@ -1,19 +1,27 @@
 /**
- * Counterparty exposure: the address's recent transfers on the configured EVM networks (ERC-20 and ERC-721
- * `Transfer` logs that name it, and native transfers where the node has traces), read within a block window and a
- * time budget; every counterparty screened against the lists; direct exposure to a listed one becomes a signal with
- * its direction, amounts, share of the address's volume, the counterparty's own evidence and the transactions.
- * One hop only. A zero-value transfer, or an incoming one below the dust share, is set aside and counted, never a
- * signal: a transfer from a listed address is something anyone can send anyone (address poisoning).
+ * Counterparty exposure: the address's transfers on the configured EVM networks (ERC-20 and ERC-721 `Transfer`
+ * logs that name it, and native transfers from the node's traces), read within a block window that ends at the
+ * head (or, with a past `as_of`, at the last block of that day) and a time budget; every counterparty screened
+ * against the lists of that day; direct exposure to a listed one becomes a signal with its direction, amounts,
+ * share of the address's volume, the counterparty's own evidence and the transactions. One hop only.
+ *
+ * What is not a counterparty: the address itself and system addresses (the zero address of mints and burns, burn
+ * addresses, precompiles). What is possibly unsolicited (anyone can send anyone a token from a listed address): a
+ * zero-value transfer either way, and an incoming one below the dust floor (an amount per token, in its units). From
+ * a listed counterparty such a transfer is reported, marked as such, and does not raise the score.
+ *
+ * `complete` is earned: a network not read, a block range the node refused, or a kind of transfer it does not
+ * serve makes it false, with a warning saying what was left out.
  */
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { BoundedMemo, Chain } from "../kernel/index.ts"
+import { BoundedMemo, Chain, Instant } from "../kernel/index.ts"
 import { chainIds, networkName } from "./ChainActivity.ts"
 import * as Intel from "./Intel.ts"
 import { IntelIndex } from "./IntelIndex.ts"
 import type { IntelResult, Signal } from "./IntelResult.ts"
 import * as Scoring from "./Scoring.ts"
 import { summaries } from "./Screening.ts"
+import * as SystemAddresses from "./SystemAddresses.ts"
 
 /** One transfer that names the address as sender or recipient. */
 export interface Transfer {
@@ -28,11 +36,19 @@ export interface Transfer {
   readonly value: bigint
 }
 
+/** Blocks of a window whose transfers of one kind could not be read, and why. */
+export interface Gap {
+  readonly kind: "token" | "native"
+  readonly fromBlock: number
+  readonly toBlock: number
+  readonly reason: string
+}
+
 /** What a node gave for one address over a block window. */
 export interface Transfers {
   readonly transfers: ReadonlyArray<Transfer>
-  /** Whether native transfers were read (the node has traces); token transfers always are. */
-  readonly native: boolean
+  /** The block ranges it could not read (a range it refused even split, a kind of transfer it does not serve). */
+  readonly gaps: ReadonlyArray<Gap>
 }
 
 /** A node that could not be read. */
@@ -46,39 +62,69 @@ export class TransferReader extends Context.Service<
     readonly chains: ReadonlyArray<number>
     /** The newest block number. */
     readonly head: (chainId: number) => Effect.Effect<number, TransferReadError>
-    /** The transfers that name `address` in blocks `from..to` (inclusive). */
+    /**
+     * The newest block whose timestamp is at or before `seconds` (Unix time); undefined when the chain's first
+     * block is later.
+     */
+    readonly blockAt: (chainId: number, seconds: number) => Effect.Effect<number | undefined, TransferReadError>
+    /** The transfers that name `address` in blocks `from..to` (inclusive), and what could not be read. */
     readonly transfers: (
       chainId: number,
       address: string,
       from: number,
       to: number
     ) => Effect.Effect<Transfers, TransferReadError>
+    /** The `decimals()` of these token contracts; a token without a readable answer is left out. */
+    readonly decimals: (
+      chainId: number,
+      tokens: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyMap<string, number>, TransferReadError>
   }
 >()("@vigil/core/Exposure/TransferReader") {}
+
+/**
+ * The dust floor: an incoming transfer below it, from a listed counterparty, is possibly unsolicited. Amounts in
+ * whole units of the coin or token (decimal strings, e.g. `"0.1"`), turned into smallest units with the token's
+ * `decimals()`; a token whose decimals cannot be read has no floor (its transfers count).
+ */
+export interface DustFloor {
+  /** The native coin (18 decimals on every EVM chain). */
+  readonly native: string
+  /** Any token not named in `tokens`. */
+  readonly token: string
+  /** Per token contract (lowercase address). */
+  readonly tokens: Readonly<Record<string, string>>
+}
 
 /** Knobs of exposure reading. */
 export interface Settings {
   /** How long one request may wait for the nodes, all read at once. */
   readonly budgetMillis: number
-  /** How many of the newest blocks of each chain are read. */
+  /** How many of the newest blocks of each chain are read (up to the window's end). */
   readonly blocks: number
-  /** An incoming transfer below this share of the address's volume of its token in the window is dust. */
-  readonly dustShare: number
-  /** How long what a node gave is kept (per chain and address). */
+  /** The default dust floor; a request may set its own. */
+  readonly dustFloor: DustFloor
+  /** How long what a node gave is kept (per chain, address and window end). */
   readonly keepMillis: number
   /** Readings kept. */
   readonly memo: number
-  /** Counterparties screened at most (the most active first). */
-  readonly maxCounterparties: number
 }
 
 export const defaultSettings: Settings = {
   budgetMillis: 1_000,
   blocks: 10_000,
-  dustShare: 0.001,
+  dustFloor: { native: "0.1", token: "1", tokens: {} },
   keepMillis: 60_000,
-  memo: 10_000,
-  maxCounterparties: 1_000
+  memo: 10_000
+}
+
+/** A whole-unit decimal amount (`"12"`, `"0.5"`), as the dust floor takes it. */
+export const amountPattern = /^(0|[1-9][0-9]{0,30})(\.[0-9]{1,36})?$/
+
+/** `amount` (whole units, {@link amountPattern}) in smallest units of a token of `decimals`; digits past them are dropped. */
+export const smallestUnits = (amount: string, decimals: number): bigint => {
+  const [whole = "0", fraction = ""] = amount.split(".")
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.slice(0, decimals).padEnd(decimals, "0") || "0")
 }
 
 /** The exposure signal of a counterparty's strongest risk, and its weight; undefined: not an exposure. */
@@ -106,13 +152,37 @@ export interface Window {
   readonly fromBlock: number
   readonly toBlock: number
   readonly transfers: number
+  /** Whether native transfers were read over the whole window. */
   readonly native: boolean
 }
 
-/** What was read for an address: per network, the transfers and the window, or why it was not read. */
+/** What was read for an address: per network, the transfers, the window and its gaps, or why it was not read. */
 export interface Read {
-  readonly windows: ReadonlyArray<Window & { readonly found: ReadonlyArray<Transfer> }>
+  readonly windows: ReadonlyArray<
+    Window & {
+      readonly found: ReadonlyArray<Transfer>
+      readonly gaps?: ReadonlyArray<Gap>
+      /** The chain's id, for reading its tokens' decimals. */
+      readonly chainId?: number
+    }
+  >
   readonly unchecked: ReadonlyArray<{ readonly network: string; readonly reason: string }>
+}
+
+/** Transfers with a listed counterparty set aside as possibly unsolicited, as the answer reports them. */
+export interface Unsolicited {
+  readonly counterparty: string
+  readonly network: string
+  readonly type: Scoring.SignalType
+  readonly list: string
+  readonly reason: string
+  readonly transactions: ReadonlyArray<string>
+  readonly amounts: ReadonlyArray<{
+    readonly token: string
+    readonly standard: Transfer["standard"]
+    readonly incoming: string
+    readonly outgoing: string
+  }>
 }
 
 /** The exposure found, as the answer states it. */
@@ -120,7 +190,7 @@ export interface Found {
   readonly signals: ReadonlyArray<Signal>
   readonly metadata: {
     readonly budget_ms: number
-    readonly dust_share: number
+    readonly dust_floor: DustFloor
     readonly windows: ReadonlyArray<{
       readonly network: string
       readonly from_block: number
@@ -131,6 +201,15 @@ export interface Found {
     readonly counterparties: number
     readonly listed: number
     readonly dust_ignored: number
+    readonly system_transfers: number
+    readonly unsolicited: ReadonlyArray<Unsolicited>
+    readonly gaps: ReadonlyArray<{
+      readonly network: string
+      readonly kind: Gap["kind"]
+      readonly from_block: number
+      readonly to_block: number
+      readonly reason: string
+    }>
   }
   readonly unchecked: ReadonlyArray<{ readonly network: string; readonly reason: string }>
 }
@@ -142,29 +221,34 @@ interface Flow {
   readonly outgoing: Array<Transfer>
 }
 
+/** The transfers of a window grouped by counterparty, less what is never exposure. */
+export interface Grouped {
+  readonly flows: ReadonlyArray<Flow>
+  /** Zero-value transfers (either way), with their network and counterparty: possibly unsolicited, never exposure. */
+  readonly zero: ReadonlyArray<Transfer & { readonly network: string; readonly counterparty: string }>
+  /** Transfers with a system address (mints, burns), never exposure. */
+  readonly system: number
+}
+
 /**
- * Groups the transfers of `address` by counterparty, setting dust aside: a zero-value transfer (either way), or an
- * incoming one worth less than `dustShare` of the address's volume of that token on that network in the window.
+ * Groups the transfers of `address` by counterparty: the address itself and system addresses are not
+ * counterparties, and a zero-value transfer is set aside.
  */
-export const flows = (
-  address: string,
-  read: Read,
-  dustShare: number
-): { readonly flows: ReadonlyArray<Flow>; readonly dust: ReadonlyArray<Transfer & { readonly network: string }> } => {
+export const flows = (address: string, read: Read): Grouped => {
   const byCounterparty = new Map<string, Flow>()
-  const dust: Array<Transfer & { readonly network: string }> = []
-  for (const w of read.windows) {
-    const volume = new Map<string, bigint>()
-    for (const t of w.found) volume.set(t.token, (volume.get(t.token) ?? 0n) + t.value)
+  const zero: Array<Transfer & { readonly network: string; readonly counterparty: string }> = []
+  let system = 0
+  for (const w of read.windows)
     for (const t of w.found) {
       const incoming = t.to === address
       const counterparty = incoming ? t.from : t.to
       if (counterparty === address) continue
-      const total = volume.get(t.token) ?? 0n
-      // value / total < dustShare, in integers: value · 10⁶ < dustShare · 10⁶ · total.
-      const tiny = incoming && t.value * 1_000_000n < BigInt(Math.round(dustShare * 1_000_000)) * total
-      if (t.value === 0n || tiny) {
-        dust.push({ ...t, network: w.network })
+      if (SystemAddresses.of(counterparty) !== undefined) {
+        system++
+        continue
+      }
+      if (t.value === 0n) {
+        zero.push({ ...t, network: w.network, counterparty })
         continue
       }
       const key = `${w.network} ${counterparty}`
@@ -172,35 +256,67 @@ export const flows = (
       ;(incoming ? flow.incoming : flow.outgoing).push(t)
       byCounterparty.set(key, flow)
     }
-  }
-  return { flows: [...byCounterparty.values()], dust }
+  return { flows: [...byCounterparty.values()], zero, system }
 }
+
+/** Every counterparty of the grouped transfers (zero-value ones included: they are reported when listed). */
+export const counterpartiesOf = (grouped: Grouped): ReadonlyArray<string> => [
+  ...new Set([...grouped.flows.map((f) => f.counterparty), ...grouped.zero.map((t) => t.counterparty)])
+]
 
 const share = (part: bigint, total: bigint) => (total === 0n ? 0 : Number((part * 10_000n) / total) / 10_000)
 
+/** The floor of a transfer in its smallest units (on its network); undefined: it has none (it counts). */
+export type FloorOf = (network: string, t: Transfer) => bigint | undefined
+
+/** The floor of `floor` for tokens whose decimals are known (`decimals` by network and token). */
+export const floorOf =
+  (floor: DustFloor, decimals: (network: string, token: string) => number | undefined): FloorOf =>
+  (network, t) => {
+    if (t.standard === "native") return smallestUnits(floor.native, 18)
+    if (t.standard === "erc721") return undefined
+    const d = decimals(network, t.token)
+    return d === undefined ? undefined : smallestUnits(floor.tokens[t.token] ?? floor.token, d)
+  }
+
+const summed = (ts: ReadonlyArray<Transfer>, token: string) =>
+  ts.filter((t) => t.token === token).reduce((n, t) => n + t.value, 0n)
+
+const amountsOf = (incoming: ReadonlyArray<Transfer>, outgoing: ReadonlyArray<Transfer>) =>
+  [...new Set([...incoming, ...outgoing].map((t) => t.token))].sort().map((token) => ({
+    token,
+    standard: [...incoming, ...outgoing].find((t) => t.token === token)!.standard,
+    incoming: summed(incoming, token).toString(),
+    outgoing: summed(outgoing, token).toString()
+  }))
+
+/** The counterparty's strongest risk as an exposure, from its records in force on `asOf`; undefined: none. */
+const riskOf = (
+  theirs: ReadonlyArray<Intel.IntelRecord>,
+  authorityOf: (list: string) => Intel.Authority
+):
+  | { readonly top: Scoring.Signal; readonly exposure: { readonly type: Scoring.SignalType; readonly weight: number } }
+  | undefined => {
+  if (theirs.length === 0) return undefined
+  const a = Scoring.assess(theirs, { authorityOf, officialLists: "the official lists" })
+  const top = a.signals.find((s) => s.polarity === "risk")
+  const exposure = top === undefined ? undefined : exposureOf[top.type]
+  return top === undefined || exposure === undefined ? undefined : { top, exposure }
+}
+
 /**
- * The exposure signals of the flows whose counterparty the lists name for a risk on `asOf` (its records given),
- * strongest first; `authorityOf` says how far each list's word goes.
+ * The exposure of the grouped transfers whose counterparty the lists name for a risk on `asOf` (its records
+ * given), strongest first; `authorityOf` says how far each list's word goes, `floor` what is dust.
  */
 export const assess = (
-  address: string,
   read: Read,
+  grouped: Grouped,
   records: ReadonlyArray<Intel.IntelRecord>,
   authorityOf: (list: string) => Intel.Authority,
   asOf: string,
-  settings: Pick<Settings, "dustShare" | "budgetMillis">
-): Found => assessFlows(read, flows(address, read, settings.dustShare), records, authorityOf, asOf, settings)
-
-/** {@link assess} over the flows already grouped from `read`. */
-const assessFlows = (
-  read: Read,
-  grouped: ReturnType<typeof flows>,
-  records: ReadonlyArray<Intel.IntelRecord>,
-  authorityOf: (list: string) => Intel.Authority,
-  asOf: string,
-  settings: Pick<Settings, "dustShare" | "budgetMillis">
+  settings: { readonly budgetMillis: number; readonly dustFloor: DustFloor },
+  floor: FloorOf
 ): Found => {
-  const { flows: all, dust } = grouped
   const byAddress = new Map<string, Array<Intel.IntelRecord>>()
   for (const r of records)
     if (Intel.activeOn(r, asOf)) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r])
@@ -209,30 +325,51 @@ const assessFlows = (
     for (const t of w.found)
       volume.set(`${w.network} ${t.token}`, (volume.get(`${w.network} ${t.token}`) ?? 0n) + t.value)
   const signals: Array<Signal & { readonly weight: number }> = []
+  const unsolicited: Array<Unsolicited> = []
   let listed = 0
-  for (const flow of all) {
-    const theirs = byAddress.get(flow.counterparty) ?? []
-    if (theirs.length === 0) continue
-    const a = Scoring.assess(theirs, { authorityOf, officialLists: "the official lists" })
-    const top = a.signals.find((s) => s.polarity === "risk")
-    const exposure = top === undefined ? undefined : exposureOf[top.type]
-    if (top === undefined || exposure === undefined) continue
-    listed++
-    const transfers = [...flow.incoming, ...flow.outgoing].sort((x, y) => x.block - y.block)
-    const tokens = [...new Set(transfers.map((t) => t.token))].sort()
-    const amounts = tokens.map((token) => {
-      const of = (ts: ReadonlyArray<Transfer>) => ts.filter((t) => t.token === token).reduce((n, t) => n + t.value, 0n)
-      const moved = of(flow.incoming) + of(flow.outgoing)
-      return {
-        token,
-        standard: transfers.find((t) => t.token === token)!.standard,
-        incoming: of(flow.incoming).toString(),
-        outgoing: of(flow.outgoing).toString(),
-        share: share(moved, volume.get(`${flow.network} ${token}`) ?? 0n)
-      }
+  let belowFloor = 0
+  const report = (
+    counterparty: string,
+    network: string,
+    risk: NonNullable<ReturnType<typeof riskOf>>,
+    reason: string,
+    incoming: ReadonlyArray<Transfer>,
+    outgoing: ReadonlyArray<Transfer>
+  ) =>
+    unsolicited.push({
+      counterparty,
+      network,
+      type: risk.exposure.type,
+      list: risk.top.evidence.list,
+      reason,
+      transactions: [
+        ...new Set([...incoming, ...outgoing].sort((x, y) => x.block - y.block).map((t) => t.transaction))
+      ].slice(0, 10),
+      amounts: amountsOf(incoming, outgoing)
     })
+  for (const flow of grouped.flows) {
+    const risk = riskOf(byAddress.get(flow.counterparty) ?? [], authorityOf)
+    if (risk === undefined) continue
+    listed++
+    // Received below the floor: possibly unsolicited, reported apart and not scored.
+    const below = flow.incoming.filter((t) => {
+      const f = floor(flow.network, t)
+      return f !== undefined && t.value < f
+    })
+    const incoming = flow.incoming.filter((t) => !below.includes(t))
+    if (below.length > 0) {
+      belowFloor += below.length
+      report(flow.counterparty, flow.network, risk, "received below the dust floor", below, [])
+    }
+    if (incoming.length === 0 && flow.outgoing.length === 0) continue
+    const { top, exposure } = risk
+    const transfers = [...incoming, ...flow.outgoing].sort((x, y) => x.block - y.block)
+    const amounts = amountsOf(incoming, flow.outgoing).map((a) => ({
+      ...a,
+      share: share(BigInt(a.incoming) + BigInt(a.outgoing), volume.get(`${flow.network} ${a.token}`) ?? 0n)
+    }))
     const direction =
-      flow.incoming.length > 0 && flow.outgoing.length > 0 ? "both" : flow.incoming.length > 0 ? "incoming" : "outgoing"
+      incoming.length > 0 && flow.outgoing.length > 0 ? "both" : incoming.length > 0 ? "incoming" : "outgoing"
     const words = { incoming: "received from", outgoing: "sent to", both: "exchanged with" }[direction]
     signals.push({
       type: exposure.type,
@@ -253,12 +390,33 @@ const assessFlows = (
       }
     })
   }
+  // Zero-value transfers with a listed counterparty: anyone can forge one, so they are reported, never scored.
+  const zeroBy = new Map<string, Array<Transfer>>()
+  for (const t of grouped.zero) {
+    if (!byAddress.has(t.counterparty)) continue
+    const key = `${t.network} ${t.counterparty}`
+    zeroBy.set(key, [...(zeroBy.get(key) ?? []), t])
+  }
+  for (const [key, ts] of zeroBy) {
+    const [network, counterparty] = key.split(" ") as [string, string]
+    const risk = riskOf(byAddress.get(counterparty) ?? [], authorityOf)
+    if (risk === undefined) continue
+    const incoming = ts.filter((t) => t.from === counterparty)
+    report(
+      counterparty,
+      network,
+      risk,
+      "zero-value transfers",
+      incoming,
+      ts.filter((t) => !incoming.includes(t))
+    )
+  }
   signals.sort((x, y) => y.weight - x.weight || x.summary.localeCompare(y.summary))
   return {
     signals,
     metadata: {
       budget_ms: settings.budgetMillis,
-      dust_share: settings.dustShare,
+      dust_floor: settings.dustFloor,
       windows: read.windows.map((w) => ({
         network: w.network,
         from_block: w.fromBlock,
@@ -266,23 +424,56 @@ const assessFlows = (
         transfers: w.transfers,
         native: w.native
       })),
-      counterparties: all.length,
+      counterparties: grouped.flows.length,
       listed,
-      dust_ignored: dust.length
+      dust_ignored: grouped.zero.length + belowFloor,
+      system_transfers: grouped.system,
+      unsolicited,
+      gaps: read.windows.flatMap((w) =>
+        (w.gaps ?? []).map((g) => ({
+          network: w.network,
+          kind: g.kind,
+          from_block: g.fromBlock,
+          to_block: g.toBlock,
+          reason: g.reason
+        }))
+      )
     },
     unchecked: read.unchecked
   }
 }
 
+/** What an answer says of a gap. */
+const gapWarning = (g: Found["metadata"]["gaps"][number]) =>
+  `${g.network}: ${g.kind === "native" ? "native" : "token"} transfers in blocks ${g.from_block}–${g.to_block} not read (${g.reason}), so counterparty exposure there is not known`
+
+/** Whether everything the window covers was read and screened. */
+export const isComplete = (found: Found) => found.unchecked.length === 0 && found.metadata.gaps.length === 0
+
 /** A v3 result with the exposure found: its signals, the score and action they raise it to, and the window read. */
 export const annotate = (result: IntelResult, found: Found): IntelResult => {
+  const unsolicited = found.metadata.unsolicited
   const warnings = [
     ...(result.metadata.warnings ?? []),
-    ...found.unchecked.map((u) => `${u.network}: counterparty exposure not checked (${u.reason})`)
+    ...found.unchecked.map((u) => `${u.network}: counterparty exposure not checked (${u.reason})`),
+    ...found.metadata.gaps.map(gapWarning),
+    ...unsolicited.map(
+      (u) =>
+        `${u.network}: ${u.reason} with ${u.counterparty} (${u.type.replace("exposure_", "")} on ${u.list}) set aside as possibly unsolicited, not scored (first ${u.transactions[0] ?? "?"})`
+    )
   ]
-  const exposure = { ...found.metadata, complete: found.unchecked.length === 0 }
+  const exposure = { ...found.metadata, complete: isComplete(found) }
   const metadata = { ...result.metadata, exposure, ...(warnings.length === 0 ? {} : { warnings }) }
-  if (found.signals.length === 0) return { ...result, metadata }
+  // What was not read is said where a reader looks first: an empty reading is not a clean one.
+  const unread = exposure.complete
+    ? ""
+    : " Counterparty exposure was not read in full (metadata.warnings say what was left out), so no exposure found is not proof of none."
+  if (found.signals.length === 0)
+    return {
+      ...result,
+      recommendation: { ...result.recommendation, details: `${result.recommendation.details}${unread}` },
+      metadata
+    }
   // Exposure alone stops short of critical: it takes a list naming the address itself to BLOCK it.
   const raised = Math.round(Scoring.composite([result.score, ...found.signals.map((s) => s.weight)]))
   const score = result.score >= 85 ? raised : Math.min(ceiling, raised)
@@ -307,11 +498,25 @@ export const annotate = (result: IntelResult, found: Found): IntelResult => {
           ? "BLOCK"
           : result.recommendation.action,
       ...(result.metadata.is_complete ? { summary: summaries[band] } : {}),
-      details: `${result.recommendation.details} ${sentence}`
+      details: `${result.recommendation.details} ${sentence}${unread}`
     },
     metadata
   }
 }
+
+/** What one request may set of exposure reading. */
+export interface Request {
+  /** Its dust floor, over the default's (`tokens` merged). */
+  readonly dustFloor?: Partial<DustFloor>
+}
+
+/** Counterparties looked up per call of the index; the event loop is yielded between calls. */
+const lookupPage = 1_000
+
+const nothing: Grouped = { flows: [], zero: [], system: 0 }
+
+/** The last second (Unix time) of `day` (`YYYY-MM-DD`, UTC). */
+const endOfDay = (day: string) => Math.floor(Date.parse(`${day}T00:00:00.000Z`) / 1000) + 86_399
 
 /** Reads exposure for an address and states it. */
 export class Exposure extends Context.Service<
@@ -320,10 +525,16 @@ export class Exposure extends Context.Service<
     /** Whether any network can be read (a node is configured). */
     readonly enabled: boolean
     /**
-     * The exposure of `address` on the configured networks (`only` narrows them), judged against the lists of
-     * `asOf`. Addresses of other families than EVM, and a network without a node, give nothing.
+     * The exposure of `address` on the configured networks (`only` narrows them), in blocks up to the end of
+     * `asOf` (the head when it is today), judged against the lists of `asOf`. Addresses of other families than
+     * EVM, and a network without a node, give nothing, said as such.
      */
-    readonly of: (address: string, asOf: string, only?: Chain.Network | "auto") => Effect.Effect<Found>
+    readonly of: (
+      address: string,
+      asOf: string,
+      only?: Chain.Network | "auto",
+      request?: Request
+    ) => Effect.Effect<Found>
   }
 >()("@vigil/core/Exposure") {
   static readonly layer = (
@@ -333,27 +544,50 @@ export class Exposure extends Context.Service<
       Effect.gen(function* () {
         const reader = yield* TransferReader
         const index = yield* IntelIndex
-        const memo = BoundedMemo.make<string, { readonly at: number; readonly window: Read["windows"][number] }>(
-          settings.memo
-        )
+        type Read1 = Read["windows"][number]
+        const memo = BoundedMemo.make<string, { readonly at: number; readonly window: Read1 }>(settings.memo)
+        /** The last block of a past day, per chain: final once the day is over. */
+        const ends = BoundedMemo.make<string, { readonly end: number | undefined }>(settings.memo)
+        /** Tokens' decimals, per chain (they do not change). */
+        const decimalsKept = BoundedMemo.make<string, number>(settings.memo)
         const budget = `${settings.budgetMillis} ms`
-        type Answer = { readonly window: Read["windows"][number] } | { readonly unchecked: Read["unchecked"][number] }
-        const readChain = (chainId: number, address: string, now: number): Effect.Effect<Answer> => {
-          const key = `${chainId} ${address}`
+        type Answer = { readonly window: Read1 } | { readonly unchecked: Read["unchecked"][number] }
+
+        /** The window's last block: the head today, the last block of a past day. */
+        const windowEnd = (chainId: number, asOf: string, today: string) => {
+          if (asOf >= today) return reader.head(chainId)
+          const key = `${chainId} ${asOf}`
+          const kept = ends.get(key)
+          if (kept !== undefined) return Effect.succeed(kept.end)
+          return Effect.tap(reader.blockAt(chainId, endOfDay(asOf)), (end) => Effect.sync(() => ends.set(key, { end })))
+        }
+
+        const readChain = (
+          chainId: number,
+          address: string,
+          asOf: string,
+          today: string,
+          now: number
+        ): Effect.Effect<Answer> => {
+          const key = `${chainId} ${address} ${asOf >= today ? "head" : asOf}`
           const kept = memo.get(key)
           if (kept !== undefined && now - kept.at < settings.keepMillis) return Effect.succeed({ window: kept.window })
           const network = networkName(chainId)
-          return reader.head(chainId).pipe(
-            Effect.flatMap((head) => {
-              const from = Math.max(0, head - settings.blocks + 1)
-              return Effect.map(reader.transfers(chainId, address, from, head), (t): Answer => {
-                const window = {
+          return windowEnd(chainId, asOf, today).pipe(
+            Effect.flatMap((end): Effect.Effect<Answer, TransferReadError> => {
+              if (end === undefined)
+                return Effect.succeed({ unchecked: { network, reason: `the chain has no block on or before ${asOf}` } })
+              const from = Math.max(0, end - settings.blocks + 1)
+              return Effect.map(reader.transfers(chainId, address, from, end), (t): Answer => {
+                const window: Read1 = {
                   network,
+                  chainId,
                   fromBlock: from,
-                  toBlock: head,
+                  toBlock: end,
                   transfers: t.transfers.length,
-                  native: t.native,
-                  found: t.transfers
+                  native: !t.gaps.some((g) => g.kind === "native"),
+                  found: t.transfers,
+                  gaps: t.gaps
                 }
                 memo.set(key, { at: now, window })
                 return { window }
@@ -368,10 +602,88 @@ export class Exposure extends Context.Service<
             })
           )
         }
-        const empty: Found = assessEmpty(settings)
-        const of = (address: string, asOf: string, only: Chain.Network | "auto" = "auto"): Effect.Effect<Found> => {
-          const none = (network: string, reason: string) =>
-            Effect.succeed<Found>({ ...empty, unchecked: [{ network, reason }] })
+
+        /** Every counterparty's records, a page per call, yielding between pages. */
+        const lookupAll = (counterparties: ReadonlyArray<string>) =>
+          Effect.map(
+            Effect.forEach(
+              Array.from({ length: Math.ceil(counterparties.length / lookupPage) }, (_, i) =>
+                counterparties.slice(i * lookupPage, (i + 1) * lookupPage)
+              ),
+              (page, i) => (i === 0 ? index.lookup(page) : Effect.andThen(Effect.yieldNow, index.lookup(page))),
+              { concurrency: 1 }
+            ),
+            (pages) => pages.flat()
+          )
+
+        /**
+         * The decimals of the tokens a floor must be applied to: those received from a counterparty with a record;
+         * a token whose decimals are not read in time has no floor (its transfers count).
+         */
+        const decimalsOf = (read: Read, grouped: Grouped, records: ReadonlyArray<Intel.IntelRecord>) => {
+          const named = new Set(records.map((r) => r.address))
+          const chainOf = new Map(read.windows.map((w) => [w.network, w.chainId]))
+          const wanted = new Map<number, Set<string>>()
+          for (const f of grouped.flows) {
+            const chainId = chainOf.get(f.network)
+            if (chainId === undefined || !named.has(f.counterparty)) continue
+            for (const t of f.incoming)
+              if (t.standard === "erc20" && decimalsKept.get(`${chainId} ${t.token}`) === undefined)
+                wanted.set(chainId, (wanted.get(chainId) ?? new Set()).add(t.token))
+          }
+          const known = (network: string, token: string) => {
+            const chainId = chainOf.get(network)
+            return chainId === undefined ? undefined : decimalsKept.get(`${chainId} ${token}`)
+          }
+          return Effect.as(
+            Effect.forEach(
+              wanted,
+              ([chainId, tokens]) =>
+                reader.decimals(chainId, [...tokens]).pipe(
+                  Effect.tap((found) =>
+                    Effect.sync(() => {
+                      for (const [token, d] of found) decimalsKept.set(`${chainId} ${token}`, d)
+                    })
+                  ),
+                  Effect.ignore,
+                  Effect.timeoutOrElse({ duration: settings.budgetMillis, orElse: () => Effect.void })
+                ),
+              { concurrency: "unbounded", discard: true }
+            ),
+            known
+          )
+        }
+
+        const of = (
+          address: string,
+          asOf: string,
+          only: Chain.Network | "auto" = "auto",
+          request: Request = {}
+        ): Effect.Effect<Found> => {
+          const dustFloor: DustFloor = {
+            ...settings.dustFloor,
+            ...request.dustFloor,
+            tokens: { ...settings.dustFloor.tokens, ...request.dustFloor?.tokens }
+          }
+          const asked = { budgetMillis: settings.budgetMillis, dustFloor }
+          const judged = (
+            read: Read,
+            grouped: Grouped,
+            records: ReadonlyArray<Intel.IntelRecord>,
+            authority: (l: string) => Intel.Authority,
+            known: (n: string, t: string) => number | undefined
+          ) => assess(read, grouped, records, authority, asOf, asked, floorOf(dustFloor, known))
+          const none = (network: string, reason: string): Effect.Effect<Found> =>
+            Effect.succeed({
+              ...judged(
+                { windows: [], unchecked: [] },
+                nothing,
+                [],
+                () => "scraped",
+                () => undefined
+              ),
+              unchecked: [{ network, reason }]
+            })
           if (reader.chains.length === 0)
             return none("every network", "no node is configured (VIGIL_RPC_URL_<chainId>)")
           const detected = Chain.detect(address)
@@ -382,29 +694,44 @@ export class Exposure extends Context.Service<
             return none(only, "no node is configured for it")
           const chains = wanted === undefined ? reader.chains : reader.chains.filter((id) => id === wanted)
           const self = detected.normalized
-          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.flatMap(
-              Effect.forEach(chains, (id) => readChain(id, self, now), { concurrency: "unbounded" }),
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const today = Instant.day(now)
+            return Effect.flatMap(
+              Effect.forEach(chains, (id) => readChain(id, self, asOf, today, now), { concurrency: "unbounded" }),
               (answers) => {
                 const read: Read = {
                   windows: answers.flatMap((a) => ("window" in a ? [a.window] : [])),
                   unchecked: answers.flatMap((a) => ("unchecked" in a ? [a.unchecked] : []))
                 }
-                // Grouped once: the counterparties to look up, then the signals of those the lists name.
-                const grouped = flows(self, read, settings.dustShare)
-                const counterparties = [...new Set(grouped.flows.map((f) => f.counterparty))].slice(
-                  0,
-                  settings.maxCounterparties
-                )
+                // Grouped once; every counterparty looked up (none is left out), then the floors' decimals.
+                const grouped = flows(self, read)
+                const counterparties = counterpartiesOf(grouped)
                 if (counterparties.length === 0)
-                  return Effect.succeed(assessFlows(read, grouped, [], () => "scraped", asOf, settings))
-                return Effect.zipWith(index.lookup(counterparties), index.lists, (records, lists) => {
+                  return Effect.succeed(
+                    judged(
+                      read,
+                      grouped,
+                      [],
+                      () => "scraped",
+                      () => undefined
+                    )
+                  )
+                return Effect.gen(function* () {
+                  const records = yield* lookupAll(counterparties)
+                  const lists = yield* index.lists
                   const authority = new Map(lists.map((l) => [l.list, l.authority]))
-                  return assessFlows(read, grouped, records, (l) => authority.get(l) ?? "scraped", asOf, settings)
+                  const known = yield* decimalsOf(read, grouped, records)
+                  return judged(read, grouped, records, (l) => authority.get(l) ?? "scraped", known)
                 }).pipe(
                   Effect.catchTag("StoreError", (e) =>
                     Effect.succeed<Found>({
-                      ...assess(self, { windows: [], unchecked: [] }, [], () => "scraped", asOf, settings),
+                      ...judged(
+                        { windows: [], unchecked: [] },
+                        nothing,
+                        [],
+                        () => "scraped",
+                        () => undefined
+                      ),
                       unchecked: [
                         ...read.unchecked,
                         ...read.windows.map((w) => ({
@@ -417,12 +744,9 @@ export class Exposure extends Context.Service<
                 )
               }
             )
-          )
+          })
         }
         return Exposure.of({ enabled: reader.chains.length > 0, of })
       })
     )
 }
-
-const assessEmpty = (settings: Pick<Settings, "dustShare" | "budgetMillis">): Found =>
-  assess("", { windows: [], unchecked: [] }, [], () => "scraped", "", settings)

@@ -134,25 +134,79 @@ export const IntelResult = Schema.Struct({
     exposure: Schema.optionalKey(
       Schema.Struct({
         budget_ms: Schema.Int,
-        dust_share: Schema.Finite,
+        dust_floor: Schema.Struct({
+          native: Schema.String,
+          token: Schema.String,
+          tokens: Schema.Record(Schema.String, Schema.String)
+        }).annotate({
+          description:
+            "The dust floor applied, in whole units: an incoming transfer below it from a listed counterparty is possibly unsolicited (reported in `unsolicited`, not scored). `native` for the chain's coin, `token` for any token not in `tokens` (by contract); a token whose decimals() cannot be read has no floor."
+        }),
         windows: Schema.Array(
           Schema.Struct({
             network: Schema.String,
             from_block: Schema.Int,
-            to_block: Schema.Int,
+            to_block: Schema.Int.annotate({
+              description: "The last block read: the head, or with a past `as_of` the last block of that day (UTC)."
+            }),
             transfers: Schema.Int,
             native: Schema.Boolean.annotate({
-              description: "Whether native transfers were read (the node has traces)."
+              description: "Whether native transfers were read over the whole window (see `gaps` when not)."
             })
           })
         ),
-        counterparties: Schema.Int,
+        counterparties: Schema.Int.annotate({
+          description: "Counterparties with a non-zero transfer; every one is screened (none is left out by a cap)."
+        }),
         listed: Schema.Int,
-        dust_ignored: Schema.Int,
-        complete: Schema.Boolean
+        dust_ignored: Schema.Int.annotate({
+          description:
+            "Transfers set aside: zero-value ones (either way, from anyone) and incoming ones below the floor from listed counterparties."
+        }),
+        system_transfers: Schema.Int.annotate({
+          description:
+            "Transfers with a system address (the zero address of mints and burns, burn addresses, precompiles): never counterparties."
+        }),
+        unsolicited: Schema.Array(
+          Schema.Struct({
+            counterparty: Schema.String,
+            network: Schema.String,
+            type: Scoring.SignalType,
+            list: Schema.String,
+            reason: Schema.String,
+            transactions: Schema.Array(Schema.String),
+            amounts: Schema.Array(
+              Schema.Struct({
+                token: Schema.String,
+                standard: Schema.Literals(["erc20", "erc721", "native"]),
+                incoming: Schema.String,
+                outgoing: Schema.String
+              })
+            )
+          })
+        ).annotate({
+          description:
+            "Transfers with a listed counterparty set aside as possibly unsolicited (zero-value, or received below the dust floor): reported, not scored, since anyone can send anyone a token from a listed address."
+        }),
+        gaps: Schema.Array(
+          Schema.Struct({
+            network: Schema.String,
+            kind: Schema.Literals(["token", "native"]),
+            from_block: Schema.Int,
+            to_block: Schema.Int,
+            reason: Schema.String
+          })
+        ).annotate({
+          description:
+            "Block ranges of a window whose transfers of one kind were not read (a range the node refused even split, or a node without traces for native transfers)."
+        }),
+        complete: Schema.Boolean.annotate({
+          description:
+            "True only when every configured network was read over its whole window, both kinds of transfer, and every counterparty was screened; otherwise `warnings` say what was left out."
+        })
       }).annotate({
         description:
-          "With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, how many dust transfers were set aside, and whether every configured network was read."
+          "With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, what was set aside, what could not be read, and whether the reading is complete."
       })
     ),
     warnings: Schema.optionalKey(
