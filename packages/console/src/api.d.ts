@@ -2052,7 +2052,13 @@ export interface components {
                         /** @enum {string} */
                         category: "sanctions" | "stablecoin_blacklist" | "hack" | "exploit" | "heist" | "threat_actor" | "phishing" | "scam" | "ransomware" | "mixer" | "darknet" | "fraud" | "gambling" | "exchange" | "service" | "smart_money";
                         listedAt: string;
+                        /** @description When the listing ended, where the source states it. */
                         delistedAt?: string;
+                        /** @description The listing ended after the list's version of `lastListed` (which still held it) and by its version of `firstUnlisted` (the first without it); the list states no date of its own. */
+                        delistedBetween?: {
+                            lastListed: string;
+                            firstUnlisted: string;
+                        };
                         label?: string;
                         entityName?: string;
                         /** @description For an exposure_* signal: the listed counterparty (whose own evidence the other fields are), the network, the direction, and the transfers in the window read. */
@@ -2105,21 +2111,60 @@ export interface components {
                         normalized: string;
                     };
                     as_of: string;
-                    /** @description With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, how many dust transfers were set aside, and whether every configured network was read. */
+                    /** @description With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, what was set aside, what could not be read, and whether the reading is complete. */
                     exposure?: {
                         budget_ms: number;
-                        dust_share: number;
+                        /** @description The dust floor applied, in whole units: an incoming transfer below it from a listed counterparty is possibly unsolicited (reported in `unsolicited`, not scored). `native` for the chain's coin, `token` for any token not in `tokens` (by contract); a token whose decimals() cannot be read has no floor. */
+                        dust_floor: {
+                            native: string;
+                            token: string;
+                            tokens: {
+                                [key: string]: string;
+                            };
+                        };
                         windows: {
                             network: string;
                             from_block: number;
+                            /** @description The last block read: the head, or with a past `as_of` the last block of that day (UTC). */
                             to_block: number;
                             transfers: number;
-                            /** @description Whether native transfers were read (the node has traces). */
+                            /** @description Whether native transfers were read over the whole window (see `gaps` when not). */
                             native: boolean;
                         }[];
+                        /** @description Counterparties with a non-zero transfer; every one is screened (none is left out by a cap). */
                         counterparties: number;
                         listed: number;
+                        /** @description Transfers set aside: zero-value ones (either way, from anyone) and incoming ones below the floor from listed counterparties. */
                         dust_ignored: number;
+                        /** @description Transfers with a system address (the zero address of mints and burns, burn addresses, precompiles): never counterparties. */
+                        system_transfers: number;
+                        /** @description Transfers with a listed counterparty set aside as possibly unsolicited (zero-value, or received below the dust floor): reported, not scored, since anyone can send anyone a token from a listed address. */
+                        unsolicited: {
+                            counterparty: string;
+                            network: string;
+                            /** @enum {string} */
+                            type: "sanctions_match" | "sanctions_reported" | "stablecoin_blacklist" | "threat_actor" | "phishing" | "scam" | "ransomware" | "darknet" | "mixer" | "fraud" | "gambling" | "known_exchange" | "known_service" | "smart_money" | "exposure_sanctioned" | "exposure_blacklisted" | "exposure_threat" | "exposure_mixer" | "exposure_fraud" | "exposure_reported";
+                            list: string;
+                            reason: string;
+                            transactions: string[];
+                            amounts: {
+                                token: string;
+                                /** @enum {string} */
+                                standard: "erc20" | "erc721" | "native";
+                                incoming: string;
+                                outgoing: string;
+                            }[];
+                        }[];
+                        /** @description Block ranges of a window whose transfers of one kind were not read (a range the node refused even split, or a node without traces for native transfers). */
+                        gaps: {
+                            network: string;
+                            /** @enum {string} */
+                            kind: "token" | "native";
+                            from_block: number;
+                            to_block: number;
+                            reason: string;
+                        }[];
+                        /** @description True only when every configured network was read over its whole window, both kinds of transfer, and every counterparty was screened; otherwise `warnings` say what was left out. */
                         complete: boolean;
                     };
                     /** @description About the input or the answer, when there is something to say: e.g. an EVM address whose mixed case does not match its EIP-55 checksum (screened all the same; check it for a typo), or a list that cannot vouch for `as_of` because the date precedes its oldest stored version (the answer is then incomplete). */
@@ -2141,6 +2186,11 @@ export interface components {
                         label?: string;
                         listedAt: string;
                         delistedAt?: string;
+                        /** @description The listing ended after the list's version of `lastListed` (which still held it) and by its version of `firstUnlisted` (the first without it); the list states no date of its own. */
+                        delistedBetween?: {
+                            lastListed: string;
+                            firstUnlisted: string;
+                        };
                         ingestedAt: string;
                     }[];
                     breakdown: {
@@ -2218,8 +2268,17 @@ export interface components {
                 chain?: "ethereum" | "avalanche" | "polygon" | "arbitrum" | "optimism" | "base" | "bsc" | "mantle" | "linea" | "manta" | "blast" | "flare" | "sonic" | "bitcoin" | "solana" | "tron" | "dogecoin" | "ton" | "auto";
                 enable_agentic?: boolean;
                 as_of?: string;
-                /** @description Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). Default false. */
-                exposure?: boolean;
+                /** @description Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). `true`, or an object to set this request's dust floor. Default false. */
+                exposure?: boolean | {
+                    /** @description This request's dust floor in whole units (over the server's: VIGIL_EXPOSURE_DUST_NATIVE, VIGIL_EXPOSURE_DUST_TOKEN): `native` for the chain's coin, `token` for any token, `tokens` per token contract. An incoming transfer below it from a listed counterparty is reported as possibly unsolicited, not scored. */
+                    dust_floor?: {
+                        native?: string;
+                        token?: string;
+                        tokens?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
             };
         };
         V3IntelResult: {
@@ -2259,7 +2318,13 @@ export interface components {
                     /** @enum {string} */
                     category: "sanctions" | "stablecoin_blacklist" | "hack" | "exploit" | "heist" | "threat_actor" | "phishing" | "scam" | "ransomware" | "mixer" | "darknet" | "fraud" | "gambling" | "exchange" | "service" | "smart_money";
                     listedAt: string;
+                    /** @description When the listing ended, where the source states it. */
                     delistedAt?: string;
+                    /** @description The listing ended after the list's version of `lastListed` (which still held it) and by its version of `firstUnlisted` (the first without it); the list states no date of its own. */
+                    delistedBetween?: {
+                        lastListed: string;
+                        firstUnlisted: string;
+                    };
                     label?: string;
                     entityName?: string;
                     /** @description For an exposure_* signal: the listed counterparty (whose own evidence the other fields are), the network, the direction, and the transfers in the window read. */
@@ -2312,21 +2377,60 @@ export interface components {
                     normalized: string;
                 };
                 as_of: string;
-                /** @description With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, how many dust transfers were set aside, and whether every configured network was read. */
+                /** @description With `options.exposure`: what was read (per network, the block window and the transfers found), how many counterparties were screened and listed, what was set aside, what could not be read, and whether the reading is complete. */
                 exposure?: {
                     budget_ms: number;
-                    dust_share: number;
+                    /** @description The dust floor applied, in whole units: an incoming transfer below it from a listed counterparty is possibly unsolicited (reported in `unsolicited`, not scored). `native` for the chain's coin, `token` for any token not in `tokens` (by contract); a token whose decimals() cannot be read has no floor. */
+                    dust_floor: {
+                        native: string;
+                        token: string;
+                        tokens: {
+                            [key: string]: string;
+                        };
+                    };
                     windows: {
                         network: string;
                         from_block: number;
+                        /** @description The last block read: the head, or with a past `as_of` the last block of that day (UTC). */
                         to_block: number;
                         transfers: number;
-                        /** @description Whether native transfers were read (the node has traces). */
+                        /** @description Whether native transfers were read over the whole window (see `gaps` when not). */
                         native: boolean;
                     }[];
+                    /** @description Counterparties with a non-zero transfer; every one is screened (none is left out by a cap). */
                     counterparties: number;
                     listed: number;
+                    /** @description Transfers set aside: zero-value ones (either way, from anyone) and incoming ones below the floor from listed counterparties. */
                     dust_ignored: number;
+                    /** @description Transfers with a system address (the zero address of mints and burns, burn addresses, precompiles): never counterparties. */
+                    system_transfers: number;
+                    /** @description Transfers with a listed counterparty set aside as possibly unsolicited (zero-value, or received below the dust floor): reported, not scored, since anyone can send anyone a token from a listed address. */
+                    unsolicited: {
+                        counterparty: string;
+                        network: string;
+                        /** @enum {string} */
+                        type: "sanctions_match" | "sanctions_reported" | "stablecoin_blacklist" | "threat_actor" | "phishing" | "scam" | "ransomware" | "darknet" | "mixer" | "fraud" | "gambling" | "known_exchange" | "known_service" | "smart_money" | "exposure_sanctioned" | "exposure_blacklisted" | "exposure_threat" | "exposure_mixer" | "exposure_fraud" | "exposure_reported";
+                        list: string;
+                        reason: string;
+                        transactions: string[];
+                        amounts: {
+                            token: string;
+                            /** @enum {string} */
+                            standard: "erc20" | "erc721" | "native";
+                            incoming: string;
+                            outgoing: string;
+                        }[];
+                    }[];
+                    /** @description Block ranges of a window whose transfers of one kind were not read (a range the node refused even split, or a node without traces for native transfers). */
+                    gaps: {
+                        network: string;
+                        /** @enum {string} */
+                        kind: "token" | "native";
+                        from_block: number;
+                        to_block: number;
+                        reason: string;
+                    }[];
+                    /** @description True only when every configured network was read over its whole window, both kinds of transfer, and every counterparty was screened; otherwise `warnings` say what was left out. */
                     complete: boolean;
                 };
                 /** @description About the input or the answer, when there is something to say: e.g. an EVM address whose mixed case does not match its EIP-55 checksum (screened all the same; check it for a typo), or a list that cannot vouch for `as_of` because the date precedes its oldest stored version (the answer is then incomplete). */
@@ -2348,6 +2452,11 @@ export interface components {
                     label?: string;
                     listedAt: string;
                     delistedAt?: string;
+                    /** @description The listing ended after the list's version of `lastListed` (which still held it) and by its version of `firstUnlisted` (the first without it); the list states no date of its own. */
+                    delistedBetween?: {
+                        lastListed: string;
+                        firstUnlisted: string;
+                    };
                     ingestedAt: string;
                 }[];
                 breakdown: {
@@ -2393,8 +2502,17 @@ export interface components {
                 chain?: "ethereum" | "avalanche" | "polygon" | "arbitrum" | "optimism" | "base" | "bsc" | "mantle" | "linea" | "manta" | "blast" | "flare" | "sonic" | "bitcoin" | "solana" | "tron" | "dogecoin" | "ton" | "auto";
                 enable_agentic?: boolean;
                 as_of?: string;
-                /** @description Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). Default false. */
-                exposure?: boolean;
+                /** @description Read the address's recent token and native transfers on the networks with a configured node, screen every counterparty, and add exposure_* signals for listed ones (metadata.exposure says what was read). `true`, or an object to set this request's dust floor. Default false. */
+                exposure?: boolean | {
+                    /** @description This request's dust floor in whole units (over the server's: VIGIL_EXPOSURE_DUST_NATIVE, VIGIL_EXPOSURE_DUST_TOKEN): `native` for the chain's coin, `token` for any token, `tokens` per token contract. An incoming transfer below it from a listed counterparty is reported as possibly unsolicited, not scored. */
+                    dust_floor?: {
+                        native?: string;
+                        token?: string;
+                        tokens?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
             };
         };
         Liveness: {

@@ -26,6 +26,20 @@ export const addressesIn = (text: string): ReadonlyArray<string> => {
  */
 const formula = /^[=+\-@\t\r]/
 
+/**
+ * How a listing ended, as evidence states it: a date only where the source gives one, else between which versions
+ * of the list (`, de-listed 2025-03-21` or `, ended between 2025-03-04 and 2025-11-19`); empty while in force.
+ */
+export const ended = (e: {
+  readonly delistedAt?: string
+  readonly delistedBetween?: { readonly lastListed: string; readonly firstUnlisted: string }
+}): string =>
+  e.delistedAt !== undefined
+    ? `, de-listed ${e.delistedAt}`
+    : e.delistedBetween !== undefined
+      ? `, ended between ${e.delistedBetween.lastListed} and ${e.delistedBetween.firstUnlisted}`
+      : ""
+
 /** The columns of the CSV, one row per address. */
 const csvHeader = [
   "address",
@@ -58,7 +72,7 @@ const csvRow = (item: BatchItem): ReadonlyArray<string | number | boolean> =>
         item.metadata.is_complete,
         item.signals.map((s) => s.type).join("; "),
         item.signals
-          .map((s) => `${s.evidence.list} [${s.evidence.reference}] listed ${s.evidence.listedAt}`)
+          .map((s) => `${s.evidence.list} [${s.evidence.reference}] listed ${s.evidence.listedAt}${ended(s.evidence)}`)
           .join("; "),
         ""
       ]

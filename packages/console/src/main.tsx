@@ -21,7 +21,7 @@ import {
   signOut,
   storedKey
 } from "./client"
-import { addressesIn, toCsv } from "./csv"
+import { addressesIn, ended, toCsv } from "./csv"
 import "./style.css"
 
 const SignIn = ({ onKey }: { readonly onKey: (key: string) => void }) => {
@@ -106,7 +106,7 @@ const Evidence = ({ signal }: { readonly signal: Signal }) => {
       <dt>Listed</dt>
       <dd>
         {e.listedAt}
-        {e.delistedAt === undefined ? "" : ` to ${e.delistedAt}`}
+        {ended(e)}
       </dd>
       {e.entityName === undefined ? null : (
         <>
@@ -190,7 +190,7 @@ const ResultCard = ({ result }: { readonly result: IntelResult }) => (
                 <td>{r.reference}</td>
                 <td>{r.category}</td>
                 <td>{r.listedAt}</td>
-                <td>{r.delistedAt ?? "in force"}</td>
+                <td>{ended(r).replace(/^, /, "") || "in force"}</td>
               </tr>
             ))}
         </Results>

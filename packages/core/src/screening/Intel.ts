@@ -39,6 +39,16 @@ export const Authority = Schema.Literals(["official", "curated", "scraped"])
 /** A list's authority. */
 export type Authority = typeof Authority.Type
 
+/** Between which versions of a snapshot list a listing ended: all that is known when the source states no date. */
+export const DelistedBetween = Schema.Struct({
+  lastListed: Schema.String,
+  firstUnlisted: Schema.String
+}).annotate({
+  description:
+    "The listing ended after the list's version of `lastListed` (which still held it) and by its version of `firstUnlisted` (the first without it); the list states no date of its own."
+})
+export type DelistedBetween = typeof DelistedBetween.Type
+
 /** One list entry about one address, as stored. Dates are ISO `YYYY-MM-DD`; `ingestedAt` is a full timestamp. */
 export const IntelRecord = Schema.Struct({
   /** The list it came from, e.g. `ofac-sdn` or `usdt-ethereum`. */
@@ -60,6 +70,11 @@ export const IntelRecord = Schema.Struct({
   listedAt: Schema.String,
   /** When the listing ended: the source's removal date, or the issue date of the first version without it. */
   delistedAt: Schema.optionalKey(Schema.String),
+  /**
+   * In answers only, for a listing a snapshot list ended: the last version that held it and the first that did not.
+   * The answer then gives no `delistedAt`, since the source states no date.
+   */
+  delistedBetween: Schema.optionalKey(DelistedBetween),
   ingestedAt: Schema.String
 })
 

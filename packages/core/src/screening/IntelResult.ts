@@ -29,7 +29,10 @@ export const Signal = Schema.Struct({
     reference: Schema.String,
     category: Intel.Category,
     listedAt: Schema.String,
-    delistedAt: Schema.optionalKey(Schema.String),
+    delistedAt: Schema.optionalKey(
+      Schema.String.annotate({ description: "When the listing ended, where the source states it." })
+    ),
+    delistedBetween: Schema.optionalKey(Intel.DelistedBetween),
     label: Schema.optionalKey(Schema.String),
     entityName: Schema.optionalKey(Schema.String),
     exposure: Schema.optionalKey(

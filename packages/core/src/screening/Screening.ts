@@ -138,9 +138,43 @@ export const undatedOn = (
 const undatedWarning = (asOf: string) => (u: Undated) =>
   `${u.record.list}: this address's listing ${u.shownInForce ? "ended" : "began"} between its versions of ${u.after} and ${u.before}, so whether it was listed on ${asOf} is not known`
 
-/** What an answer says of each list that cannot vouch for its date. */
-const blindWarning = (asOf: string) => (l: Pick<ListStatus, "list" | "since">) =>
-  `${l.list} has no stored version on or before ${asOf} (its oldest is of ${l.since}): an entry it de-listed before ${l.since} is not known, so this answer cannot say the address was not on it on ${asOf}`
+/** At most three names, then how many more. */
+const someOf = (names: ReadonlyArray<string>) =>
+  names.length <= 3 ? names.join(", ") : `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`
+
+/**
+ * What an answer says of the lists that cannot vouch for its date: one line per oldest-version date, with the count
+ * and a few names, so that 68 label lists that start on the same day are one line, not 68.
+ */
+const blindWarnings = (asOf: string, blind: ReadonlyArray<Pick<ListStatus, "list" | "since">>) => {
+  const bySince = new Map<string, Array<string>>()
+  for (const l of blind) bySince.set(l.since, [...(bySince.get(l.since) ?? []), l.list])
+  return [...bySince]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([since, lists]) =>
+      lists.length === 1
+        ? `${lists[0]} has no stored version on or before ${asOf} (its oldest is of ${since}): an entry it de-listed before ${since} is not known, so this answer cannot say the address was not on it on ${asOf}`
+        : `${lists.length} lists have no stored version on or before ${asOf} (their oldest is of ${since}): ${someOf(lists.sort())}; an entry they de-listed before ${since} is not known, so this answer cannot say the address was not on them on ${asOf}`
+    )
+}
+
+/**
+ * A record as an answer shows it: a snapshot list dates a de-listing by the first version without the record, which
+ * is not when it happened, so such a record says between which versions it ended (`delistedBetween`) and gives
+ * `delistedAt` only where the source states it (a history list's events).
+ */
+export const dated =
+  (catalog: Pick<Catalog, "snapshots">) =>
+  <R extends { readonly list: string; readonly listedAt: string; readonly delistedAt?: string }>(
+    record: R
+  ): R | (Omit<R, "delistedAt"> & { readonly delistedBetween: Intel.DelistedBetween }) => {
+    if (record.delistedAt === undefined) return record
+    const versions = catalog.snapshots.find((l) => l.list === record.list)?.versions
+    if (versions === undefined) return record
+    const { delistedAt, ...rest } = record
+    const lastListed = versions.filter((d) => d < delistedAt).at(-1) ?? record.listedAt
+    return { ...rest, delistedBetween: { lastListed, firstUnlisted: delistedAt } }
+  }
 
 /** A list the index no longer names (deleted since the lookup) is taken at the weakest authority. */
 const authorityIn = (catalog: Catalog) => (list: string) => catalog.authority.get(list) ?? "scraped"
@@ -195,11 +229,13 @@ const result = (
   const undated = found.complete ? undatedOn(catalog, found.records, asOf) : []
   const complete =
     found.complete && sources > 0 && catalog.damaged.length === 0 && blind.length === 0 && undated.length === 0
+  // The address's own evidence first, then what the lists cannot vouch for.
   const warnings = [
     ...(detected.warning === undefined ? [] : [detected.warning]),
-    ...blind.map(blindWarning(asOf)),
-    ...undated.map(undatedWarning(asOf))
+    ...undated.map(undatedWarning(asOf)),
+    ...blindWarnings(asOf, blind)
   ]
+  const shown = dated(catalog)
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const system = SystemAddresses.of(detected.normalized)
   if (system !== undefined && found.complete) {
@@ -255,7 +291,7 @@ const result = (
     confidence: complete ? (calibrated?.probability ?? a.confidence) : 0,
     flags: a.flags,
     entity: a.entity,
-    signals: a.signals.map(wireSignal),
+    signals: a.signals.map(wireSignal).map((w) => ({ ...w, evidence: shown(w.evidence) })),
     labels: a.labels,
     recommendation: complete
       ? calibrated === undefined
@@ -273,11 +309,20 @@ const result = (
             ? "The intelligence store did not answer, so no list was checked."
             : catalog.damaged.length > 0
               ? `The store's verification found ${catalog.damaged.map((l) => l.list).join(", ")} altered, so a listing may be missing from this answer.`
-              : blind.length > 0
-                ? `${asOf} precedes the oldest stored version of ${blind.map((l) => `${l.list} (${l.since})`).join(", ")}, so a listing removed before then cannot be seen; ingest an older version with --backfill to answer for this date.`
-                : undated.length > 0
-                  ? `${asOf} falls between two stored versions of ${[...new Set(undated.map((u) => `${u.record.list} (${u.after} and ${u.before})`))].join(", ")}, and this address's listing changed between them: ingest a version dated in between with --backfill to answer for this date.`
-                  : "No intelligence list has been ingested yet, so nothing was checked.",
+              : undated.length > 0 || blind.length > 0
+                ? [
+                    ...(undated.length === 0
+                      ? []
+                      : [
+                          `${asOf} falls between two stored versions of ${[...new Set(undated.map((u) => `${u.record.list} (${u.after} and ${u.before})`))].join(", ")}, and this address's listing changed between them: ingest a version dated in between with --backfill to answer for this date.`
+                        ]),
+                    ...(blind.length === 0
+                      ? []
+                      : [
+                          `${asOf} precedes the oldest stored version of ${blind.length === 1 ? `${blind[0]!.list} (${blind[0]!.since})` : `${blind.length} lists (${someOf(blind.map((l) => l.list).sort())})`}, so a listing removed before then cannot be seen; ingest an older version with --backfill to answer for this date.`
+                        ])
+                  ].join(" ")
+                : "No intelligence list has been ingested yet, so nothing was checked.",
           ai_enhanced: false
         },
     metadata: {
@@ -293,7 +338,7 @@ const result = (
     ...(includeDetails
       ? {
           details: {
-            records: found.records,
+            records: found.records.map(shown),
             breakdown: a.signals
               .filter((s) => s.polarity === "risk")
               .map((s) => ({

@@ -1,8 +1,8 @@
 /** The behaviour every IntelIndex adapter must show. Each test gets a fresh index from `layer`. */
 import { assert, describe, it } from "@effect/vitest"
 import { fc } from "@fast-check/vitest"
-import { type Calibration, Intel, IntelIndex } from "@vigil/core"
-import { Effect, type Layer } from "effect"
+import { type Calibration, Intel, IntelIndex, Screening } from "@vigil/core"
+import { Effect, Layer } from "effect"
 
 /** A version of `list` as of `asOf`, as an ingest would describe it. */
 export const info = (
@@ -517,5 +517,53 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
           { version: 1, ...model("2025-01-01", 2.5) },
           { version: 2, ...model("2024-06-01", -0.75) }
         ])
+      }))
+
+    test("answers a day between two snapshots readably: the finding first, gaps grouped, the de-listing between versions", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("sdn", "2025-03-04"), [rec(A), rec(B)])
+        yield* ingest(index, info("sdn", "2025-11-19"), [rec(B)])
+        for (let i = 0; i < 68; i++)
+          yield* ingest(index, info(`labels-${String(i).padStart(2, "0")}`, "2025-12-01", { authority: "scraped" }), [
+            rec(C, { category: "phishing" })
+          ])
+        // A history list states its de-listing dates; they stand.
+        yield* ingest(index, info("events", "2025-01-01", { kind: "usdt-events", mode: "history" }), [
+          rec(B, { category: "stablecoin_blacklist", listedAt: "2024-05-01", delistedAt: "2025-07-09" })
+        ])
+        const screening = yield* Effect.provide(
+          Effect.service(Screening.Screening),
+          Screening.Screening.layer.pipe(Layer.provide(Layer.succeed(IntelIndex.IntelIndex)(index)))
+        )
+        const r = yield* screening.screen(A, { asOf: "2025-06-01", includeDetails: true })
+        assert.deepStrictEqual(r.metadata.warnings, [
+          "sdn: this address's listing ended between its versions of 2025-03-04 and 2025-11-19, so whether it was listed on 2025-06-01 is not known",
+          "68 lists have no stored version on or before 2025-06-01 (their oldest is of 2025-12-01): labels-00, labels-01, labels-02 and 65 more; an entry they de-listed before 2025-12-01 is not known, so this answer cannot say the address was not on them on 2025-06-01"
+        ])
+        assert.match(
+          r.recommendation.details,
+          /^2025-06-01 falls between two stored versions of sdn \(2025-03-04 and 2025-11-19\)/
+        )
+        assert.include(
+          r.recommendation.details,
+          "precedes the oldest stored version of 68 lists (labels-00, labels-01, labels-02 and 65 more)"
+        )
+        const [signal] = r.signals
+        assert.isUndefined(signal?.evidence.delistedAt)
+        assert.deepStrictEqual(signal?.evidence.delistedBetween, {
+          lastListed: "2025-03-04",
+          firstUnlisted: "2025-11-19"
+        })
+        assert.deepStrictEqual(
+          r.details?.records.map((x) => [x.list, x.delistedAt ?? null, x.delistedBetween ?? null]),
+          [["sdn", null, { lastListed: "2025-03-04", firstUnlisted: "2025-11-19" }]]
+        )
+        const { details: _details, ...answer } = r
+        assert.isBelow(new TextEncoder().encode(JSON.stringify(answer)).length, 4096)
+
+        const frozen = yield* screening.screen(B, { asOf: "2025-06-01" })
+        const stated = frozen.signals.find((x) => x.evidence.list === "events")
+        assert.strictEqual(stated?.evidence.delistedAt, "2025-07-09")
+        assert.isUndefined(stated?.evidence.delistedBetween)
       }))
   })
