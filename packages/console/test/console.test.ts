@@ -187,10 +187,7 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.match(evidence, /Listed\s+2022-11-08, ended between 2025-03-04 and 2025-11-19/)
     // The listing history: from when to when, by which list.
     const history = await page.getByTestId("history").innerText()
-    assert.match(
-      history,
-      /ofac-sdn\s+SDN 39796 ETH\s+sanctions\s+2022-11-08\s+ended between 2025-03-04 and 2025-11-19/
-    )
+    assert.match(history, /ofac-sdn\s+SDN 39796 ETH\s+sanctions\s+2022-11-08\s+ended between 2025-03-04 and 2025-11-19/)
     await page.screenshot({ path: join(shots, "screening-block.png"), fullPage: true })
 
     // Across the de-listing (2025-03-21): the SDN of 2025-11-19 no longer names it.
