@@ -1,10 +1,13 @@
 /**
  * AccountReader over EVM JSON-RPC: one batch per read (`eth_getTransactionCount`, `eth_getBalance`, `eth_getCode`
- * at `latest`) to the chain's node, on Node's fetch. No retry: the caller's time budget is short, and a node that
- * does not answer makes the answer partial, not late. The RPC URLs are the operator's own configuration.
+ * at `latest`) to the chain's node, on Node's fetch; when they show nothing, one `eth_getLogs` for a token
+ * `Transfer` to the address over the whole chain (an address that only ever received tokens is active). No retry:
+ * the caller's time budget is short, and a node that does not answer makes the answer partial, not late. The RPC
+ * URLs are the operator's own configuration.
  */
 import { ChainActivity } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
+import { transferTopic } from "./EvmTransfers.ts"
 
 const Quantity = Schema.String.check(Schema.isPattern(/^0x[0-9a-fA-F]*$/))
 
@@ -17,6 +20,12 @@ const Answers = Schema.Array(
   })
 )
 const decodeAnswers = Schema.decodeUnknownEffect(Schema.fromJsonString(Answers))
+/** The answer to `eth_getLogs`: only whether it holds any log matters. */
+const LogsAnswer = Schema.Struct({
+  result: Schema.optionalKey(Schema.Array(Schema.Unknown)),
+  error: Schema.optionalKey(Schema.Struct({ message: Schema.String }))
+})
+const decodeLogsAnswer = Schema.decodeUnknownEffect(Schema.fromJsonString(LogsAnswer))
 const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 const quantity = (hex: string): bigint => (hex === "0x" ? 0n : BigInt(hex))
@@ -35,19 +44,47 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
         method,
         params: [address, "latest"]
       }))
-      return Effect.tryPromise({
-        try: async (signal) => {
-          const response = await fetch(url, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: encodeJson(calls),
-            signal
-          })
-          if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
-          return await response.text()
-        },
-        catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
+      const post = (body: unknown) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const response = await fetch(url, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: encodeJson(body),
+              signal
+            })
+            if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
+            return await response.text()
+          },
+          catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
+        })
+      /** Whether a token `Transfer` log names the address as recipient, anywhere in the chain. */
+      const receivedTokens = post({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "eth_getLogs",
+        params: [
+          {
+            fromBlock: "0x0",
+            toBlock: "latest",
+            topics: [transferTopic, null, `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`]
+          }
+        ]
       }).pipe(
+        Effect.flatMap((text) =>
+          Effect.mapError(decodeLogsAnswer(text), () => failed("eth_getLogs: the answer is not JSON-RPC"))
+        ),
+        Effect.flatMap((answer) =>
+          answer.result === undefined
+            ? Effect.fail(
+                failed(
+                  `its nonce, balance and code show nothing, and its token receipts could not be read (eth_getLogs: ${answer.error?.message ?? "no result"})`
+                )
+              )
+            : Effect.succeed(answer.result.length > 0)
+        )
+      )
+      return post(calls).pipe(
         Effect.flatMap((text) =>
           Effect.mapError(decodeAnswers(text), () => failed("the node's answer is not a JSON-RPC batch of quantities"))
         ),
@@ -60,7 +97,12 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
             results.push(answer.result)
           }
           return Effect.succeed({ nonce: quantity(results[0]!), balance: quantity(results[1]!), code: results[2]! })
-        })
+        }),
+        Effect.flatMap((account) =>
+          ChainActivity.isActive(account)
+            ? Effect.succeed(account)
+            : Effect.map(receivedTokens, (received) => ({ ...account, receivedTokens: received }))
+        )
       )
     }
   })

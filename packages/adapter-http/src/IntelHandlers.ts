@@ -95,7 +95,7 @@ const v2Data = new WeakMap<Intelligence.Screened["result"], string>()
 const v2DataJson = (result: Intelligence.Screened["result"]) => {
   let json = v2Data.get(result)
   if (json === undefined) {
-    json = JSON.stringify(V2.project(result))
+    json = JSON.stringify(V2.project(result, ChainActivity.noNode))
     v2Data.set(result, json)
   }
   return json
@@ -184,7 +184,8 @@ export const operations = Effect.gen(function* () {
     options: (typeof Schemas.V3Request.Type)["options"]
   ): Effect.Effect<(r: IntelResult.IntelResult) => IntelResult.IntelResult> | undefined => {
     const chain = options?.chain ?? "auto"
-    const withActivity = options?.include_details === true && activity.enabled
+    // Details always say what was checked: with no node, that nothing was (at once, no node is asked).
+    const withActivity = options?.include_details === true
     const request = Schemas.exposureRequest(options?.exposure)
     if (!withActivity && request === undefined) return undefined
     const asOf = options?.as_of
@@ -266,8 +267,7 @@ export const operations = Effect.gen(function* () {
       activity.enabled
         ? Effect.map(
             activity.of(address, "auto"),
-            (found) => (s: Intelligence.Screened) =>
-              v2Json(s, JSON.stringify(V2.project(s.result, found.active)), client)
+            (found) => (s: Intelligence.Screened) => v2Json(s, JSON.stringify(V2.project(s.result, found)), client)
           )
         : undefined
     )

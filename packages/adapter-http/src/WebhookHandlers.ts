@@ -83,7 +83,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const correlation = Intelligence.correlationId(finished)
           const data: V2.Delivered = {
             success: true,
-            data: V2.project(result, found.active),
+            data: V2.project(result, found),
             message: V2.processedMessage,
             timestamp: Instant.iso(finished),
             processing_time_ms: finished - started,

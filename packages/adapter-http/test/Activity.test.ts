@@ -1,9 +1,10 @@
 /**
- * On-chain activity on a real node: `chains_with_activity` in v2 and in v3 `details`, read from anvil, and a node
- * that never answers making the answer partial within the budget instead of failing it.
+ * On-chain activity on a real node: `chains_with_activity` in v2 and in v3 `details`, read from anvil (an address that
+ * only received tokens counts), a node that never answers making the answer partial within the budget instead of
+ * failing it, and what was not checked said in both versions, never taken for "no activity".
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Anvil } from "@vigil/testkit"
+import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect } from "effect"
 import * as StalledNode from "./StalledNode.ts"
 import * as TestServer from "./TestServer.ts"
@@ -39,9 +40,14 @@ describe("on-chain activity (chains_with_activity)", () => {
           const { anvil, stalledUrl } = yield* nodes
           // A transfer gives a fresh address a balance on the anvil chain.
           const funded = fresh(0xf00d)
+          // A token transfer, and nothing else, to another: no nonce, no balance, no code, yet used.
+          const tokened = fresh(0xc0ffee)
           yield* Effect.promise(async () => {
             await anvil.rpc("eth_sendTransaction", [{ from: anvil.accounts[0], to: funded, value: "0x1" }])
             await anvil.mine(1)
+            const { Token } = Solidity.fixtures()
+            const deployed = await anvil.deploy(Token, [1_000n])
+            await anvil.send({ abi: Token.abi, address: deployed.address }, "transfer", [tokened, 5n])
           })
           yield* Effect.gen(function* () {
             const key = yield* issue({ name: "Acme" })
@@ -50,16 +56,25 @@ describe("on-chain activity (chains_with_activity)", () => {
             for (const [address, expected] of [
               [anvil.accounts[0]!, ["chain-31337"]],
               [funded, ["chain-31337"]],
-              [fresh(0xdead), []]
+              [tokened, ["chain-31337"]],
+              [fresh(0xbead), []]
             ] as const) {
               const r = yield* v2(key, address)
               assert.strictEqual(r.status, 200, JSON.stringify(r.json))
               assert.deepStrictEqual(r.json.data.chains_with_activity, expected, address)
+              // What could not be checked is said: an empty list is not "unused" on ethereum.
+              assert.deepStrictEqual(r.json.data.warnings, [
+                "ethereum: on-chain activity not checked (no answer within 300 ms)"
+              ])
             }
             // v3 says the same in `details`, and names the network it could not check.
             const detailed = yield* v3(key, { address: funded, options: { include_details: true } })
             assert.strictEqual(detailed.status, 200)
             assert.deepStrictEqual(detailed.json.details.chains_with_activity, ["chain-31337"])
+            assert.deepStrictEqual(detailed.json.details.activity, {
+              checked: ["chain-31337"],
+              unchecked: [{ network: "ethereum", reason: "no answer within 300 ms" }]
+            })
             assert.include(
               detailed.json.metadata.warnings,
               "ethereum: on-chain activity not checked (no answer within 300 ms)"
@@ -96,6 +111,22 @@ describe("on-chain activity (chains_with_activity)", () => {
               })
             )
           )
+
+          // With no node at all, nothing was checked, and both versions say so.
+          yield* Effect.gen(function* () {
+            const key = yield* issue({ name: "Acme" })
+            const r = yield* v2(key, funded)
+            assert.deepStrictEqual(r.json.data.chains_with_activity, [])
+            assert.deepStrictEqual(r.json.data.warnings, [
+              "every network: on-chain activity not checked (no node is configured (VIGIL_RPC_URL_<chainId>))"
+            ])
+            const detailed = yield* v3(key, { address: funded, options: { include_details: true } })
+            assert.deepStrictEqual(detailed.json.details.chains_with_activity, [])
+            assert.deepStrictEqual(detailed.json.details.activity, {
+              checked: [],
+              unchecked: [{ network: "every network", reason: "no node is configured (VIGIL_RPC_URL_<chainId>)" }]
+            })
+          }).pipe(Effect.provide(TestServer.layer()))
         })
       ),
     60_000

@@ -481,7 +481,12 @@ describe("GET /api/v2/intel and /api/v2/status", () => {
         "priority",
         "recommendation",
         "risk_assessment",
-        "risk_tags"
+        "risk_tags",
+        "warnings"
+      ])
+      // The spec's fields, and one of ours: with no node configured, activity was not checked, and it says so.
+      assert.deepStrictEqual(d.warnings, [
+        "every network: on-chain activity not checked (no node is configured (VIGIL_RPC_URL_<chainId>))"
       ])
       assert.strictEqual(d.address, LAZARUS.toLowerCase())
       assert.deepStrictEqual(d.risk_assessment, { risk_score: 100, risk_level: "critical" })

@@ -47,6 +47,7 @@ describe("ChainActivity", () => {
       const found = yield* Fiber.join(pending)
       assert.deepStrictEqual(found, {
         active: ["ethereum"],
+        checked: ["ethereum"],
         unchecked: [
           { network: "polygon", reason: "no answer within 300 ms" },
           { network: "chain-31337", reason: "the node answered HTTP 502" }
@@ -54,11 +55,23 @@ describe("ChainActivity", () => {
       })
       assert.deepStrictEqual(reads, [1, 137, 31337])
       // Narrowed to ethereum: kept from the first reading, so no node is asked.
-      assert.deepStrictEqual(yield* activity.of(ADDRESS, "ethereum"), { active: ["ethereum"], unchecked: [] })
+      assert.deepStrictEqual(yield* activity.of(ADDRESS, "ethereum"), {
+        active: ["ethereum"],
+        checked: ["ethereum"],
+        unchecked: []
+      })
       assert.deepStrictEqual(reads, [1, 137, 31337])
-      // A network without a node, and an address of another family, give nothing.
-      assert.deepStrictEqual(yield* activity.of(ADDRESS, "base"), { active: [], unchecked: [] })
-      assert.deepStrictEqual(yield* activity.of("1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH"), { active: [], unchecked: [] })
+      // A network without a node, and an address of another family, are not checked, and said so.
+      assert.deepStrictEqual(yield* activity.of(ADDRESS, "base"), {
+        active: [],
+        checked: [],
+        unchecked: [{ network: "base", reason: "no node is configured for it" }]
+      })
+      assert.deepStrictEqual(yield* activity.of("1BgGZ9tcN4rm9KBzDn7KprQz87SZ26SAMH"), {
+        active: [],
+        checked: [],
+        unchecked: [{ network: "bitcoin", reason: "activity is read for EVM addresses only" }]
+      })
       // The next day it is read again.
       yield* TestClock.adjust(86_400_000)
       yield* activity.of(ADDRESS, "ethereum")

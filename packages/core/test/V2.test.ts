@@ -67,7 +67,10 @@ describe("V2 projection", () => {
   })
 
   it("projects a sanctioned address", () => {
-    const data = V2.project(result([{ category: "sanctions", source: "OFAC", entityName: "Tornado Cash" }]))
+    const data = V2.project(result([{ category: "sanctions", source: "OFAC", entityName: "Tornado Cash" }]), {
+      active: [],
+      unchecked: []
+    })
     assert.deepStrictEqual(data, {
       address: "0xAA",
       entity: { type: "sanctioned", name: "Tornado Cash" },
@@ -80,6 +83,10 @@ describe("V2 projection", () => {
       labels: ["OFAC Sanctioned"],
       chains_with_activity: []
     })
+    // Without a node nothing was checked: said, so that the empty list is not read as an unused address.
+    assert.deepStrictEqual(V2.project(result([])).warnings, [
+      "every network: on-chain activity not checked (no node is configured (VIGIL_RPC_URL_<chainId>))"
+    ])
   })
 
   it("projects a clean address as the spec's clean example does, with entity type unknown when no list names it", () => {

@@ -1,8 +1,9 @@
 /**
  * On-chain activity of an address: the configured EVM networks on which it has sent a transaction (a nonce), holds
- * a balance, or is a contract (code), read from the operator's own nodes in parallel within a time budget. A node
- * that does not answer in time, or fails, leaves its network unchecked, named as such: the answer is partial,
- * never a failed request. What was read is kept per address, network and day.
+ * a balance, is a contract (code), or has received a token (a `Transfer` log to it), read from the operator's own
+ * nodes in parallel within a time budget. A node that does not answer in time, or fails, leaves its network
+ * unchecked, named as such: the answer is partial, never a failed request. Unknown is never "no activity": what was
+ * checked and what could not be is part of every answer. What was read is kept per address, network and day.
  */
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { BoundedMemo, Chain, Instant } from "../kernel/index.ts"
@@ -14,6 +15,11 @@ export interface Account {
   readonly balance: bigint
   /** The account's code, `0x` when it has none. */
   readonly code: string
+  /**
+   * Whether a token `Transfer` log names it as recipient, read only when nonce, balance and code show nothing (an
+   * address that only ever received tokens is active); undefined when not read.
+   */
+  readonly receivedTokens?: boolean
 }
 
 /** A node that could not be read (unreachable, an error answer, an answer that is not an account's). */
@@ -51,19 +57,35 @@ const networkOfId = new Map(Object.entries(chainIds).map(([network, id]) => [id,
 /** The lowercase name a chain is reported by: its network's, or `chain-<id>` for a chain Vigil does not name. */
 export const networkName = (chainId: number): string => networkOfId.get(chainId) ?? `chain-${chainId}`
 
-/** Whether an account shows activity: a transaction sent, a balance, or code. */
+/** Whether an account shows activity: a transaction sent, a balance, code, or a token received. */
 export const isActive = (account: Account): boolean =>
-  account.nonce > 0n || account.balance > 0n || (account.code !== "0x" && account.code !== "")
+  account.nonce > 0n ||
+  account.balance > 0n ||
+  (account.code !== "0x" && account.code !== "") ||
+  account.receivedTokens === true
 
 /** The activity found, and what could not be checked. */
 export interface Activity {
   /** Networks (lowercase names) on which the address is active, in the order the nodes are configured. */
   readonly active: ReadonlyArray<string>
-  /** Networks whose node did not answer within the budget or failed: not checked. */
+  /** Networks whose node answered (the address active there or not). */
+  readonly checked: ReadonlyArray<string>
+  /**
+   * What could not be checked and why: a network whose node did not answer within the budget or failed, or, with
+   * no node configured or an address of another family, every network.
+   */
   readonly unchecked: ReadonlyArray<{ readonly network: string; readonly reason: string }>
 }
 
-const nothing: Activity = { active: [], unchecked: [] }
+/** Nothing could be checked, for `reason`. */
+const none = (network: string, reason: string): Activity => ({
+  active: [],
+  checked: [],
+  unchecked: [{ network, reason }]
+})
+
+/** The answer when no node is configured. */
+export const noNode: Activity = none("every network", "no node is configured (VIGIL_RPC_URL_<chainId>)")
 
 /** One network's answer: active or not, or why it was not checked. */
 type Answer =
@@ -117,11 +139,15 @@ export class ChainActivity extends Context.Service<
           )
         }
         const of = (address: string, only: Chain.Network | "auto" = "auto"): Effect.Effect<Activity> => {
-          if (reader.chains.length === 0) return Effect.succeed(nothing)
+          if (reader.chains.length === 0) return Effect.succeed(noNode)
           const detected = Chain.detect(address)
-          if (!detected.valid || detected.family !== "evm") return Effect.succeed(nothing)
+          if (!detected.valid || detected.family !== "evm")
+            return Effect.succeed(
+              none(detected.valid ? detected.family : "this address", "activity is read for EVM addresses only")
+            )
           const wanted = only === "auto" ? undefined : chainIds[only]
-          if (only !== "auto" && wanted === undefined) return Effect.succeed(nothing)
+          if (only !== "auto" && (wanted === undefined || !reader.chains.includes(wanted)))
+            return Effect.succeed(none(only, "no node is configured for it"))
           const chains = wanted === undefined ? reader.chains : reader.chains.filter((id) => id === wanted)
           return Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Effect.map(
@@ -130,6 +156,7 @@ export class ChainActivity extends Context.Service<
               }),
               (answers) => ({
                 active: answers.flatMap((a) => ("active" in a && a.active ? [networkName(a.chainId)] : [])),
+                checked: answers.flatMap((a) => ("active" in a ? [networkName(a.chainId)] : [])),
                 unchecked: answers.flatMap((a) =>
                   "reason" in a ? [{ network: networkName(a.chainId), reason: a.reason }] : []
                 )
@@ -142,19 +169,29 @@ export class ChainActivity extends Context.Service<
     )
 }
 
-/** The warning an answer carries for a network not checked. */
-const uncheckedWarning = (u: Activity["unchecked"][number]): string =>
+/** The warning an answer carries for what was not checked. */
+export const uncheckedWarning = (u: Activity["unchecked"][number]): string =>
   `${u.network}: on-chain activity not checked (${u.reason})`
 
 /**
- * A v3 result with the activity found: `details.chains_with_activity` when it has details, and a warning for each
- * network not checked.
+ * A v3 result with the activity found: in `details` (when it has details) the networks the address is active on,
+ * those checked and those that could not be; a warning for each network with a node that could not be checked.
  */
 export const annotate = (result: IntelResult, activity: Activity): IntelResult => {
-  const warnings = [...(result.metadata.warnings ?? []), ...activity.unchecked.map(uncheckedWarning)]
+  // No node at all is said in details: a warning on every answer would say nothing new.
+  const said = activity === noNode ? [] : activity.unchecked.map(uncheckedWarning)
+  const warnings = [...(result.metadata.warnings ?? []), ...said]
   return {
     ...result,
     metadata: { ...result.metadata, ...(warnings.length === 0 ? {} : { warnings }) },
-    ...(result.details === undefined ? {} : { details: { ...result.details, chains_with_activity: activity.active } })
+    ...(result.details === undefined
+      ? {}
+      : {
+          details: {
+            ...result.details,
+            chains_with_activity: activity.active,
+            activity: { checked: activity.checked, unchecked: activity.unchecked }
+          }
+        })
   }
 }

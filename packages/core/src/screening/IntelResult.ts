@@ -96,7 +96,16 @@ export const Details = Schema.Struct({
   chains_with_activity: Schema.optionalKey(
     Schema.Array(Schema.String).annotate({
       description:
-        "The networks with a configured node on which the address has a nonce, a balance or code (lowercase names; `chain-<id>` for a chain Vigil does not name). Present when a node is configured; a network not checked in time is named in `metadata.warnings`."
+        "The networks with a configured node on which the address has a nonce, a balance, code or a token received (lowercase names; `chain-<id>` for a chain Vigil does not name). Empty also when nothing could be checked: `activity` says which networks were."
+    })
+  ),
+  activity: Schema.optionalKey(
+    Schema.Struct({
+      checked: Schema.Array(Schema.String),
+      unchecked: Schema.Array(Schema.Struct({ network: Schema.String, reason: Schema.String }))
+    }).annotate({
+      description:
+        "Which networks' nodes answered for `chains_with_activity`, and what could not be checked and why (a node that failed or did not answer in time; `every network` when no node is configured)."
     })
   )
 })

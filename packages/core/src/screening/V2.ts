@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { Instant } from "../kernel/index.ts"
+import * as ChainActivity from "./ChainActivity.ts"
 import type { Result } from "./Screening.ts"
 import type * as Scoring from "./Scoring.ts"
 
@@ -31,7 +32,13 @@ export const Data = Schema.Struct({
   risk_tags: Schema.String.annotate({ description: 'Tags joined with "; ".' }),
   priority: Priority,
   labels: Schema.Array(Schema.String),
-  chains_with_activity: Schema.Array(Schema.String)
+  chains_with_activity: Schema.Array(Schema.String),
+  warnings: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description:
+        "Present when something is not known: each network whose on-chain activity could not be checked, and why (`every network: … no node is configured` when none is), so an empty `chains_with_activity` is not read as an unused address."
+    })
+  )
 })
 export type Data = typeof Data.Type
 
@@ -113,9 +120,12 @@ const tagOf: { readonly [T in Scoring.SignalType]: string } = {
 
 /**
  * Projects a v3 result to the v2 `data` object. `chains_with_activity` is the networks on which the address was
- * seen active (`ChainActivity`): empty when no node is configured, rather than guessed.
+ * seen active (`ChainActivity`), and `warnings` what could not be checked: never guessed.
  */
-export const project = (result: Result, chainsWithActivity: ReadonlyArray<string> = []): Data => {
+export const project = (
+  result: Result,
+  activity: Pick<ChainActivity.Activity, "active" | "unchecked"> = ChainActivity.noNode
+): Data => {
   const risk = result.signals.filter((s) => s.polarity === "risk")
   const lvl = level(result.score, risk.length > 0)
   const type: EntityType = result.flags.sanctioned
@@ -146,6 +156,7 @@ export const project = (result: Result, chainsWithActivity: ReadonlyArray<string
     risk_tags: tags.length === 0 ? "Standard Address Profile" : tags.join("; "),
     priority: priorities[lvl],
     labels: result.labels,
-    chains_with_activity: chainsWithActivity
+    chains_with_activity: activity.active,
+    ...(activity.unchecked.length === 0 ? {} : { warnings: activity.unchecked.map(ChainActivity.uncheckedWarning) })
   }
 }
