@@ -1,7 +1,7 @@
 /** Webhooks on the real server (SQLite, ephemeral port) delivering to a real HTTPS receiver on loopback. */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { HttpsWebhookTransport, Schemas } from "@vigil/adapter-http"
-import { WebhookSigning, WebhookTransport } from "@vigil/core"
+import { ApiKeys, WebhookSigning, WebhookStore, WebhookTransport } from "@vigil/core"
 import { Effect, Schedule, Schema } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import * as TestServer from "./TestServer.ts"
@@ -306,6 +306,33 @@ describe("asynchronous intelligence", () => {
       assert.isTrue(list.webhooks[0].disabled)
       assert.strictEqual((yield* asyncIntel(key, CLEAN)).status, 409, "nothing active to deliver to")
       assert.lengthOf(r.received, 1)
+    })
+  )
+
+  live("parks the pending deliveries of a revoked key with the reason, sending them no more", trusting, () =>
+    Effect.gen(function* () {
+      // The first attempt hangs (past the 800 ms timeout), so the delivery is pending when the key is revoked.
+      const r = yield* receiver((n, path) => (path === "/kept" ? 200 : n === 0 ? "hang" : 200))
+      const key = yield* issue({ name: "Leaving" })
+      const other = yield* issue({ name: "Staying" })
+      yield* register(key, r.url("/parked"))
+      yield* register(other, r.url("/kept"))
+      yield* asyncIntel(key, CLEAN)
+      yield* wait(r, (got) => got.some((g) => g.path === "/parked"))
+      const id = /^vgl_([^_]+)_/.exec(key)![1]!
+      yield* Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (keys) => keys.revoke(id))
+      const store = yield* WebhookStore.WebhookStore
+      const parked = yield* until(Effect.orDie(store.stats(id)), (s) => s[0]?.failed === 1)
+      assert.deepStrictEqual([parked[0]!.pending, parked[0]!.failed, parked[0]!.deliveryCount], [0, 1, 0])
+      assert.match(parked[0]!.lastError ?? "", /^not sent: its API key \S+ was revoked at \d{4}-/)
+      assert.lengthOf(
+        r.received.filter((g) => g.path === "/parked"),
+        1,
+        "the hung attempt, and none after the revocation"
+      )
+      // Another key's deliveries go on.
+      yield* asyncIntel(other, CLEAN)
+      yield* wait(r, (got) => got.some((g) => g.path === "/kept" && g.status === 200))
     })
   )
 

@@ -9,6 +9,7 @@ import { fc } from "@fast-check/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
 import {
   Abi,
+  ApiKeyStore,
   Bots,
   ChainData,
   ContractStore,
@@ -18,7 +19,7 @@ import {
   Outbox,
   WebhookDispatcher
 } from "@vigil/core"
-import { Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, describe, it } from "vitest"
 import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
@@ -187,6 +188,8 @@ type Operation =
   | { readonly kind: "wait"; readonly seconds: number }
   /** Switches on every bot created off (it watches from the block after the head then). */
   | { readonly kind: "activate" }
+  /** The key's record is stored expired (now), or revoked: its bots must stop. */
+  | { readonly kind: "lapse"; readonly key: string; readonly how: "expire" | "revoke" }
 
 /** A bot of a run: its key and its rule (by default one bot of key `key` alerting on every USDC transfer). */
 interface RunBot {
@@ -316,6 +319,22 @@ const run = (
               tries++
             )
               yield* Effect.ignore(bots.update(b.key, created[i]!.id, { fields: { active: true } }))
+          break
+        case "lapse": {
+          const keys = Context.get(stores, ApiKeyStore.ApiKeyStore)
+          const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+          yield* keys.insert({
+            id: op.key,
+            name: op.key,
+            hash: "0".repeat(64),
+            qps: 10,
+            daily: 1_000,
+            monthly: 10_000,
+            createdAt: "2026-01-01T00:00:00.000Z",
+            ...(op.how === "expire" ? { expiresAt: now } : {})
+          })
+          if (op.how === "revoke") yield* keys.revoke(op.key, now)
+        }
       }
     }
     chain.lagAbove = undefined
@@ -663,5 +682,37 @@ describe("Follower over a scripted chain", () => {
       /^its rules tried more than 30 bindings in one step, at block \d+: they match too widely/
     )
     assert.strictEqual(heavy!.alerts.length, 0)
+  })
+
+  it("a key revoked or expired stops its bots: paused with the reason, stored, whichever instance follows", async () => {
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "mine", transfers: [1, 1] },
+          { kind: "wait", seconds: 3 },
+          { kind: "lapse", key: "a", how: "expire" },
+          { kind: "mine", transfers: [1] },
+          { kind: "wait", seconds: 3 },
+          { kind: "lapse", key: "b", how: "revoke" },
+          { kind: "kill", instance: 0 },
+          { kind: "mine", transfers: [1] },
+          { kind: "wait", seconds: 3 }
+        ],
+        2,
+        { bots: ["a", "b", "c"].map((key) => ({ key, expressions: everyTransfer })) }
+      )
+    )
+    const [a, b, c] = result.byBot
+    assert.isFalse(a!.bot.active)
+    assert.match(a!.bot.paused!.reason, /^its API key a expired at \d{4}-\d\d-\d\dT/)
+    assert.isUndefined(a!.bot.paused!.blockNumber)
+    assert.strictEqual(a!.alerts.length, 2, "alerted until its key expired, and no more")
+    assert.isFalse(b!.bot.active)
+    assert.match(b!.bot.paused!.reason, /^its API key b was revoked at \d{4}-\d\d-\d\dT/)
+    assert.strictEqual(b!.alerts.length, 3)
+    // Another key's bot goes on, every transfer once.
+    checkEvery(result)
+    assert.isTrue(c!.bot.active)
+    assert.strictEqual(c!.alerts.length, 4)
   })
 })

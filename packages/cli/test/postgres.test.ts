@@ -167,4 +167,48 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
       await Promise.all([...servers.map((s) => s.exited), receiver.close()])
     }
   })
+
+  it("a key revoked by the CLI has its pending deliveries parked by whichever instance claims them, none sent after", async () => {
+    const cwd = tempDir()
+    const db = run!.url
+    const created = await runVigil(cwd, {}, ["keys", "create", "--db", db, "--name", "Leaving", "--qps", "1000"])
+    assert.strictEqual(created.code, 0, created.stderr)
+    const key = JSON.parse(created.stdout).key as string
+    const id = key.split("_")[1]!
+    // The first attempt hangs past the timeout: the delivery is pending when the key is revoked.
+    const receiver = await Receiver.start(certs, (n) => (n === 0 ? "hang" : 200))
+    const env = {
+      VIGIL_DB: db,
+      VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      VIGIL_WEBHOOK_CA_FILE: certs.caFile,
+      VIGIL_WEBHOOK_TIMEOUT_MS: "1000",
+      VIGIL_WEBHOOK_BACKOFF_MS: "100"
+    }
+    const servers = await Promise.all([serve(cwd, env), serve(cwd, env)])
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(`${servers[0]!.url}${path}`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
+      assert.strictEqual((await post("/api/v2/webhooks", { url: receiver.url("/leaving") })).status, 201)
+      assert.strictEqual((await post("/api/v2/intel/webhook", { address: CLEAN })).status, 202)
+      await receiver.until((got) => got.length >= 1, 10_000)
+      assert.strictEqual((await runVigil(cwd, {}, ["keys", "revoke", "--db", db, id])).code, 0)
+      let deliveries: ReadonlyArray<Record<string, unknown>> = []
+      for (let i = 0; i < 400; i++) {
+        deliveries = await Postgres.rows(db, `SELECT status, last_error FROM webhook_deliveries WHERE key_id = '${id}'`)
+        if (deliveries.every((d) => d.status === "dead")) break
+        await new Promise((done) => setTimeout(done, 25))
+      }
+      assert.strictEqual(deliveries.length, 1)
+      assert.strictEqual(deliveries[0]!.status, "dead")
+      assert.match(String(deliveries[0]!.last_error), new RegExp(`^not sent: its API key ${id} was revoked at `))
+      assert.lengthOf(receiver.received, 1, "the hung attempt, and none after the revocation")
+    } finally {
+      for (const s of servers) s.child.kill("SIGTERM")
+      await Promise.all([...servers.map((s) => s.exited), receiver.close()])
+    }
+  })
 })

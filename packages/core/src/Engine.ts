@@ -4,8 +4,8 @@
  * storage (memory, SQLite) and the outbound ones (a host resolver and a transport for webhooks and chat services, a
  * mail relay, verified-source services for ABIs, the chains' nodes).
  */
-import { Layer } from "effect"
-import { ApiKeys, type ApiKeyStore, Quota, type QuotaStore } from "./access/index.ts"
+import { Clock, Effect, Layer } from "effect"
+import { ApiKeys, ApiKeyStore, Quota, type QuotaStore } from "./access/index.ts"
 import {
   type HostResolver,
   type Mailer,
@@ -93,6 +93,19 @@ export const screening: Layer.Layer<
   Layer.provideMerge(Layer.merge(Screening.Screening.layer, ResultCache.ResultCache.layer()))
 )
 
+/** A key's deliveries stop when the key is revoked or expires (read from the store, as every instance sees it). */
+const keyStanding: Layer.Layer<WebhookDispatcher.KeyStanding, never, ApiKeyStore.ApiKeyStore> = Layer.effect(
+  WebhookDispatcher.KeyStanding
+)(
+  Effect.map(Effect.service(ApiKeyStore.ApiKeyStore), (keys) => ({
+    lapsed: (keyId: string) =>
+      Effect.zipWith(keys.find(keyId), Clock.currentTimeMillis, (record, now) => ApiKeys.lapsed(record, now)).pipe(
+        // A store that cannot answer now stops nothing: the next attempt asks again.
+        Effect.orElseSucceed(() => undefined)
+      )
+  }))
+)
+
 /**
  * Every service, plus the background work of a long-running host: ended quota windows are pruned every minute,
  * the webhook outbox is delivered, and each chain with an active bot is followed, for as long as the layer lives.
@@ -117,7 +130,8 @@ export const layer = (
     Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
     // Webhooks of the intelligence API, and every kind of notification channel through its own sender.
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }).pipe(
-      Layer.provide(Channels.senders)
+      Layer.provide(Channels.senders),
+      Layer.provide(keyStanding)
     ),
     Contracts.Contracts.layer,
     Layer.merge(History.History.layer, Alerts.Alerts.layer).pipe(Layer.provideMerge(Bots.Bots.layer)),

@@ -26,6 +26,10 @@ const onServer = (server: string, statement: string) =>
     )
   ).pipe(Effect.provide(Reactivity.layer))
 
+/** The rows `statement` reads from the database at `url`: for a test that checks what a store holds. */
+export const rows = (url: string, statement: string): Promise<ReadonlyArray<Readonly<Record<string, unknown>>>> =>
+  Effect.runPromise(onServer(url, statement)).then((found) => found.map((row) => ({ ...row })))
+
 /** A database made for this run: its URL, and how to drop it. */
 export interface RunDatabase {
   readonly url: string

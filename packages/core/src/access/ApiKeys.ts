@@ -54,6 +54,19 @@ const positiveInt = (name: string, value: number | undefined, fallback: number) 
       ? Effect.succeed(value)
       : Effect.fail(new InvalidKeyRequest({ message: `${name} must be a positive whole number, got ${value}` }))
 
+/**
+ * Why the standing work of a key (its bots, its deliveries) must stop at `now`: it was revoked or has expired;
+ * undefined while it stands, and for an id no key has (nothing is known against it).
+ */
+export const lapsed = (record: ApiKeyRecord | undefined, now: number): string | undefined =>
+  record === undefined
+    ? undefined
+    : record.revokedAt !== undefined
+      ? `its API key ${record.id} was revoked at ${record.revokedAt}`
+      : record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now
+        ? `its API key ${record.id} expired at ${record.expiresAt}`
+        : undefined
+
 /** Issues, authenticates, lists and revokes API keys over the ApiKeyStore. */
 export class ApiKeys extends Context.Service<
   ApiKeys,

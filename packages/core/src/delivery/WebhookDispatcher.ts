@@ -176,6 +176,20 @@ export class Senders extends Context.Service<Senders, Readonly<Partial<Record<Ch
   static readonly none: Layer.Layer<Senders> = Layer.succeed(Senders)({})
 }
 
+/**
+ * Why a key's deliveries may no longer be sent (its key revoked or expired), read as each is about to be sent: such
+ * a delivery is dead-lettered with the reason (parked, visible, never retried), on whichever instance claims it.
+ */
+export class KeyStanding extends Context.Service<
+  KeyStanding,
+  { readonly lapsed: (keyId: string) => Effect.Effect<string | undefined> }
+>()("@vigil/core/WebhookDispatcher/KeyStanding") {
+  /** Every key stands (a host without keys). */
+  static readonly always: Layer.Layer<KeyStanding> = Layer.succeed(KeyStanding)({
+    lapsed: () => Effect.succeed(undefined)
+  })
+}
+
 /** A Standard Webhooks request: the body signed with the destination's secret at the time it is sent. */
 export const signed: Sender = (delivery, destination, via) =>
   Effect.flatMap(Clock.currentTimeMillis, (sentAt) =>
@@ -196,6 +210,7 @@ export interface Sending {
   readonly transport: WebhookTransport["Service"]
   readonly mailer: Mailer["Service"]
   readonly senders: Senders["Service"]
+  readonly standing: KeyStanding["Service"]
   readonly settings: Settings
 }
 
@@ -236,7 +251,11 @@ export const attempt = Effect.fnUntraced(function* (
 ) {
   const { delivery, webhook } = claimed
   const started = yield* Clock.currentTimeMillis
-  const outcome: SendOutcome = yield* send(sending, delivery, webhook)
+  const lapsed = yield* sending.standing.lapsed(delivery.keyId)
+  const outcome: SendOutcome =
+    lapsed === undefined
+      ? yield* send(sending, delivery, webhook)
+      : { _tag: "Permanent", detail: `not sent: ${lapsed}` }
   const now = yield* Clock.currentTimeMillis
   return {
     claimed,
@@ -276,7 +295,11 @@ const recorded = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted>
  */
 export const layer = (
   settings: Settings = defaultSettings
-): Layer.Layer<never, never, WebhookStore | WebhookTransport | Mailer | Wake | DeliveryCounts | Senders> =>
+): Layer.Layer<
+  never,
+  never,
+  WebhookStore | WebhookTransport | Mailer | Wake | DeliveryCounts | Senders | KeyStanding
+> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const store = yield* WebhookStore
@@ -285,6 +308,7 @@ export const layer = (
         transport: yield* WebhookTransport,
         mailer: yield* Mailer,
         senders: yield* Senders,
+        standing: yield* KeyStanding,
         settings
       }
       // Attempts that ended, waiting for the next claim to store their settlements in its transaction.

@@ -28,9 +28,13 @@ const WatchingFrom = Schema.Struct({ chainId: Schema.Int, blockNumber: Schema.In
   description:
     "The first block the bot is run on live: the one after the chain node's head when it was created, switched on or given new rules, so every transaction mined after the answer is watched. Absent when no node was configured for the chain then, and on inactive bots."
 })
-const Paused = Schema.Struct({ reason: Schema.String, blockNumber: Schema.Int, at: Instant.Timestamp }).annotate({
+const Paused = Schema.Struct({
+  reason: Schema.String,
+  blockNumber: Schema.optionalKey(Schema.Int),
+  at: Instant.Timestamp
+}).annotate({
   description:
-    "Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at this block. Switching it on (active true) clears it."
+    "Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at `blockNumber`, or its API key was revoked or expired (no block). Switching it on (active true) clears it."
 })
 
 /** A placeholder's value as a client sends it and the API shows it. */

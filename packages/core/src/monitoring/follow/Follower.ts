@@ -21,6 +21,7 @@
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
 import { Cause, Clock, Context, Effect, type Fiber, Layer, Queue, Random, Stream } from "effect"
+import { ApiKeyStore } from "../../access/index.ts"
 import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
@@ -60,6 +61,7 @@ export const layer = (
   | WebhookStore.WebhookStore
   | Outbox.Outbox
   | ChainData
+  | ApiKeyStore.ApiKeyStore
 > =>
   Layer.effect(Follower)(
     Effect.gen(function* () {
@@ -81,7 +83,7 @@ export const layer = (
         states,
         set: (chainId, change) => states.set(chainId, { ...states.get(chainId)!, ...change }),
         paused: new Map(),
-        prepare: preparer(bots, contracts, outbox)
+        prepare: preparer(bots, contracts, outbox, yield* ApiKeyStore.ApiKeyStore)
       }
       const running = new Map<number, Fiber.Fiber<void>>()
       // Bots are re-read at least every second, so a bot switched on is followed soon even with a long poll interval.
@@ -149,7 +151,8 @@ const status = ({ states, chain, store }: Deps) =>
  */
 const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
   const { chain, states } = deps
-  const { ready, problems, active } = yield* deps.prepare(chainId)
+  const { ready, problems, lapsed, active } = yield* deps.prepare(chainId)
+  for (const { bot, reason } of lapsed) yield* Steps.switchOff(deps, chainId, bot, reason)
   const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
   const traces = wantsTraces && (yield* chain.tracesAvailable(chainId))
   const runnable = traces ? ready : ready.filter((p) => !p.rules.some((r) => r.needsTraces))

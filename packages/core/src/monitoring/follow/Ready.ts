@@ -3,7 +3,8 @@
  * revision of the bot and set of contracts, not at every step), its channels, and how far back its matches reach;
  * and the window of recent blocks kept between steps with each bot's matches still pending there.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { ApiKeys, type ApiKeyStore } from "../../access/index.ts"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { Pace } from "../../kernel/index.ts"
 import type { Bot, BotStore } from "../bots/BotStore.ts"
@@ -127,7 +128,8 @@ const check = (bot: Bot, contracts: ReadonlyArray<Contract>): Checked => {
 export const preparer = (
   bots: BotStore["Service"],
   contracts: ContractStore["Service"],
-  outbox: WebhookStore.WebhookStore["Service"]
+  outbox: WebhookStore.WebhookStore["Service"],
+  keys: ApiKeyStore.ApiKeyStore["Service"]
 ) => {
   const byChain = new Map<number, Map<string, Checked>>()
   return Effect.fnUntraced(function* (chainId: number) {
@@ -140,8 +142,18 @@ export const preparer = (
     >()
     const ready: Array<Prepared> = []
     const problems: Array<string> = []
+    /** Bots of a key revoked or expired: they stop, whatever instance follows their chain. */
+    const lapsed: Array<{ readonly bot: (typeof active)[number]; readonly reason: string }> = []
+    const standing = new Map<string, string | undefined>()
+    const now = yield* Clock.currentTimeMillis
     const used = new Set<string>()
     for (const bot of active) {
+      if (!standing.has(bot.keyId)) standing.set(bot.keyId, ApiKeys.lapsed(yield* keys.find(bot.keyId), now))
+      const reason = standing.get(bot.keyId)
+      if (reason !== undefined) {
+        lapsed.push({ bot, reason })
+        continue
+      }
       let of = byKey.get(bot.keyId)
       if (of === undefined) {
         const list = yield* contracts.list(bot.keyId, chainId)
@@ -176,6 +188,6 @@ export const preparer = (
       })
     }
     for (const k of checkedRules.keys()) if (!used.has(k)) checkedRules.delete(k)
-    return { ready, problems, active: active.length }
+    return { ready, problems, lapsed, active: active.length }
   })
 }

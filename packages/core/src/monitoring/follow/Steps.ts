@@ -128,32 +128,50 @@ export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: numb
 })
 
 /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
-const pause = Effect.fnUntraced(function* (
+const pause = (
   shared: Shared,
   chainId: number,
   p: Prepared,
   exceeded: "bindings" | "matches",
   blockNumber: number
+) =>
+  switchOff(
+    shared,
+    chainId,
+    p.bot,
+    `${Scan.overBounds(shared.settings.limits, exceeded, blockNumber)}, then switch it on again`,
+    blockNumber
+  )
+
+/**
+ * Switches off a bot, saying why on the bot (and on /health until it is switched on): its rules over their bounds
+ * (at `blockNumber`), or its key revoked or expired.
+ */
+export const switchOff = Effect.fnUntraced(function* (
+  shared: Shared,
+  chainId: number,
+  stored: Prepared["bot"],
+  reason: string,
+  blockNumber?: number
 ) {
-  const { settings, bots, paused, states, set } = shared
-  const reason = `${Scan.overBounds(settings.limits, exceeded, blockNumber)}, then switch it on again`
+  const { bots, paused, states, set } = shared
   const now = yield* Clock.currentTimeMillis
-  const { watchingFrom: _, ...bot } = p.bot
+  const { watchingFrom: _, ...bot } = stored
   // Stored before anything else is done for the bot, so a restart does not run it again. Another update meanwhile
   // wins (the next step reads the bot again and judges it afresh).
   yield* bots.update({
     ...bot,
     active: false,
-    paused: { reason, blockNumber, at: Instant.iso(now) },
+    paused: { reason, ...(blockNumber === undefined ? {} : { blockNumber }), at: Instant.iso(now) },
     revision: bot.revision + 1,
     updated: Instant.iso(now)
   })
   const notes = paused.get(chainId) ?? new Map<string, string>()
   paused.set(chainId, notes)
-  const note = `bot ${p.bot.id}: paused: ${reason}`
-  notes.set(p.bot.id, note)
+  const note = `bot ${stored.id}: paused: ${reason}`
+  notes.set(stored.id, note)
   set(chainId, { skipped: [...(states.get(chainId)?.skipped ?? []), note] })
-  yield* Effect.logWarning(`chain ${chainId}: bot ${p.bot.id} paused: ${reason}`)
+  yield* Effect.logWarning(`chain ${chainId}: bot ${stored.id} paused: ${reason}`)
 })
 
 /** The alerts of a bot's matches over `blocks` (from `first`), after its recent ones, with their deliveries. */
