@@ -128,13 +128,7 @@ export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: numb
 })
 
 /** Switches off a bot whose rules went over their bounds at `blockNumber`, saying why on the bot. */
-const pause = (
-  shared: Shared,
-  chainId: number,
-  p: Prepared,
-  exceeded: "bindings" | "matches",
-  blockNumber: number
-) =>
+const pause = (shared: Shared, chainId: number, p: Prepared, exceeded: "bindings" | "matches", blockNumber: number) =>
   switchOff(
     shared,
     chainId,
