@@ -38,6 +38,17 @@ export const Health = Schema.Struct({
     description:
       "This instance's name as a holder of chains' leases (VIGIL_INSTANCE; by default host:pid): instances on one database follow each chain once, and each says here who follows what"
   }),
+  calibration: Schema.optionalKey(
+    Schema.Struct({
+      model: Schema.Int,
+      as_of: Schema.String,
+      fitted_at: Schema.String,
+      age_days: Schema.Int.annotate({ description: "Days from the day of its lists to today (UTC)." })
+    }).annotate({
+      description:
+        "The newest calibration model (enable_agentic grades with the newest model of the screened day or before): how old the lists it was fitted on are. Absent when none is stored."
+    })
+  ),
   follow: Schema.optionalKey(
     Schema.Array(
       Schema.Struct({

@@ -3,7 +3,7 @@
  * it also reports each followed chain. `/health/live` answers while the process runs; `/metrics` renders the
  * counters.
  */
-import { Follower, StorageProbe, Version } from "@vigil/core"
+import { Calibration, Follower, Instant, Screening, StorageProbe, Version } from "@vigil/core"
 import { Clock, Effect, type Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
@@ -14,7 +14,7 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 export const layer: Layer.Layer<
   HttpApiGroup.Service<"vigil", "system">,
   never,
-  StorageProbe.StorageProbe | HttpMetrics | Follower.Follower
+  StorageProbe.StorageProbe | HttpMetrics | Follower.Follower | Screening.Screening
 > = HttpApiBuilder.group(
   VigilApi,
   "system",
@@ -22,6 +22,7 @@ export const layer: Layer.Layer<
     const probe = yield* StorageProbe.StorageProbe
     const metrics = yield* HttpMetrics
     const follower = yield* Follower.Follower
+    const screening = yield* Screening.Screening
     const startedAt = yield* Clock.currentTimeMillis
     return handlers
       .handle("metrics", () =>
@@ -86,12 +87,24 @@ export const layer: Layer.Layer<
             ...(c.skipped === undefined ? {} : { skipped: c.skipped }),
             ...(c.lastProgress === undefined ? {} : { lastProgress: c.lastProgress })
           }))
+          const today = Instant.day(now)
+          const model = Calibration.modelOn(yield* screening.models, today)
           return {
             status: "ok" as const,
             version: Version.version,
             storage: { kind: storage.kind, schema_version: storage.schemaVersion, write: storage.write },
             uptime_seconds: Math.round((now - startedAt) / 1000),
             instance: follower.instance,
+            ...(model === undefined
+              ? {}
+              : {
+                  calibration: {
+                    model: model.version,
+                    as_of: model.asOf,
+                    fitted_at: model.fittedAt,
+                    age_days: Math.round((Date.parse(today) - Date.parse(model.asOf)) / 86_400_000)
+                  }
+                }),
             ...(follow.length === 0 ? {} : { follow })
           }
         }).pipe(

@@ -6,6 +6,7 @@ import { createRequire } from "node:module"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
 import Database from "better-sqlite3"
+import { Instant, IntelIndex } from "@vigil/core"
 import { Effect } from "effect"
 import * as TestServer from "./TestServer.ts"
 
@@ -64,6 +65,37 @@ describe("VigilServer", () => {
         write: "ok"
       })
       assert.isTrue(Number.isInteger(body.uptime_seconds) && body.uptime_seconds >= 0)
+      assert.isUndefined(body.calibration, "no model stored")
+
+      // A calibration model: /health says which and how old the lists it was fitted on are.
+      const index = yield* IntelIndex.IntelIndex
+      const asOf = Instant.day(Date.now() - 40 * 86_400_000)
+      yield* index.storeModel({
+        asOf,
+        fittedAt: `${asOf}T08:00:00.000Z`,
+        features: ["bias"],
+        weights: [0],
+        l2: 1,
+        training: { examples: 10, positives: 5 },
+        evaluation: {
+          examples: 2,
+          positives: 1,
+          brier: 0.25,
+          brierRules: 0.5,
+          block: { flagged: 0, precision: 0, recall: 0 },
+          blockRules: { flagged: 0, precision: 0, recall: 0 },
+          review: { flagged: 0, precision: 0, recall: 0 },
+          reviewRules: { flagged: 0, precision: 0, recall: 0 },
+          reliability: []
+        }
+      })
+      const later = JSON.parse((yield* get("/health")).body)
+      assert.deepStrictEqual(later.calibration, {
+        model: 1,
+        as_of: asOf,
+        fitted_at: `${asOf}T08:00:00.000Z`,
+        age_days: 40
+      })
     }).pipe(Effect.provide(serverOnTempDatabase))
   )
 

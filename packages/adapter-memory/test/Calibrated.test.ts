@@ -10,7 +10,8 @@ import { Calibration, type Intel, IntelIndex, Screening } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { modelOf } from "@vigil/core-test/CalibrationModels.ts"
 
-const pool = [1, 2, 3].map((n) => `0x${n.toString(16).padStart(40, "0")}`)
+// Not 0x01–0x03: those are precompiles, system addresses no list grades.
+const pool = [1, 2, 3].map((n) => `0x${(0x1000 + n).toString(16).padStart(40, "0")}`)
 const day = (offset: number) => new Date(Date.UTC(2025, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10)
 
 interface List {
@@ -106,6 +107,8 @@ describe("screening with a calibration model", () => {
               }
               assert.isAtMost(calibrated.score, rules.score + Calibration.bounds.raise)
               assert.isAtLeast(calibrated.score, rules.score - Calibration.bounds.lower)
+              // The calibration moves the score, never the confidence: it cannot read as the opposite of the band.
+              assert.strictEqual(calibrated.confidence, rules.confidence)
               // Graded exactly when the answer rests on scraped labels alone.
               const graded = risky.length > 0 && naming.every((l) => l.authority === "scraped")
               assert.strictEqual(calibrated.recommendation.ai_enhanced, graded)
@@ -133,10 +136,13 @@ describe("screening with a calibration model", () => {
         assert.strictEqual(before.score, 90)
         assert.isUndefined(before.details?.calibration)
         const first = yield* at(50)
-        assert.deepStrictEqual(first.details?.calibration, { model: 1, probability: 0.99, rule_score: 90, score: 100 })
-        assert.strictEqual(first.confidence, 0.99)
+        assert.deepInclude(first.details?.calibration, { model: 1, probability: 0.99, rule_score: 90, score: 100 })
+        assert.strictEqual(first.details?.calibration?.model_as_of, day(10))
+        // Confidence is how far the answer's lists are trusted (a scraped phishing label), not the model's probability.
+        assert.strictEqual(first.confidence, 0.75)
         const second = yield* at(100)
-        assert.deepStrictEqual(second.details?.calibration, { model: 2, probability: 0.01, rule_score: 90, score: 65 })
+        assert.deepInclude(second.details?.calibration, { model: 2, probability: 0.01, rule_score: 90, score: 65 })
+        assert.strictEqual(second.confidence, 0.75, "not 0.01 beside a high, REVIEW answer")
         assert.strictEqual(second.recommendation.action, "REVIEW")
         assert.include(second.recommendation.details, "moves the score from 90 to 65")
         assert.strictEqual((yield* screening.screen(pool[0]!, { asOf: day(100), agentic: false })).score, 90)

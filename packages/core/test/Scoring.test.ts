@@ -245,3 +245,38 @@ describe("Scoring by authority", () => {
     }
   )
 })
+
+describe("confidence, as docs/api.md states it", () => {
+  it("is the reliability of the lists an answer rests on: official 0.98–0.99, curated 0.75–0.85, scraped 0.65–0.75", () => {
+    const ranges: Record<Intel.Authority, readonly [number, number]> = {
+      official: [0.98, 0.99],
+      curated: [0.75, 0.85],
+      scraped: [0.65, 0.75]
+    }
+    for (const authority of ["official", "curated", "scraped"] as const)
+      for (const category of Object.keys(Scoring.weights) as Array<Intel.Category>) {
+        const r = Scoring.reliability(category, authority)
+        assert.isAtLeast(r, ranges[authority][0], `${authority} ${category}`)
+        assert.isAtMost(r, ranges[authority][1], `${authority} ${category}`)
+      }
+  })
+
+  it("is 0.5 with no record, and 0.03 more per further list that agrees, at most 0.99", () => {
+    const opts = { authorityOf: () => "scraped" as const, officialLists: "" }
+    assert.strictEqual(Scoring.assess([], opts).confidence, 0.5)
+    const record = (list: string): Intel.IntelRecord => ({
+      list,
+      source: "S",
+      address: "0xab",
+      family: "evm",
+      category: "phishing",
+      reference: list,
+      listedAt: "2024-01-01",
+      ingestedAt: "2024-01-01T00:00:00.000Z"
+    })
+    assert.strictEqual(Scoring.assess([record("a")], opts).confidence, 0.75)
+    assert.strictEqual(Scoring.assess([record("a"), record("b")], opts).confidence, 0.78)
+    const many = Array.from({ length: 20 }, (_, i) => record(`l${i}`))
+    assert.strictEqual(Scoring.assess(many, opts).confidence, 0.99)
+  })
+})

@@ -299,6 +299,9 @@ export const modelOn = <M extends Pick<Stored, "asOf" | "version">>(
 /** What a calibration did to one answer. */
 export interface Applied {
   readonly model: number
+  /** The day of the lists the model was fitted on, and when it was fitted. */
+  readonly modelAsOf: string
+  readonly fittedAt: string
   readonly probability: number
   readonly ruleScore: number
   readonly score: number
@@ -335,7 +338,9 @@ export const apply = (
         }`
   return {
     model: model.version,
-    // As a confidence: two decimals, never a flat 0 or 1 (no list is that sure).
+    modelAsOf: model.asOf,
+    fittedAt: model.fittedAt,
+    // Two decimals, never a flat 0 or 1 (no list is that sure).
     probability: Math.min(0.99, Math.max(0.01, Math.round(p * 100) / 100)),
     ruleScore: assessment.score,
     score,

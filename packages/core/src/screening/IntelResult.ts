@@ -85,12 +85,17 @@ export const Details = Schema.Struct({
   calibration: Schema.optionalKey(
     Schema.Struct({
       model: Schema.Int,
-      probability: Schema.Finite,
+      model_as_of: Schema.String.annotate({ description: "The day of the lists the model was fitted on." }),
+      fitted_at: Schema.String.annotate({ description: "When the model was fitted (ISO 8601)." }),
+      probability: Schema.Finite.annotate({
+        description:
+          "The model's probability that the scraped evidence of this answer is borne out by an official or curated list (0.01–0.99). Not `confidence`."
+      }),
       rule_score: Schema.Finite,
       score: Schema.Finite
     }).annotate({
       description:
-        "When the calibration graded the answer: the model's version, its probability, the rule-based score and the calibrated score (which `score` shows)."
+        "When the calibration graded the answer: the model's version and age, its probability, the rule-based score and the calibrated score (which `score` shows)."
     })
   ),
   chains_with_activity: Schema.optionalKey(
@@ -115,7 +120,10 @@ export const IntelResult = Schema.Struct({
   address: Schema.String,
   score: Schema.Finite,
   risk_level: Scoring.Band,
-  confidence: Schema.Finite,
+  confidence: Schema.Finite.annotate({
+    description:
+      "How sure the answer is of its action (0–1): how far the lists it rests on are trusted (an official list most, then curated, then scraped labels; more for lists that agree). 0 for an incomplete answer, 0.5 when no list names the address, 1 for a system address. A calibrated answer keeps it; the model's probability is `details.calibration.probability`."
+  }),
   flags: Schema.Struct({
     sanctioned: Schema.Boolean,
     blacklisted: Schema.Boolean,

@@ -279,7 +279,12 @@ const result = (
       ? { authorityOf: () => "scraped", officialLists: "" }
       : { authorityOf: authorityIn(catalog), officialLists: officialLists(catalog.official, asOf) }
   )
-  const model = complete && agentic && inForce.length > 0 ? Calibration.modelOn(catalog.models, asOf) : undefined
+  // The model of the day grades whenever the store answered intact: a list ingested since (which cannot vouch for
+  // the day) makes the answer incomplete, not ungraded.
+  const model =
+    found.complete && catalog.damaged.length === 0 && agentic && inForce.length > 0
+      ? Calibration.modelOn(catalog.models, asOf)
+      : undefined
   const calibrated = model === undefined ? undefined : Calibration.apply(a, inForce, authorityIn(catalog), model, asOf)
   const score = calibrated?.score ?? a.score
   const risk = calibrated?.band ?? a.band
@@ -288,7 +293,9 @@ const result = (
     address: detected.family === "evm" ? detected.normalized : address,
     score,
     risk_level: risk,
-    confidence: complete ? (calibrated?.probability ?? a.confidence) : 0,
+    // How sure the answer is of its action: how far the lists it rests on are trusted (the calibration's probability
+    // is in details.calibration); nothing of an incomplete answer.
+    confidence: complete ? a.confidence : 0,
     flags: a.flags,
     entity: a.entity,
     signals: a.signals.map(wireSignal).map((w) => ({ ...w, evidence: shown(w.evidence) })),
@@ -303,7 +310,9 @@ const result = (
             ai_enhanced: true
           }
       : {
-          action: critical(undated.length === 0 ? a : certainly(inForce, undated, catalog, asOf)) ? "BLOCK" : "REVIEW",
+          action: critical(calibrated ?? (undated.length === 0 ? a : certainly(inForce, undated, catalog, asOf)))
+            ? "BLOCK"
+            : "REVIEW",
           summary: "Intelligence could not be fully consulted: do not treat this address as clean; review it manually.",
           details: !found.complete
             ? "The intelligence store did not answer, so no list was checked."
@@ -320,10 +329,11 @@ const result = (
                       ? []
                       : [
                           `${asOf} precedes the oldest stored version of ${blind.length === 1 ? `${blind[0]!.list} (${blind[0]!.since})` : `${blind.length} lists (${someOf(blind.map((l) => l.list).sort())})`}, so a listing removed before then cannot be seen; ingest an older version with --backfill to answer for this date.`
-                        ])
+                        ]),
+                    ...(calibrated === undefined ? [] : [calibrated.sentence])
                   ].join(" ")
                 : "No intelligence list has been ingested yet, so nothing was checked.",
-          ai_enhanced: false
+          ai_enhanced: calibrated !== undefined
         },
     metadata: {
       version: "v3",
@@ -354,6 +364,8 @@ const result = (
               : {
                   calibration: {
                     model: calibrated.model,
+                    model_as_of: calibrated.modelAsOf,
+                    fitted_at: calibrated.fittedAt,
                     probability: calibrated.probability,
                     rule_score: calibrated.ruleScore,
                     score: calibrated.score
@@ -372,6 +384,8 @@ export class Screening extends Context.Service<
     readonly screen: (address: string, options?: Options) => Effect.Effect<Result, InvalidAddress>
     /** The lists screening consults, with their versions and state. */
     readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
+    /** The stored calibration models, oldest first (read again only when a commit changed the index). */
+    readonly models: Effect.Effect<ReadonlyArray<Calibration.Stored>>
   }
 >()("@vigil/core/Screening") {
   /** The service over an IntelIndex. */
@@ -432,7 +446,7 @@ export class Screening extends Context.Service<
             )
           )
         })
-      return Screening.of({ screen, lists: index.lists })
+      return Screening.of({ screen, lists: index.lists, models: Effect.map(catalog, (c) => c.models) })
     })
   )
 }

@@ -566,4 +566,65 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         assert.strictEqual(stated?.evidence.delistedAt, "2025-07-09")
         assert.isUndefined(stated?.evidence.delistedBetween)
       }))
+
+    test("grades an answer with the model of its day whatever is ingested later, and its confidence never reads as the opposite of its band", (index) =>
+      Effect.gen(function* () {
+        yield* ingest(index, info("scam-feed", "2025-11-01", { authority: "scraped" }), [
+          rec(A, { category: "phishing" })
+        ])
+        yield* ingest(index, info("sdn", "2025-11-01"), [rec(B)])
+        // The scam feed is almost never borne out: p about 0.01.
+        yield* index.storeModel({
+          asOf: "2025-12-01",
+          fittedAt: "2025-12-02T08:00:00.000Z",
+          features: ["bias", "list:scam-feed"],
+          weights: [0, -4.6],
+          l2: 1,
+          training: { examples: 10, positives: 1 },
+          evaluation: {
+            examples: 3,
+            positives: 1,
+            brier: 0.1,
+            brierRules: 0.5,
+            block: { flagged: 0, precision: 0, recall: 0 },
+            blockRules: { flagged: 3, precision: 0.333, recall: 1 },
+            review: { flagged: 1, precision: 1, recall: 1 },
+            reviewRules: { flagged: 3, precision: 0.333, recall: 1 },
+            reliability: []
+          }
+        })
+        // An operator's own list of a later day: it cannot vouch for 2025-12-01, but the model of that day stands.
+        yield* ingest(index, info("ours", "2026-01-10", { authority: "curated" }), [rec(C)])
+        const screening = yield* Effect.provide(
+          Effect.service(Screening.Screening),
+          Screening.Screening.layer.pipe(Layer.provide(Layer.succeed(IntelIndex.IntelIndex)(index)))
+        )
+        for (const asOf of ["2025-12-01", "2026-02-01"]) {
+          const r = yield* screening.screen(A, { includeDetails: true, asOf })
+          assert.isTrue(r.recommendation.ai_enhanced, `graded as of ${asOf}`)
+          assert.deepInclude(r.details?.calibration, {
+            model: 1,
+            model_as_of: "2025-12-01",
+            fitted_at: "2025-12-02T08:00:00.000Z",
+            probability: 0.01,
+            rule_score: 90,
+            score: 65
+          })
+          assert.strictEqual(r.risk_level, "high")
+          assert.include(r.recommendation.details, "Calibration (model 1, fitted on the lists as of 2025-12-01)")
+        }
+        // Once every list can vouch the answer is complete: high, REVIEW, and its confidence is how far its lists
+        // are trusted, not the model's 0.01.
+        const today = yield* screening.screen(A, { asOf: "2026-02-01" })
+        assert.deepStrictEqual(
+          [today.metadata.is_complete, today.recommendation.action, today.confidence],
+          [true, "REVIEW", 0.75]
+        )
+        // As of 2025-12-01 the later list cannot vouch: incomplete, REVIEW, confidence 0, graded all the same.
+        const then = yield* screening.screen(A, { asOf: "2025-12-01" })
+        assert.deepStrictEqual(
+          [then.metadata.is_complete, then.recommendation.action, then.confidence, then.score],
+          [false, "REVIEW", 0, 65]
+        )
+      }))
   })
