@@ -211,7 +211,10 @@ describe("createVigil facade", () => {
     try {
       const listed = node.accounts[1]!
       const recipient = "0x00000000000000000000000000000000000e0001"
-      const sent = await node.rpc<string>("eth_sendTransaction", [{ from: listed, to: recipient, value: "0x10" }])
+      // One ether: above the dust floor of the native coin (0.1), so it counts.
+      const sent = await node.rpc<string>("eth_sendTransaction", [
+        { from: listed, to: recipient, value: `0x${(10n ** 18n).toString(16)}` }
+      ])
       await node.mine(1)
       const file = join(dir, "listed.txt")
       writeFileSync(file, `${listed}\n`)

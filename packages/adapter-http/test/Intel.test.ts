@@ -345,15 +345,16 @@ describe("calibration over HTTP (options.enable_agentic)", () => {
         const calibrated = (yield* v3(key, { address: PHISH, options: { include_details: true } })).json
         assert.deepStrictEqual(
           [calibrated.score, calibrated.risk_level, calibrated.confidence, calibrated.recommendation.action],
-          [65, "high", 0.05, "REVIEW"]
+          [65, "high", 0.75, "REVIEW"]
         )
         assert.isTrue(calibrated.recommendation.ai_enhanced)
         assert.include(
           calibrated.recommendation.details,
           "Calibration (model 1, fitted on the lists as of 2025-01-01) moves the score from 90 to 65"
         )
-        assert.deepStrictEqual(calibrated.details.calibration, {
+        assert.deepInclude(calibrated.details.calibration, {
           model: 1,
+          model_as_of: "2025-01-01",
           probability: 0.05,
           rule_score: 90,
           score: 65
