@@ -965,10 +965,10 @@ export interface components {
                 chainId: number;
                 blockNumber: number;
             };
-            /** @description Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at this block. Switching it on (active true) clears it. */
+            /** @description Why the follower switched the bot off: its rules went over the evaluation's bounds (bindings tried in one step, matches per block) at `blockNumber`, or its API key was revoked or expired (no block). Switching it on (active true) clears it. */
             paused?: {
                 reason: string;
-                blockNumber: number;
+                blockNumber?: number;
                 /**
                  * @description ISO 8601 UTC instant
                  * @example 2026-11-22T10:00:01.000Z
@@ -1903,6 +1903,8 @@ export interface components {
                 priority: "URGENT" | "HIGH" | "MEDIUM" | "LOW" | "ROUTINE";
                 labels: string[];
                 chains_with_activity: string[];
+                /** @description Present when something is not known: each network whose on-chain activity could not be checked, and why (`every network: … no node is configured` when none is), so an empty `chains_with_activity` is not read as an unused address. */
+                warnings?: string[];
             };
             /** @enum {string} */
             message: "Address intelligence processed successfully";
@@ -2020,6 +2022,7 @@ export interface components {
                 score: number;
                 /** @enum {string} */
                 risk_level: "critical" | "high" | "medium" | "low" | "minimal";
+                /** @description How sure the answer is of its action (0–1): how far the lists it rests on are trusted (an official list most, then curated, then scraped labels; more for lists that agree). 0 for an incomplete answer, 0.5 when no list names the address, 1 for a system address. A calibrated answer keeps it; the model's probability is `details.calibration.probability`. */
                 confidence: number;
                 flags: {
                     sanctioned: boolean;
@@ -2201,15 +2204,28 @@ export interface components {
                         reference: string;
                     }[];
                     formula: string;
-                    /** @description When the calibration graded the answer: the model's version, its probability, the rule-based score and the calibrated score (which `score` shows). */
+                    /** @description When the calibration graded the answer: the model's version and age, its probability, the rule-based score and the calibrated score (which `score` shows). */
                     calibration?: {
                         model: number;
+                        /** @description The day of the lists the model was fitted on. */
+                        model_as_of: string;
+                        /** @description When the model was fitted (ISO 8601). */
+                        fitted_at: string;
+                        /** @description The model's probability that the scraped evidence of this answer is borne out by an official or curated list (0.01–0.99). Not `confidence`. */
                         probability: number;
                         rule_score: number;
                         score: number;
                     };
-                    /** @description The networks with a configured node on which the address has a nonce, a balance or code (lowercase names; `chain-<id>` for a chain Vigil does not name). Present when a node is configured; a network not checked in time is named in `metadata.warnings`. */
+                    /** @description The networks with a configured node on which the address has a nonce, a balance, code or a token received (lowercase names; `chain-<id>` for a chain Vigil does not name). Empty also when nothing could be checked: `activity` says which networks were. */
                     chains_with_activity?: string[];
+                    /** @description Which networks' nodes answered for `chains_with_activity`, and what could not be checked and why (a node that failed or did not answer in time; `every network` when no node is configured). */
+                    activity?: {
+                        checked: string[];
+                        unchecked: {
+                            network: string;
+                            reason: string;
+                        }[];
+                    };
                 };
             } | {
                 address: string;
@@ -2286,6 +2302,7 @@ export interface components {
             score: number;
             /** @enum {string} */
             risk_level: "critical" | "high" | "medium" | "low" | "minimal";
+            /** @description How sure the answer is of its action (0–1): how far the lists it rests on are trusted (an official list most, then curated, then scraped labels; more for lists that agree). 0 for an incomplete answer, 0.5 when no list names the address, 1 for a system address. A calibrated answer keeps it; the model's probability is `details.calibration.probability`. */
             confidence: number;
             flags: {
                 sanctioned: boolean;
@@ -2467,15 +2484,28 @@ export interface components {
                     reference: string;
                 }[];
                 formula: string;
-                /** @description When the calibration graded the answer: the model's version, its probability, the rule-based score and the calibrated score (which `score` shows). */
+                /** @description When the calibration graded the answer: the model's version and age, its probability, the rule-based score and the calibrated score (which `score` shows). */
                 calibration?: {
                     model: number;
+                    /** @description The day of the lists the model was fitted on. */
+                    model_as_of: string;
+                    /** @description When the model was fitted (ISO 8601). */
+                    fitted_at: string;
+                    /** @description The model's probability that the scraped evidence of this answer is borne out by an official or curated list (0.01–0.99). Not `confidence`. */
                     probability: number;
                     rule_score: number;
                     score: number;
                 };
-                /** @description The networks with a configured node on which the address has a nonce, a balance or code (lowercase names; `chain-<id>` for a chain Vigil does not name). Present when a node is configured; a network not checked in time is named in `metadata.warnings`. */
+                /** @description The networks with a configured node on which the address has a nonce, a balance, code or a token received (lowercase names; `chain-<id>` for a chain Vigil does not name). Empty also when nothing could be checked: `activity` says which networks were. */
                 chains_with_activity?: string[];
+                /** @description Which networks' nodes answered for `chains_with_activity`, and what could not be checked and why (a node that failed or did not answer in time; `every network` when no node is configured). */
+                activity?: {
+                    checked: string[];
+                    unchecked: {
+                        network: string;
+                        reason: string;
+                    }[];
+                };
             };
         };
         /**
@@ -2548,6 +2578,14 @@ export interface components {
             uptime_seconds: number;
             /** @description This instance's name as a holder of chains' leases (VIGIL_INSTANCE; by default host:pid): instances on one database follow each chain once, and each says here who follows what */
             instance: string;
+            /** @description The newest calibration model (enable_agentic grades with the newest model of the screened day or before): how old the lists it was fitted on are. Absent when none is stored. */
+            calibration?: {
+                model: number;
+                as_of: string;
+                fitted_at: string;
+                /** @description Days from the day of its lists to today (UTC). */
+                age_days: number;
+            };
             /** @description Each chain with an active bot: followed here, or in standby while another instance on the same database follows it. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves. A halted chain (reorganised deeper than the hashes kept) makes /health 503 until it is re-anchored (vigil follow reset). */
             follow?: {
                 chainId: number;
