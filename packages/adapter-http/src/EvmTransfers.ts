@@ -196,44 +196,44 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
     )
 
   /**
-   * The transfers of one kind over `from..to`, splitting what the node refuses: each round asks every part in one
-   * batch, and a refused part is asked again in halves.
+   * The transfers of both kinds over `from..to`, splitting what the node refuses: each round asks every part of
+   * both kinds in one batch (one request when nothing is refused), and a refused part is asked again in halves.
    */
-  const readKind = (chainId: number, kind: Kind, self: string, from: number, to: number) =>
+  const readBoth = (chainId: number, self: string, from: number, to: number) =>
     Effect.gen(function* () {
       const found: Array<Exposure.Transfer> = []
       const gaps: Array<Exposure.Gap> = []
-      let parts: ReadonlyArray<readonly [number, number]> = [[from, to]]
+      type Part = { readonly kind: Kind; readonly a: number; readonly b: number }
+      let parts: ReadonlyArray<Part> = [
+        { kind: "token", a: from, b: to },
+        { kind: "native", a: from, b: to }
+      ]
       while (parts.length > 0) {
         const answers = yield* batch(
           chainId,
-          parts.flatMap(([a, b]) => callsOf(kind, self, a, b))
+          parts.flatMap((p) => callsOf(p.kind, self, p.a, p.b))
         )
-        const refused: Array<readonly [number, number, string]> = []
-        for (const [i, [a, b]] of parts.entries()) {
+        const refused: Array<Part & { readonly reason: string }> = []
+        const unserved = new Set<Kind>()
+        for (const [i, part] of parts.entries()) {
           const pair = [answers[2 * i]!, answers[2 * i + 1]!]
           const error = pair.find((x) => x.result === undefined || x.result === null)
           if (error !== undefined) {
-            const reason = error.error?.message ?? "no result"
             if (error.error?.code === methodNotFound) {
               // Not served at all: nothing of this kind can be read, whatever the range.
-              return {
-                found: [],
-                gaps: [
-                  {
-                    kind,
-                    fromBlock: from,
-                    toBlock: to,
-                    reason: `the node does not serve ${callsOf(kind, self, a, b)[0]!.method}`
-                  }
-                ]
-              }
-            }
-            refused.push([a, b, reason])
+              if (!unserved.has(part.kind))
+                gaps.push({
+                  kind: part.kind,
+                  fromBlock: from,
+                  toBlock: to,
+                  reason: `the node does not serve ${callsOf(part.kind, self, from, to)[0]!.method}`
+                })
+              unserved.add(part.kind)
+            } else refused.push({ ...part, reason: error.error?.message ?? "no result" })
             continue
           }
           for (const [side, answer] of pair.entries()) {
-            if (kind === "token") {
+            if (part.kind === "token") {
               const logs = yield* Effect.mapError(decodeLogs(answer.result), () =>
                 failed("eth_getLogs: the answer is not a list of logs")
               )
@@ -253,18 +253,19 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
             }
           }
         }
-        const next: Array<readonly [number, number]> = []
-        for (const [a, b, reason] of refused) {
-          if (a === b || next.length + 2 > maxParts)
-            gaps.push({ kind, fromBlock: a, toBlock: b, reason: `the node refused the range: ${reason}` })
+        const next: Array<Part> = []
+        for (const r of refused) {
+          if (unserved.has(r.kind)) continue
+          if (r.a === r.b || next.filter((p) => p.kind === r.kind).length + 2 > maxParts)
+            gaps.push({ kind: r.kind, fromBlock: r.a, toBlock: r.b, reason: `the node refused the range: ${r.reason}` })
           else {
-            const middle = Math.floor((a + b) / 2)
-            next.push([a, middle], [middle + 1, b])
+            const middle = Math.floor((r.a + r.b) / 2)
+            next.push({ kind: r.kind, a: r.a, b: middle }, { kind: r.kind, a: middle + 1, b: r.b })
           }
         }
         parts = next
       }
-      return { found, gaps }
+      return { transfers: found, gaps }
     })
 
   return Layer.succeed(Exposure.TransferReader)({
@@ -290,15 +291,7 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
         }
         return lo.number
       }),
-    transfers: (chainId, address, from, to) => {
-      const self = address.toLowerCase()
-      return Effect.map(
-        Effect.all([readKind(chainId, "token", self, from, to), readKind(chainId, "native", self, from, to)], {
-          concurrency: "unbounded"
-        }),
-        ([tokens, coins]) => ({ transfers: [...tokens.found, ...coins.found], gaps: [...tokens.gaps, ...coins.gaps] })
-      )
-    },
+    transfers: (chainId, address, from, to) => readBoth(chainId, address.toLowerCase(), from, to),
     decimals: (chainId, tokens) =>
       tokens.length === 0
         ? Effect.succeed(new Map())
