@@ -20,6 +20,7 @@ interface RecordRow {
   readonly entity_name: string | null
   readonly entity_type: string | null
   readonly label: string | null
+  readonly cites: string | null
   readonly listed_at: string
   readonly delisted_at: string | null
   readonly ingested_at: string
@@ -55,6 +56,7 @@ const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   ...(row.entity_name === null ? {} : { entityName: row.entity_name }),
   ...(row.entity_type === null ? {} : { entityType: row.entity_type }),
   ...(row.label === null ? {} : { label: row.label }),
+  ...(row.cites === null ? {} : { cites: row.cites }),
   listedAt: row.listed_at,
   ...(row.delisted_at === null ? {} : { delistedAt: row.delisted_at }),
   ingestedAt: row.ingested_at
@@ -76,7 +78,7 @@ const notStaged = (operation: string, version: number) =>
   new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
 
 const recordColumns =
-  "list, source, address, family, category, reference, jurisdiction, entity_name, entity_type, label, listed_at, delisted_at, ingested_at"
+  "list, source, address, family, category, reference, jurisdiction, entity_name, entity_type, label, listed_at, delisted_at, ingested_at, cites"
 const versionColumns =
   "id::float8 AS id, list, source, kind, mode, as_of, content_hash, origin, ingested_at, state, authority, withdrawn_at"
 
@@ -201,10 +203,11 @@ const make = Effect.gen(function* () {
         sql`
           INSERT INTO intel_records (${sql.literal(recordColumns)})
           SELECT t.list, t.source, t.address, t.family, t.category, t.reference, t.jurisdiction, t."entityName",
-                 t."entityType", t.label, t."listedAt", t."delistedAt", t."ingestedAt"
+                 t."entityType", t.label, t."listedAt", t."delistedAt", t."ingestedAt", t.cites
           FROM json_to_recordset(${JSON.stringify(part)}::json) AS t(
             list text, source text, address text, family text, category text, reference text, jurisdiction text,
-            "entityName" text, "entityType" text, label text, "listedAt" text, "delistedAt" text, "ingestedAt" text)`,
+            "entityName" text, "entityType" text, label text, "listedAt" text, "delistedAt" text, "ingestedAt" text,
+            cites text)`,
       { discard: true }
     )
 

@@ -411,5 +411,9 @@ export const migrations = {
         RETURN json_build_object('rows', found, 'held', held);
       END
       $fn$`)
-  )
+  ),
+  // The source a curated entry says it took the listing from: what ties it to the lists it re-publishes.
+  "14_record_citations": statements(`
+    ALTER TABLE intel_records ADD COLUMN cites text
+  `)
 }

@@ -23,6 +23,7 @@ interface RecordRow {
   readonly listed_at: string
   readonly delisted_at: string | null
   readonly ingested_at: string
+  readonly cites: string | null
 }
 
 interface VersionRow {
@@ -58,6 +59,7 @@ const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   ...(row.label === null ? {} : { label: row.label }),
   listedAt: row.listed_at,
   ...(row.delisted_at === null ? {} : { delistedAt: row.delisted_at }),
+  ...(row.cites === null ? {} : { cites: row.cites }),
   ingestedAt: row.ingested_at
 })
 
@@ -76,7 +78,8 @@ const rowOf = (r: Intel.IntelRecord): RecordRow => ({
   label: r.label ?? null,
   listed_at: r.listedAt,
   delisted_at: r.delistedAt ?? null,
-  ingested_at: r.ingestedAt
+  ingested_at: r.ingestedAt,
+  cites: r.cites ?? null
 })
 
 const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
@@ -166,9 +169,9 @@ const make = Effect.gen(function* () {
     close: db.prepare<[string, number]>("UPDATE intel_records SET delisted_at = ? WHERE id = ?"),
     insertRecord: db.prepare(
       `INSERT INTO intel_records (list, source, address, family, category, reference, jurisdiction, entity_name,
-         entity_type, label, listed_at, delisted_at, ingested_at, version)
+         entity_type, label, listed_at, delisted_at, ingested_at, cites, version)
        VALUES (@list, @source, @address, @family, @category, @reference, @jurisdiction, @entityName,
-         @entityType, @label, @listedAt, @delistedAt, @ingestedAt, @version)`
+         @entityType, @label, @listedAt, @delistedAt, @ingestedAt, @cites, @version)`
     ),
     markCommitted: db.prepare<[number]>("UPDATE intel_versions SET state = 'committed' WHERE id = ?"),
     // Every change of a list's records moves its revision (a commit under way checks it before its last step).
@@ -295,6 +298,7 @@ const make = Effect.gen(function* () {
         entityType: null,
         label: null,
         delistedAt: null,
+        cites: null,
         ...r,
         version
       })

@@ -403,6 +403,14 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE TRIGGER api_keys_deleted AFTER DELETE ON api_keys
         BEGIN UPDATE vigil_generations SET n = n + 1 WHERE name = 'api_keys'; END;
     `
+  },
+  {
+    version: 24,
+    name: "record citations",
+    // The source a curated entry says it took the listing from: what ties it to the lists it re-publishes.
+    sql: `
+      ALTER TABLE intel_records ADD COLUMN cites TEXT;
+    `
   }
 ]
 

@@ -153,6 +153,7 @@ describe("graphsense", () => {
 creator: GraphSense Core Team
 lastmod: 2022-02-15
 abuse: ransomware
+source: https://ransomwhe.re/
 tags:
 - address: '17TMc2UkVRSga2yYvuxSD9Q1XyB2EPRjTF'
   currency: BTC
@@ -162,6 +163,7 @@ tags:
   category: exchange
   abuse: null
   label: some exchange
+  source: https://etherscan.io/labelcloud
 - address: 'LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z'
   currency: LTC
 `
@@ -178,6 +180,11 @@ tags:
       ]
     )
     assert.deepStrictEqual(parser.skipped().reasons, ["tag 2: LTC currency is not a screened network"])
+    // What each entry cites: the pack's source, or the tag's own.
+    assert.deepStrictEqual(
+      records.map((r) => r.cites),
+      ["https://ransomwhe.re/", "https://etherscan.io/labelcloud"]
+    )
   })
 
   it("skips a tag that is not a mapping, with the decoder's reason", () => {

@@ -75,6 +75,11 @@ export const IntelRecord = Schema.Struct({
    * The answer then gives no `delistedAt`, since the source states no date.
    */
   delistedBetween: Schema.optionalKey(DelistedBetween),
+  /**
+   * The source a curated list's entry says it took the listing from (a GraphSense tag's `source`, e.g.
+   * `https://etherscan.io/labelcloud`): what ties the entry to the lists it re-publishes.
+   */
+  cites: Schema.optionalKey(Schema.String),
   ingestedAt: Schema.String
 })
 
@@ -95,6 +100,8 @@ export interface ParsedRecord {
   readonly listedAt?: string
   /** Only for history sources (events) that state the end of a listing. */
   readonly delistedAt?: string
+  /** The source the entry cites, when it names one. */
+  readonly cites?: string
 }
 
 /** True when `record` was in force on `date` (ISO `YYYY-MM-DD`). */

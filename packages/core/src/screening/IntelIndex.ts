@@ -230,6 +230,7 @@ export const toRecord = (info: VersionInfo, parsed: ParsedRecord): IntelRecord =
   ...(parsed.label === undefined ? {} : { label: parsed.label }),
   listedAt: parsed.listedAt ?? info.asOf,
   ...(parsed.delistedAt === undefined ? {} : { delistedAt: parsed.delistedAt }),
+  ...(parsed.cites === undefined ? {} : { cites: parsed.cites }),
   ingestedAt: info.ingestedAt
 })
 

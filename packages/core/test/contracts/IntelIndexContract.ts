@@ -82,7 +82,13 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
     test("stores committed records with their provenance and dates", (index) =>
       Effect.gen(function* () {
         const outcome = yield* ingest(index, info("ofac", "2024-01-01"), [
-          rec(A, { listedAt: "2022-08-08", entityName: "Tornado Cash", entityType: "entity", jurisdiction: "US" }),
+          rec(A, {
+            listedAt: "2022-08-08",
+            entityName: "Tornado Cash",
+            entityType: "entity",
+            jurisdiction: "US",
+            cites: "https://home.treasury.gov/"
+          }),
           rec(B)
         ])
         assert.deepStrictEqual(
@@ -101,6 +107,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
           entityName: "Tornado Cash",
           entityType: "entity",
           listedAt: "2022-08-08",
+          cites: "https://home.treasury.gov/",
           ingestedAt: "2024-01-01T12:00:00.000Z"
         })
         const [b] = yield* index.lookup([B])

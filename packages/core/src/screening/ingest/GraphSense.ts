@@ -105,7 +105,14 @@ export const make = (): Parser => {
         if (category === undefined)
           return skipped.add(`tag ${i}: ${abuse ?? text(tag.category) ?? "no"} category is not screened`)
         const named = ["exchange", "service", "sanctions", "mixer", "darknet", "gambling"].includes(category)
-        const r = toRecord(address, category, title, { label, ...(named ? { entityName: label } : {}) }, families)
+        const cites = text(tag.source)
+        const r = toRecord(
+          address,
+          category,
+          title,
+          { label, ...(named ? { entityName: label } : {}), ...(cites === undefined || cites === "" ? {} : { cites }) },
+          families
+        )
         if (typeof r === "string") skipped.add(`tag ${i}: ${r}`)
         else out.push(r)
       })
