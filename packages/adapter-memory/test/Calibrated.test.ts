@@ -150,3 +150,79 @@ describe("screening with a calibration model", () => {
     )
   })
 })
+
+describe("the ground truth of calibration", () => {
+  /** A list of `publisher` naming `addresses`, each entry citing `cites` when given. */
+  const ingestList = (
+    list: string,
+    publisher: string,
+    authority: Intel.Authority,
+    addresses: ReadonlyArray<string>,
+    cites?: string
+  ) =>
+    Effect.gen(function* () {
+      const index = yield* IntelIndex.IntelIndex
+      const version: IntelIndex.VersionInfo = {
+        list,
+        source: publisher,
+        kind: authority === "scraped" ? "labels" : "graphsense",
+        mode: "snapshot",
+        asOf: day(0),
+        contentHash: list,
+        origin: "test",
+        ingestedAt: `${day(0)}T12:00:00.000Z`,
+        authority
+      }
+      const id = yield* index.stage(version)
+      yield* index.append(
+        id,
+        addresses.map((address): Intel.ParsedRecord => ({
+          address,
+          family: "evm",
+          category: "phishing",
+          reference: list,
+          ...(cites === undefined ? {} : { cites })
+        }))
+      )
+      yield* index.commit(id, version)
+    })
+
+  const addresses = Array.from({ length: 40 }, (_, i) => `0x${(0x2000 + i).toString(16).padStart(40, "0")}`)
+
+  it("does not count a curated pack that copies a scraped list as the truth of the addresses that list names", async () => {
+    const examples = await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* ingestList("feed", "FeedCo", "scraped", addresses)
+        // A curated pack re-publishing the feed (its tags cite it), and one with its own evidence for a few.
+        yield* ingestList("pack-copy", "GraphSense", "curated", addresses.slice(0, 30), "https://feedco.example/list")
+        yield* ingestList("pack-own", "GraphSense", "curated", addresses.slice(25, 35), "https://court.example/case/1")
+        return yield* Calibration.examplesOn(day(1))
+      }).pipe(Effect.provide(MemoryIntelIndex.layer))
+    )
+    const byAddress = new Map(examples.map((e) => [e.address, e]))
+    // Named by the copy alone: no truth, said as copied.
+    for (const a of addresses.slice(0, 25)) assert.deepInclude(byAddress.get(a), { truth: false, copied: true }, a)
+    // Named by a pack on its own word: truth.
+    for (const a of addresses.slice(25, 35)) assert.deepInclude(byAddress.get(a), { truth: true, copied: false }, a)
+    // Named by no reviewed list: neither.
+    for (const a of addresses.slice(35)) assert.deepInclude(byAddress.get(a), { truth: false, copied: false }, a)
+  })
+
+  it("ties a citation to the lists a declared tie names, beside the publisher's own", async () => {
+    const provenance: Calibration.Provenance = {
+      ties: [{ cites: "scamdb.example", lists: ["feed"], why: "FeedCo imports ScamDB" }]
+    }
+    const run = (p?: Calibration.Provenance) =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          yield* ingestList("feed", "FeedCo", "scraped", addresses)
+          yield* ingestList("pack", "GraphSense", "curated", addresses.slice(0, 10), "https://scamdb.example/")
+          return yield* Calibration.examplesOn(day(1), p)
+        }).pipe(Effect.provide(MemoryIntelIndex.layer))
+      )
+    assert.strictEqual((await run()).filter((e) => e.truth).length, 10, "without the tie, the pack is independent")
+    const tiedOff = await run(provenance)
+    assert.strictEqual(tiedOff.filter((e) => e.truth).length, 0)
+    assert.strictEqual(tiedOff.filter((e) => e.copied === true).length, 10)
+  })
+})

@@ -4,7 +4,7 @@
  * draws the reliability table as an SVG.
  */
 import { Calibration, type IntelIndex, Instant, type StoreError } from "@vigil/core"
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { Clock, Console, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
@@ -23,7 +23,7 @@ const report = (model: Calibration.Model | Calibration.Stored, stored: boolean):
     `  ${label.padEnd(20)} precision ${pct(c.precision)}  recall ${pct(c.recall)}  (${c.flagged} flagged)   rule-based: precision ${pct(r.precision)}  recall ${pct(r.recall)}  (${r.flagged} flagged)`
   return [
     `${name}, fitted on the lists as of ${model.asOf}${stored ? ", stored" : ""}`,
-    `  learned from ${model.training.examples} addresses some scraped list names (${model.training.positives} also named for a risk by an official or curated list); L2 penalty ${model.l2}`,
+    `  learned from ${model.training.examples} addresses some scraped list names (${model.training.positives} also named for a risk by an official or curated list on its own word${model.training.copied === undefined ? "" : `; ${model.training.copied} named only by entries citing a source of their own features, not counted`}); L2 penalty ${model.l2}`,
     `  weights: ${weights.join(", ")}`,
     `  held out: ${e.examples} addresses (${e.positives} named by an official or curated list), each answered from its scraped records alone:`,
     row("BLOCK (score >= 85)", e.block, e.blockRules),
@@ -81,6 +81,21 @@ const reliabilitySvg = (model: Calibration.Model | Calibration.Stored): string =
 }
 
 const encodeModel = Schema.encodeSync(Calibration.Model)
+const decodeProvenance = Schema.decodeUnknownEffect(Schema.fromJsonString(Calibration.Provenance))
+
+/** The declared ties of a `--provenance` file, or the one line saying what is wrong with it. */
+const readProvenance = (file: string) =>
+  Effect.try({
+    try: () => readFileSync(file, "utf8"),
+    catch: (e) => new CommandFailed({ message: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` })
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.mapError(
+        decodeProvenance(text),
+        (e) => new CommandFailed({ message: `${file} is not a provenance file: ${e.message.split("\n")[0]}` })
+      )
+    )
+  )
 
 /** Fits (and stores, unless `dryRun`) a model of the lists as of `asOf` (default today), and prints its report. */
 export const calibrateOnce = (options: {
@@ -89,6 +104,7 @@ export const calibrateOnce = (options: {
   readonly dryRun?: boolean
   readonly json?: boolean
   readonly plot?: string
+  readonly provenance?: Calibration.Provenance
 }): Effect.Effect<
   Calibration.Model | Calibration.Stored,
   CommandFailed | StoreError.StoreError,
@@ -101,6 +117,7 @@ export const calibrateOnce = (options: {
       asOf,
       fittedAt: Instant.iso(now),
       ...(options.l2 === undefined ? {} : { l2: options.l2 }),
+      ...(options.provenance === undefined ? {} : { provenance: options.provenance }),
       store: options.dryRun !== true
     }).pipe(Effect.catchTag("CalibrationRefused", (e) => Effect.fail(new CommandFailed({ message: e.message }))))
     if (options.json === true) {
@@ -144,6 +161,12 @@ export const command = Command.make(
       Flag.withDescription("Write the reliability diagram of the held-out evaluation to this SVG file"),
       Flag.optional
     ),
+    provenance: Flag.String("provenance").pipe(
+      Flag.withDescription(
+        'JSON file of declared ties, {"ties":[{"cites","lists","why"}]}: a reviewed entry whose citation contains `cites` copies those scraped lists, so it is not the ground truth of an address they name (beside the default tie to a list whose publisher the citation names)'
+      ),
+      Flag.optional
+    ),
     db: databaseFlag
   },
   (args) =>
@@ -154,7 +177,10 @@ export const command = Command.make(
       }
       const asOf = Option.getOrUndefined(args.asOf)
       const plot = Option.getOrUndefined(args.plot)
+      const file = Option.getOrUndefined(args.provenance)
+      const provenance = file === undefined ? undefined : yield* readProvenance(file)
       yield* calibrateOnce({
+        ...(provenance === undefined ? {} : { provenance }),
         ...(asOf === undefined ? {} : { asOf }),
         ...(l2 === undefined ? {} : { l2 }),
         ...(plot === undefined ? {} : { plot }),

@@ -3,9 +3,10 @@
  *
  * The model is a small L2-regularised logistic regression. Its examples are the addresses some scraped list
  * names; its ground truth is whether an official or curated list (the lists that review what they publish) names
- * the address for a risk; its features come from the scraped lists alone (which of them name it and for what,
- * how many agree, whether one names it as an exchange or service, how long it has been listed), so the truth is
- * never among the features. It answers: of the addresses this scraped evidence names, what share does a reviewed
+ * the address for a risk, on its own word: an entry that cites a source (a GraphSense tag's `source`) tied to one
+ * of the example's own feature lists is a copy of that list, not a confirmation of it, and does not count. Its
+ * features come from the scraped lists alone (which of them name it and for what, how many agree, whether one
+ * names it as an exchange or service, how long it has been listed), so the truth is never among the features. It answers: of the addresses this scraped evidence names, what share does a reviewed
  * list also name as risky? That share is the calibrated probability of an answer that rests on scraped labels
  * alone; an answer resting on an official or curated record is not graded (those lists are the ground truth).
  *
@@ -86,9 +87,54 @@ export const featuresOf = (
   return features
 }
 
-/** The ground truth of an address: whether an official or curated list names it for a risk. */
-export const truthOf = (records: ReadonlyArray<IntelRecord>, authorityOf: (list: string) => Authority): boolean =>
-  records.some((r) => authorityOf(r.list) !== "scraped" && risky(r))
+/**
+ * Which sources a citation re-publishes: declared ties (a citation containing `cites`, case aside, copies the
+ * scraped `lists`), beside the default tie of a citation to every list whose publisher it names.
+ */
+export const Provenance = Schema.Struct({
+  ties: Schema.Array(
+    Schema.Struct({
+      cites: Schema.String.check(Schema.isMinLength(3)),
+      lists: Schema.Array(Schema.String),
+      why: Schema.String
+    })
+  )
+})
+export type Provenance = typeof Provenance.Type
+
+/** No declared tie: a citation is tied only to the lists whose publisher it names. */
+export const noProvenance: Provenance = { ties: [] }
+
+/**
+ * Whether an entry citing `cites` copies the scraped list `list` (published by `publisher`): the citation names the
+ * publisher (a word of four letters or more of it, e.g. `etherscan` in `https://etherscan.io/labelcloud`), or a
+ * declared tie says so.
+ */
+export const tied = (provenance: Provenance, cites: string, list: string, publisher: string): boolean => {
+  const c = cites.toLowerCase().replace(/[^a-z0-9]/g, "")
+  const words = publisher
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 4)
+  if (words.some((w) => c.includes(w))) return true
+  const raw = cites.toLowerCase()
+  return provenance.ties.some((t) => raw.includes(t.cites.toLowerCase()) && t.lists.includes(list))
+}
+
+/**
+ * The ground truth of an address: whether an official or curated list names it for a risk on its own word. An
+ * entry that cites a source tied to one of `features` (the scraped lists naming the address for a risk) is a copy
+ * of the evidence it would confirm; it does not count. `copied` says the reviewed lists named it only so.
+ */
+export const truthOf = (
+  records: ReadonlyArray<IntelRecord>,
+  authorityOf: (list: string) => Authority,
+  copies: (cites: string) => boolean = () => false
+): { readonly truth: boolean; readonly copied: boolean } => {
+  const reviewed = records.filter((r) => authorityOf(r.list) !== "scraped" && risky(r))
+  const own = reviewed.filter((r) => r.cites === undefined || !copies(r.cites))
+  return { truth: own.length > 0, copied: own.length === 0 && reviewed.length > 0 }
+}
 
 /** Whether an address is a training example: some scraped list names it. */
 export const isExample = (records: ReadonlyArray<IntelRecord>, authorityOf: (list: string) => Authority): boolean =>
@@ -113,6 +159,8 @@ export interface Example {
   readonly ruleScore: number
   /** Whether a scraped list names it for a risk: only such answers are calibrated; the others keep their score. */
   readonly graded: boolean
+  /** Whether a reviewed list names it only through copies of its own features (then `truth` is false). */
+  readonly copied?: boolean
 }
 
 const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)))
@@ -278,7 +326,11 @@ export const train = (
     features: fitted.features,
     weights: fitted.weights,
     l2,
-    training: { examples: learn.length, positives: learn.filter((e) => e.truth).length },
+    training: {
+      examples: learn.length,
+      positives: learn.filter((e) => e.truth).length,
+      copied: learn.filter((e) => e.copied === true).length
+    },
     evaluation: evaluate(fitted, test)
   }
 }
@@ -350,20 +402,33 @@ export const apply = (
   }
 }
 
-/** The examples of the lists in force on `asOf`: every address some scraped list names, read in pages. */
-export const examplesOn = (asOf: string): Effect.Effect<ReadonlyArray<Example>, StoreError.StoreError, IntelIndex> =>
+/**
+ * The examples of the lists in force on `asOf`: every address some scraped list names, read in pages; a reviewed
+ * entry tied by `provenance` to one of the address's feature lists is not its ground truth.
+ */
+export const examplesOn = (
+  asOf: string,
+  provenance: Provenance = noProvenance
+): Effect.Effect<ReadonlyArray<Example>, StoreError.StoreError, IntelIndex> =>
   Effect.gen(function* () {
     const index = yield* IntelIndex
-    const authority = new Map((yield* index.lists).map((l) => [l.list, l.authority]))
+    const lists = yield* index.lists
+    const authority = new Map(lists.map((l) => [l.list, l.authority]))
+    const publisher = new Map(lists.map((l) => [l.list, l.source]))
     const authorityOf = (list: string): Authority => authority.get(list) ?? "scraped"
     const examples: Array<Example> = []
     const add = (address: string, records: ReadonlyArray<IntelRecord>) => {
       if (!isExample(records, authorityOf)) return
       const scraped = records.filter((r) => authorityOf(r.list) === "scraped")
+      const features = [...new Set(scraped.filter(risky).map((r) => r.list))]
+      const { truth, copied } = truthOf(records, authorityOf, (cites) =>
+        features.some((l) => tied(provenance, cites, l, publisher.get(l) ?? ""))
+      )
       examples.push({
         address,
         features: featuresOf(records, authorityOf, asOf),
-        truth: truthOf(records, authorityOf),
+        truth,
+        copied,
         ruleScore: Scoring.assess(scraped, { authorityOf, officialLists: "the official lists" }).score,
         graded: scraped.some(risky)
       })
@@ -404,9 +469,11 @@ export const calibrate = (options: {
   readonly fittedAt: string
   readonly l2?: number
   readonly store: boolean
+  /** Declared ties of citations to the lists they copy, beside the publisher's name. */
+  readonly provenance?: Provenance
 }): Effect.Effect<Model | Stored, StoreError.StoreError | CalibrationRefused, IntelIndex> =>
   Effect.gen(function* () {
-    const examples = yield* examplesOn(options.asOf)
+    const examples = yield* examplesOn(options.asOf, options.provenance)
     const positives = examples.filter((e) => e.truth).length
     if (positives === 0 || positives === examples.length) {
       return yield* new CalibrationRefused({

@@ -47,7 +47,15 @@ export const Model = Schema.Struct({
   weights: Schema.Array(Schema.Finite),
   /** The L2 penalty it was fitted with. */
   l2: Schema.Finite,
-  training: Schema.Struct({ examples: Schema.Int, positives: Schema.Int }),
+  training: Schema.Struct({
+    examples: Schema.Int,
+    positives: Schema.Int,
+    /**
+     * Examples a reviewed list names only through entries that cite a source of the example's own features (a
+     * copy): not counted as positives. Absent in models fitted before provenance was read.
+     */
+    copied: Schema.optionalKey(Schema.Int)
+  }),
   evaluation: Evaluation
 })
 export type Model = typeof Model.Type
