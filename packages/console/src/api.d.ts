@@ -2194,6 +2194,7 @@ export interface components {
                             lastListed: string;
                             firstUnlisted: string;
                         };
+                        cites?: string;
                         ingestedAt: string;
                     }[];
                     breakdown: {
@@ -2474,6 +2475,7 @@ export interface components {
                         lastListed: string;
                         firstUnlisted: string;
                     };
+                    cites?: string;
                     ingestedAt: string;
                 }[];
                 breakdown: {

@@ -138,9 +138,15 @@ describe("Calibration.featuresOf", () => {
       "positive",
       "signal:phishing"
     ])
-    assert.isTrue(Calibration.truthOf(records, authority))
+    assert.deepStrictEqual(Calibration.truthOf(records, authority), { truth: true, copied: false })
     assert.isFalse(Calibration.grades(records, authority))
     assert.isTrue(Calibration.grades(records.slice(1), authority))
-    assert.isFalse(Calibration.truthOf(records.slice(1), authority))
+    assert.deepStrictEqual(Calibration.truthOf(records.slice(1), authority), { truth: false, copied: false })
+    // The same official record citing a copied source is no truth: the address was named only through a copy.
+    const cited = [{ ...records[0]!, cites: "https://scraped-a.example" }, ...records.slice(1)]
+    assert.deepStrictEqual(
+      Calibration.truthOf(cited, authority, (c) => c.includes("scraped-a")),
+      { truth: false, copied: true }
+    )
   })
 })
