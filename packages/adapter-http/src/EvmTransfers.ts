@@ -131,75 +131,21 @@ const callsOf = (
       ]
 }
 
-/** The reader of the nodes in `urls` (chain id → JSON-RPC URL). */
-export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.TransferReader> => {
-  const failed = (message: string) => new Exposure.TransferReadError({ message })
-  const post = (chainId: number, body: unknown) => {
-    const url = urls.get(chainId)
-    if (url === undefined) return Effect.fail(failed(`no node for chain ${chainId}`))
-    return Effect.tryPromise({
-      try: async (signal) => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: encodeJson(body),
-          signal
-        })
-        if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
-        return await response.text()
-      },
-      catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
-    })
-  }
-  /** One batch of calls; the answers in the calls' order (a missing one fails the read). */
-  const batch = (chainId: number, calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>) =>
-    post(
-      chainId,
-      calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
-    ).pipe(
-      Effect.flatMap((text) =>
-        Effect.mapError(decodeBatch(text), () => failed("the node's answer is not a JSON-RPC batch"))
-      ),
-      Effect.flatMap((answers) => {
-        const byId = new Map(answers.map((a) => [a.id, a]))
-        const ordered = calls.map((_, id) => byId.get(id))
-        return ordered.every((a) => a !== undefined)
-          ? Effect.succeed(ordered as ReadonlyArray<typeof Answer.Type>)
-          : Effect.fail(failed("the node's batch answer misses some calls"))
-      })
-    )
-  const single = (chainId: number, method: string, params: ReadonlyArray<unknown>) =>
-    post(chainId, { jsonrpc: "2.0", id: 0, method, params }).pipe(
-      Effect.flatMap((text) =>
-        Effect.mapError(decodeSingle(text), () => failed(`the node's answer to ${method} is not JSON-RPC`))
-      ),
-      Effect.flatMap((answer) =>
-        answer.result === undefined || answer.result === null
-          ? Effect.fail(failed(`${method}: ${answer.error?.message ?? "no result"}`))
-          : Effect.succeed(answer.result)
-      )
-    )
-  const head = (chainId: number) =>
-    single(chainId, "eth_blockNumber", []).pipe(
-      Effect.flatMap((result) =>
-        Effect.mapError(decodeQuantity(result), () => failed("eth_blockNumber: not a block number"))
-      ),
-      Effect.map((h) => Number(quantity(h)))
-    )
-  /** A block's number and timestamp (seconds). */
-  const header = (chainId: number, block: number) =>
-    single(chainId, "eth_getBlockByNumber", [hex(block), false]).pipe(
-      Effect.flatMap((result) =>
-        Effect.mapError(decodeHeader(result), () => failed("eth_getBlockByNumber: not a block"))
-      ),
-      Effect.map((h) => ({ number: Number(quantity(h.number)), timestamp: Number(quantity(h.timestamp)) }))
-    )
+/** A node that could not be read, saying why. */
+const failed = (message: string) => new Exposure.TransferReadError({ message })
 
-  /**
-   * The transfers of both kinds over `from..to`, splitting what the node refuses: each round asks every part of
-   * both kinds in one batch (one request when nothing is refused), and a refused part is asked again in halves.
-   */
-  const readBoth = (chainId: number, self: string, from: number, to: number) =>
+/**
+ * The transfers of both kinds over `from..to`, splitting what the node refuses: each round asks every part of
+ * both kinds in one batch (one request when nothing is refused), and a refused part is asked again in halves.
+ */
+const bothReader =
+  (
+    batch: (
+      chainId: number,
+      calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>
+    ) => Effect.Effect<ReadonlyArray<typeof Answer.Type>, Exposure.TransferReadError>
+  ) =>
+  (chainId: number, self: string, from: number, to: number) =>
     Effect.gen(function* () {
       const found: Array<Exposure.Transfer> = []
       const gaps: Array<Exposure.Gap> = []
@@ -267,6 +213,71 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
       }
       return { transfers: found, gaps }
     })
+
+/** The reader of the nodes in `urls` (chain id → JSON-RPC URL). */
+export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.TransferReader> => {
+  const post = (chainId: number, body: unknown) => {
+    const url = urls.get(chainId)
+    if (url === undefined) return Effect.fail(failed(`no node for chain ${chainId}`))
+    return Effect.tryPromise({
+      try: async (signal) => {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: encodeJson(body),
+          signal
+        })
+        if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
+        return await response.text()
+      },
+      catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
+    })
+  }
+  /** One batch of calls; the answers in the calls' order (a missing one fails the read). */
+  const batch = (chainId: number, calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>) =>
+    post(
+      chainId,
+      calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
+    ).pipe(
+      Effect.flatMap((text) =>
+        Effect.mapError(decodeBatch(text), () => failed("the node's answer is not a JSON-RPC batch"))
+      ),
+      Effect.flatMap((answers) => {
+        const byId = new Map(answers.map((a) => [a.id, a]))
+        const ordered = calls.map((_, id) => byId.get(id))
+        return ordered.every((a) => a !== undefined)
+          ? Effect.succeed(ordered as ReadonlyArray<typeof Answer.Type>)
+          : Effect.fail(failed("the node's batch answer misses some calls"))
+      })
+    )
+  const single = (chainId: number, method: string, params: ReadonlyArray<unknown>) =>
+    post(chainId, { jsonrpc: "2.0", id: 0, method, params }).pipe(
+      Effect.flatMap((text) =>
+        Effect.mapError(decodeSingle(text), () => failed(`the node's answer to ${method} is not JSON-RPC`))
+      ),
+      Effect.flatMap((answer) =>
+        answer.result === undefined || answer.result === null
+          ? Effect.fail(failed(`${method}: ${answer.error?.message ?? "no result"}`))
+          : Effect.succeed(answer.result)
+      )
+    )
+  const head = (chainId: number) =>
+    single(chainId, "eth_blockNumber", []).pipe(
+      Effect.flatMap((result) =>
+        Effect.mapError(decodeQuantity(result), () => failed("eth_blockNumber: not a block number"))
+      ),
+      Effect.map((h) => Number(quantity(h)))
+    )
+  /** A block's number and timestamp (seconds). */
+  const header = (chainId: number, block: number) =>
+    single(chainId, "eth_getBlockByNumber", [hex(block), false]).pipe(
+      Effect.flatMap((result) =>
+        Effect.mapError(decodeHeader(result), () => failed("eth_getBlockByNumber: not a block"))
+      ),
+      Effect.map((h) => ({ number: Number(quantity(h.number)), timestamp: Number(quantity(h.timestamp)) }))
+    )
+
+  const readBoth = bothReader(batch)
 
   return Layer.succeed(Exposure.TransferReader)({
     chains: [...urls.keys()],

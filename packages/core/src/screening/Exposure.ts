@@ -304,6 +304,68 @@ const riskOf = (
   return top === undefined || exposure === undefined ? undefined : { top, exposure }
 }
 
+/** A counterparty's strongest risk, and the exposure it gives. */
+type Risk = NonNullable<ReturnType<typeof riskOf>>
+
+/** Transfers with a listed counterparty set aside as possibly unsolicited, as the answer reports them. */
+const unsolicitedOf = (
+  counterparty: string,
+  network: string,
+  risk: Risk,
+  reason: string,
+  incoming: ReadonlyArray<Transfer>,
+  outgoing: ReadonlyArray<Transfer>
+): Unsolicited => ({
+  counterparty,
+  network,
+  type: risk.exposure.type,
+  list: risk.top.evidence.list,
+  reason,
+  transactions: [
+    ...new Set([...incoming, ...outgoing].sort((x, y) => x.block - y.block).map((t) => t.transaction))
+  ].slice(0, 10),
+  amounts: amountsOf(incoming, outgoing)
+})
+
+/**
+ * The exposure signal of a flow with a listed counterparty (its `incoming` those that count): direction, amounts
+ * and their share of the address's volume (`volume` by network and token), the transactions, and the counterparty's
+ * own evidence.
+ */
+const exposureSignal = (
+  flow: Flow,
+  incoming: ReadonlyArray<Transfer>,
+  { top, exposure }: Risk,
+  volume: ReadonlyMap<string, bigint>
+): Signal & { readonly weight: number } => {
+  const transfers = [...incoming, ...flow.outgoing].sort((x, y) => x.block - y.block)
+  const amounts = amountsOf(incoming, flow.outgoing).map((a) => ({
+    ...a,
+    share: share(BigInt(a.incoming) + BigInt(a.outgoing), volume.get(`${flow.network} ${a.token}`) ?? 0n)
+  }))
+  const direction =
+    incoming.length > 0 && flow.outgoing.length > 0 ? "both" : incoming.length > 0 ? "incoming" : "outgoing"
+  const words = { incoming: "received from", outgoing: "sent to", both: "exchanged with" }[direction]
+  return {
+    type: exposure.type,
+    weight: exposure.weight,
+    source: top.source,
+    polarity: "risk",
+    summary: `${words[0]!.toUpperCase()}${words.slice(1)} ${flow.counterparty} on ${flow.network} in ${transfers.length} transfer${transfers.length === 1 ? "" : "s"} (first ${transfers[0]!.transaction}); the counterparty: ${top.summary}`,
+    evidence: {
+      ...top.evidence,
+      exposure: {
+        counterparty: flow.counterparty,
+        network: flow.network,
+        direction,
+        transfers: transfers.length,
+        transactions: [...new Set(transfers.map((t) => t.transaction))].slice(0, 10),
+        amounts
+      }
+    }
+  }
+}
+
 /**
  * The exposure of the grouped transfers whose counterparty the lists name for a risk on `asOf` (its records
  * given), strongest first; `authorityOf` says how far each list's word goes, `floor` what is dust.
@@ -331,22 +393,11 @@ export const assess = (
   const report = (
     counterparty: string,
     network: string,
-    risk: NonNullable<ReturnType<typeof riskOf>>,
+    risk: Risk,
     reason: string,
     incoming: ReadonlyArray<Transfer>,
     outgoing: ReadonlyArray<Transfer>
-  ) =>
-    unsolicited.push({
-      counterparty,
-      network,
-      type: risk.exposure.type,
-      list: risk.top.evidence.list,
-      reason,
-      transactions: [
-        ...new Set([...incoming, ...outgoing].sort((x, y) => x.block - y.block).map((t) => t.transaction))
-      ].slice(0, 10),
-      amounts: amountsOf(incoming, outgoing)
-    })
+  ) => unsolicited.push(unsolicitedOf(counterparty, network, risk, reason, incoming, outgoing))
   for (const flow of grouped.flows) {
     const risk = riskOf(byAddress.get(flow.counterparty) ?? [], authorityOf)
     if (risk === undefined) continue
@@ -362,33 +413,7 @@ export const assess = (
       report(flow.counterparty, flow.network, risk, "received below the dust floor", below, [])
     }
     if (incoming.length === 0 && flow.outgoing.length === 0) continue
-    const { top, exposure } = risk
-    const transfers = [...incoming, ...flow.outgoing].sort((x, y) => x.block - y.block)
-    const amounts = amountsOf(incoming, flow.outgoing).map((a) => ({
-      ...a,
-      share: share(BigInt(a.incoming) + BigInt(a.outgoing), volume.get(`${flow.network} ${a.token}`) ?? 0n)
-    }))
-    const direction =
-      incoming.length > 0 && flow.outgoing.length > 0 ? "both" : incoming.length > 0 ? "incoming" : "outgoing"
-    const words = { incoming: "received from", outgoing: "sent to", both: "exchanged with" }[direction]
-    signals.push({
-      type: exposure.type,
-      weight: exposure.weight,
-      source: top.source,
-      polarity: "risk",
-      summary: `${words[0]!.toUpperCase()}${words.slice(1)} ${flow.counterparty} on ${flow.network} in ${transfers.length} transfer${transfers.length === 1 ? "" : "s"} (first ${transfers[0]!.transaction}); the counterparty: ${top.summary}`,
-      evidence: {
-        ...top.evidence,
-        exposure: {
-          counterparty: flow.counterparty,
-          network: flow.network,
-          direction,
-          transfers: transfers.length,
-          transactions: [...new Set(transfers.map((t) => t.transaction))].slice(0, 10),
-          amounts
-        }
-      }
-    })
+    signals.push(exposureSignal(flow, incoming, risk, volume))
   }
   // Zero-value transfers with a listed counterparty: anyone can forge one, so they are reported, never scored.
   const zeroBy = new Map<string, Array<Transfer>>()
@@ -518,6 +543,131 @@ const nothing: Grouped = { flows: [], zero: [], system: 0 }
 /** The last second (Unix time) of `day` (`YYYY-MM-DD`, UTC). */
 const endOfDay = (day: string) => Math.floor(Date.parse(`${day}T00:00:00.000Z`) / 1000) + 86_399
 
+/** A chain's reading of an address: its window's transfers and gaps, or why it was not read. */
+type ChainAnswer = { readonly window: Read["windows"][number] } | { readonly unchecked: Read["unchecked"][number] }
+
+/**
+ * Reads one chain for an address within the budget: the window up to the head (today) or the last block of a past
+ * day, kept `keepMillis` per chain, address and window end; a node that fails or is late leaves it unchecked.
+ */
+const chainReader = (reader: TransferReader["Service"], settings: Settings) => {
+  type Read1 = Read["windows"][number]
+  type Answer = ChainAnswer
+  const memo = BoundedMemo.make<string, { readonly at: number; readonly window: Read1 }>(settings.memo)
+  /** The last block of a past day, per chain: final once the day is over. */
+  const ends = BoundedMemo.make<string, { readonly end: number | undefined }>(settings.memo)
+  const budget = `${settings.budgetMillis} ms`
+
+  /** The window's last block: the head today, the last block of a past day. */
+  const windowEnd = (chainId: number, asOf: string, today: string) => {
+    if (asOf >= today) return reader.head(chainId)
+    const key = `${chainId} ${asOf}`
+    const kept = ends.get(key)
+    if (kept !== undefined) return Effect.succeed(kept.end)
+    return Effect.tap(reader.blockAt(chainId, endOfDay(asOf)), (end) => Effect.sync(() => ends.set(key, { end })))
+  }
+
+  const readChain = (
+    chainId: number,
+    address: string,
+    asOf: string,
+    today: string,
+    now: number
+  ): Effect.Effect<Answer> => {
+    const key = `${chainId} ${address} ${asOf >= today ? "head" : asOf}`
+    const kept = memo.get(key)
+    if (kept !== undefined && now - kept.at < settings.keepMillis) return Effect.succeed({ window: kept.window })
+    const network = networkName(chainId)
+    return windowEnd(chainId, asOf, today).pipe(
+      Effect.flatMap((end): Effect.Effect<Answer, TransferReadError> => {
+        if (end === undefined)
+          return Effect.succeed({ unchecked: { network, reason: `the chain has no block on or before ${asOf}` } })
+        const from = Math.max(0, end - settings.blocks + 1)
+        return Effect.map(reader.transfers(chainId, address, from, end), (t): Answer => {
+          const window: Read1 = {
+            network,
+            chainId,
+            fromBlock: from,
+            toBlock: end,
+            transfers: t.transfers.length,
+            native: !t.gaps.some((g) => g.kind === "native"),
+            found: t.transfers,
+            gaps: t.gaps
+          }
+          memo.set(key, { at: now, window })
+          return { window }
+        })
+      }),
+      Effect.catchTag("TransferReadError", (e) =>
+        Effect.succeed<Answer>({ unchecked: { network, reason: e.message } })
+      ),
+      Effect.timeoutOrElse({
+        duration: settings.budgetMillis,
+        orElse: () => Effect.succeed<Answer>({ unchecked: { network, reason: `no answer within ${budget}` } })
+      })
+    )
+  }
+
+  return readChain
+}
+
+/** Every counterparty's records, a page per call of the index, yielding between pages. */
+const pagedLookup = (index: IntelIndex["Service"]) => (counterparties: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(
+      Array.from({ length: Math.ceil(counterparties.length / lookupPage) }, (_, i) =>
+        counterparties.slice(i * lookupPage, (i + 1) * lookupPage)
+      ),
+      (page, i) => (i === 0 ? index.lookup(page) : Effect.andThen(Effect.yieldNow, index.lookup(page))),
+      { concurrency: 1 }
+    ),
+    (pages) => pages.flat()
+  )
+
+/**
+ * The decimals of the tokens a floor must be applied to, kept per chain (they do not change): those received from a
+ * counterparty with a record; a token whose decimals are not read in time has no floor (its transfers count).
+ */
+const decimalsReader = (reader: TransferReader["Service"], settings: Settings) => {
+  /** Tokens' decimals, per chain (they do not change). */
+  const decimalsKept = BoundedMemo.make<string, number>(settings.memo)
+  const decimalsOf = (read: Read, grouped: Grouped, records: ReadonlyArray<Intel.IntelRecord>) => {
+    const named = new Set(records.map((r) => r.address))
+    const chainOf = new Map(read.windows.map((w) => [w.network, w.chainId]))
+    const wanted = new Map<number, Set<string>>()
+    for (const f of grouped.flows) {
+      const chainId = chainOf.get(f.network)
+      if (chainId === undefined || !named.has(f.counterparty)) continue
+      for (const t of f.incoming)
+        if (t.standard === "erc20" && decimalsKept.get(`${chainId} ${t.token}`) === undefined)
+          wanted.set(chainId, (wanted.get(chainId) ?? new Set()).add(t.token))
+    }
+    const known = (network: string, token: string) => {
+      const chainId = chainOf.get(network)
+      return chainId === undefined ? undefined : decimalsKept.get(`${chainId} ${token}`)
+    }
+    return Effect.as(
+      Effect.forEach(
+        wanted,
+        ([chainId, tokens]) =>
+          reader.decimals(chainId, [...tokens]).pipe(
+            Effect.tap((found) =>
+              Effect.sync(() => {
+                for (const [token, d] of found) decimalsKept.set(`${chainId} ${token}`, d)
+              })
+            ),
+            Effect.ignore,
+            Effect.timeoutOrElse({ duration: settings.budgetMillis, orElse: () => Effect.void })
+          ),
+        { concurrency: "unbounded", discard: true }
+      ),
+      known
+    )
+  }
+
+  return decimalsOf
+}
+
 /** Reads exposure for an address and states it. */
 export class Exposure extends Context.Service<
   Exposure,
@@ -544,115 +694,9 @@ export class Exposure extends Context.Service<
       Effect.gen(function* () {
         const reader = yield* TransferReader
         const index = yield* IntelIndex
-        type Read1 = Read["windows"][number]
-        const memo = BoundedMemo.make<string, { readonly at: number; readonly window: Read1 }>(settings.memo)
-        /** The last block of a past day, per chain: final once the day is over. */
-        const ends = BoundedMemo.make<string, { readonly end: number | undefined }>(settings.memo)
-        /** Tokens' decimals, per chain (they do not change). */
-        const decimalsKept = BoundedMemo.make<string, number>(settings.memo)
-        const budget = `${settings.budgetMillis} ms`
-        type Answer = { readonly window: Read1 } | { readonly unchecked: Read["unchecked"][number] }
-
-        /** The window's last block: the head today, the last block of a past day. */
-        const windowEnd = (chainId: number, asOf: string, today: string) => {
-          if (asOf >= today) return reader.head(chainId)
-          const key = `${chainId} ${asOf}`
-          const kept = ends.get(key)
-          if (kept !== undefined) return Effect.succeed(kept.end)
-          return Effect.tap(reader.blockAt(chainId, endOfDay(asOf)), (end) => Effect.sync(() => ends.set(key, { end })))
-        }
-
-        const readChain = (
-          chainId: number,
-          address: string,
-          asOf: string,
-          today: string,
-          now: number
-        ): Effect.Effect<Answer> => {
-          const key = `${chainId} ${address} ${asOf >= today ? "head" : asOf}`
-          const kept = memo.get(key)
-          if (kept !== undefined && now - kept.at < settings.keepMillis) return Effect.succeed({ window: kept.window })
-          const network = networkName(chainId)
-          return windowEnd(chainId, asOf, today).pipe(
-            Effect.flatMap((end): Effect.Effect<Answer, TransferReadError> => {
-              if (end === undefined)
-                return Effect.succeed({ unchecked: { network, reason: `the chain has no block on or before ${asOf}` } })
-              const from = Math.max(0, end - settings.blocks + 1)
-              return Effect.map(reader.transfers(chainId, address, from, end), (t): Answer => {
-                const window: Read1 = {
-                  network,
-                  chainId,
-                  fromBlock: from,
-                  toBlock: end,
-                  transfers: t.transfers.length,
-                  native: !t.gaps.some((g) => g.kind === "native"),
-                  found: t.transfers,
-                  gaps: t.gaps
-                }
-                memo.set(key, { at: now, window })
-                return { window }
-              })
-            }),
-            Effect.catchTag("TransferReadError", (e) =>
-              Effect.succeed<Answer>({ unchecked: { network, reason: e.message } })
-            ),
-            Effect.timeoutOrElse({
-              duration: settings.budgetMillis,
-              orElse: () => Effect.succeed<Answer>({ unchecked: { network, reason: `no answer within ${budget}` } })
-            })
-          )
-        }
-
-        /** Every counterparty's records, a page per call, yielding between pages. */
-        const lookupAll = (counterparties: ReadonlyArray<string>) =>
-          Effect.map(
-            Effect.forEach(
-              Array.from({ length: Math.ceil(counterparties.length / lookupPage) }, (_, i) =>
-                counterparties.slice(i * lookupPage, (i + 1) * lookupPage)
-              ),
-              (page, i) => (i === 0 ? index.lookup(page) : Effect.andThen(Effect.yieldNow, index.lookup(page))),
-              { concurrency: 1 }
-            ),
-            (pages) => pages.flat()
-          )
-
-        /**
-         * The decimals of the tokens a floor must be applied to: those received from a counterparty with a record;
-         * a token whose decimals are not read in time has no floor (its transfers count).
-         */
-        const decimalsOf = (read: Read, grouped: Grouped, records: ReadonlyArray<Intel.IntelRecord>) => {
-          const named = new Set(records.map((r) => r.address))
-          const chainOf = new Map(read.windows.map((w) => [w.network, w.chainId]))
-          const wanted = new Map<number, Set<string>>()
-          for (const f of grouped.flows) {
-            const chainId = chainOf.get(f.network)
-            if (chainId === undefined || !named.has(f.counterparty)) continue
-            for (const t of f.incoming)
-              if (t.standard === "erc20" && decimalsKept.get(`${chainId} ${t.token}`) === undefined)
-                wanted.set(chainId, (wanted.get(chainId) ?? new Set()).add(t.token))
-          }
-          const known = (network: string, token: string) => {
-            const chainId = chainOf.get(network)
-            return chainId === undefined ? undefined : decimalsKept.get(`${chainId} ${token}`)
-          }
-          return Effect.as(
-            Effect.forEach(
-              wanted,
-              ([chainId, tokens]) =>
-                reader.decimals(chainId, [...tokens]).pipe(
-                  Effect.tap((found) =>
-                    Effect.sync(() => {
-                      for (const [token, d] of found) decimalsKept.set(`${chainId} ${token}`, d)
-                    })
-                  ),
-                  Effect.ignore,
-                  Effect.timeoutOrElse({ duration: settings.budgetMillis, orElse: () => Effect.void })
-                ),
-              { concurrency: "unbounded", discard: true }
-            ),
-            known
-          )
-        }
+        const readChain = chainReader(reader, settings)
+        const lookupAll = pagedLookup(index)
+        const decimalsOf = decimalsReader(reader, settings)
 
         const of = (
           address: string,
