@@ -1,10 +1,12 @@
 /**
  * WebhookTransport on node:https. The SSRF guard runs inside the socket's own name lookup, so the address
  * checked is the address connected to (no window for DNS to change in between); redirects are not followed.
+ * With `loopbackHttp` (development on one machine), plain HTTP goes to loopback addresses only, on node:http.
  * Statuses are classified by `WebhookTransport.classifyStatus`; a timeout, a network or TLS failure and an
  * address the guard refuses are all worth a retry (DNS and certificates change), with the reason in the detail.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
+import { Agent as PlainAgent, request as plainRequest } from "node:http"
 import { Agent, request } from "node:https"
 import { isIP } from "node:net"
 import { createSecureContext, rootCertificates } from "node:tls"
@@ -19,6 +21,8 @@ export interface Options {
   readonly ca?: string
   /** Sockets kept open to one host; default 32 (as many as a key may have sends in flight by default). */
   readonly socketsPerHost?: number
+  /** Plain HTTP to loopback addresses accepted (development on one machine). Default false. */
+  readonly loopbackHttp?: boolean
 }
 
 /** The guard's refusal, handed to Node's lookup callback (which takes an Error) and recognised after it. */
@@ -32,17 +36,16 @@ type LookupCallback = (
   family?: number
 ) => void
 
+/** `forbidden` says why an address may not be connected to (undefined: it may). */
 const guardedLookup =
-  (allowHosts: ReadonlyArray<string>) =>
+  (forbidden: (hostname: string, address: string) => string | undefined) =>
   (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err, [])
-      if (!NetworkGuard.allowed(allowHosts, hostname)) {
-        for (const a of addresses) {
-          const why = NetworkGuard.forbiddenAddress(a.address)
-          if (why !== undefined)
-            return callback(new Blocked({ message: `${hostname} resolves to ${a.address}, ${why}` }), [])
-        }
+      for (const a of addresses) {
+        const why = forbidden(hostname, a.address)
+        if (why !== undefined)
+          return callback(new Blocked({ message: `${hostname} resolves to ${a.address}, ${why}` }), [])
       }
       if (options.all) return callback(null, addresses)
       const first = addresses[0]
@@ -55,22 +58,25 @@ const guardedLookup =
 const tlsCodes = /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_CERT)/
 
 /** Where a URL sends a request, or why it may not: what every delivery to the URL repeats, worked out once. */
-type Target = { readonly refused: string } | { readonly hostname: string; readonly port: number; readonly path: string }
+type Target =
+  | { readonly refused: string }
+  | { readonly hostname: string; readonly port: number; readonly path: string; readonly plain: boolean }
 
 /** The guard's verdict on `url` before any lookup (scheme, credentials, a literal address), and its parts. */
-const target = (allowHosts: ReadonlyArray<string>, url: string): Target => {
-  const checked = NetworkGuard.checkUrl(url)
+const target = (options: Options, url: string): Target => {
+  const checked = NetworkGuard.checkUrl(url, options.loopbackHttp === true)
   if ("reason" in checked) return { refused: checked.reason }
   const literal = isIP(checked.host) !== 0
-  if (literal && !NetworkGuard.allowed(allowHosts, checked.host)) {
+  if (!checked.plain && literal && !NetworkGuard.allowed(options.allowHosts, checked.host)) {
     const why = NetworkGuard.forbiddenAddress(checked.host)
     if (why !== undefined) return { refused: `${checked.host} is ${why}` }
   }
   const parsed = new URL(checked.url)
   return {
     hostname: checked.host,
-    port: parsed.port === "" ? 443 : Number(parsed.port),
-    path: `${parsed.pathname}${parsed.search}`
+    port: parsed.port === "" ? (checked.plain ? 80 : 443) : Number(parsed.port),
+    path: `${parsed.pathname}${parsed.search}`,
+    plain: checked.plain
   }
 }
 
@@ -78,22 +84,32 @@ const target = (allowHosts: ReadonlyArray<string>, url: string): Target => {
 export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTransport> =>
   Layer.effect(WebhookTransport.WebhookTransport)(
     Effect.acquireRelease(
-      Effect.sync(
-        () =>
-          new Agent({
-            keepAlive: true,
-            maxSockets: options.socketsPerHost ?? 32,
-            // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
-            // every root certificate would be concatenated into that key on every request.
-            ...(options.ca === undefined
-              ? {}
-              : { secureContext: createSecureContext({ ca: [...rootCertificates, options.ca] }) })
-          })
-      ),
-      (agent) => Effect.sync(() => agent.destroy())
+      Effect.sync(() => ({
+        agent: new Agent({
+          keepAlive: true,
+          maxSockets: options.socketsPerHost ?? 32,
+          // A prebuilt context, not a `ca` list: the agent keys its socket pool by its options, and a list of
+          // every root certificate would be concatenated into that key on every request.
+          ...(options.ca === undefined
+            ? {}
+            : { secureContext: createSecureContext({ ca: [...rootCertificates, options.ca] }) })
+        }),
+        plainAgent: new PlainAgent({ keepAlive: true, maxSockets: options.socketsPerHost ?? 32 })
+      })),
+      ({ agent, plainAgent }) =>
+        Effect.sync(() => {
+          agent.destroy()
+          plainAgent.destroy()
+        })
     ).pipe(
-      Effect.map((agent) => {
-        const lookup = guardedLookup(options.allowHosts)
+      Effect.map(({ agent, plainAgent }) => {
+        const lookup = guardedLookup((hostname, address) =>
+          NetworkGuard.allowed(options.allowHosts, hostname) ? undefined : NetworkGuard.forbiddenAddress(address)
+        )
+        // Plain HTTP reaches loopback and nothing else, whatever a name resolves to.
+        const loopbackOnly = guardedLookup((_, address) =>
+          NetworkGuard.isLoopback(address) ? undefined : "not a loopback address"
+        )
         // Destinations are few and every delivery to one repeats its URL: its verdict and parts are kept.
         const targets = BoundedMemo.make<string, Target>(1_024)
         return WebhookTransport.WebhookTransport.of({
@@ -101,19 +117,19 @@ export const layer = (options: Options): Layer.Layer<WebhookTransport.WebhookTra
             Effect.callback<WebhookTransport.Outcome>((resume) => {
               const fail = (reason: "Timeout" | "Blocked" | "Network" | "Tls", message: string) =>
                 resume(Effect.succeed({ _tag: "Retry", detail: `${reason}: ${message}` }))
-              const to = targets.through(outbound.url, () => target(options.allowHosts, outbound.url))
+              const to = targets.through(outbound.url, () => target(options, outbound.url))
               if ("refused" in to) return void fail("Blocked", to.refused)
               let settled = false
-              const req = request({
-                protocol: "https:",
+              const common = {
                 hostname: to.hostname,
                 port: to.port,
                 path: to.path,
                 method: "POST",
-                agent,
-                lookup: lookup as never,
                 headers: { ...outbound.headers, "content-length": Buffer.byteLength(outbound.body) }
-              })
+              }
+              const req = to.plain
+                ? plainRequest({ ...common, protocol: "http:", agent: plainAgent, lookup: loopbackOnly as never })
+                : request({ ...common, protocol: "https:", agent, lookup: lookup as never })
               const timer = setTimeout(() => {
                 settled = true
                 req.destroy()

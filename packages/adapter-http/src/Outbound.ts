@@ -25,6 +25,8 @@ import * as SmtpMailer from "./SmtpMailer.ts"
 export interface Options {
   /** Hosts exempt from the public-address rule (HTTPS stays required). Default none. */
   readonly allowHosts?: ReadonlyArray<string>
+  /** Plain HTTP to loopback accepted for deliveries (development on one machine). Default false. */
+  readonly loopbackHttp?: boolean
   /** Extra CA certificates (PEM) trusted for deliveries, besides Node's bundled roots. */
   readonly ca?: string
   /** Sockets kept open to one host for deliveries; default the transport's (32). */
@@ -57,6 +59,7 @@ export const layer = (
     NodeHostResolver.layer,
     HttpsWebhookTransport.layer({
       allowHosts: options.allowHosts ?? [],
+      ...(options.loopbackHttp === true ? { loopbackHttp: true } : {}),
       ...(options.ca === undefined ? {} : { ca: options.ca }),
       ...(options.socketsPerHost === undefined ? {} : { socketsPerHost: options.socketsPerHost })
     }),

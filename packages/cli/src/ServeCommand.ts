@@ -1,6 +1,6 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { Console, NodeMac, Outbound, VigilServer } from "@vigil/adapter-http"
-import { Engine, Exposure, WebhookDispatcher } from "@vigil/core"
+import { Engine, Exposure, NetworkGuard, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname } from "node:path"
@@ -107,6 +107,10 @@ const webhookConfig = Config.all({
     )
   ),
   caFile: Config.String("VIGIL_WEBHOOK_CA_FILE").pipe(Config.option),
+  loopbackHttp: Config.schema(Schema.Literals(["0", "1"]), "VIGIL_WEBHOOK_LOOPBACK_HTTP").pipe(
+    Config.withDefault("0"),
+    Config.map((v) => v === "1")
+  ),
   timeoutMillis: Config.schema(Millis(100, 120_000), "VIGIL_WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
   retries: Config.schema(Millis(0, 20), "VIGIL_WEBHOOK_RETRIES").pipe(Config.withDefault(3)),
   backoffMillis: Config.schema(Millis(1, 3_600_000), "VIGIL_WEBHOOK_BACKOFF_MS").pipe(Config.withDefault(1_000)),
@@ -377,12 +381,17 @@ const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | 
   }
 })
 
-const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
+const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | undefined, host: string) {
   const config = yield* webhookConfig.pipe(
     Effect.mapError(
       (error) => new CommandFailed({ message: `invalid webhook configuration: ${error.message.replace(/\s+/g, " ")}` })
     )
   )
+  // Plain HTTP to this machine is for development: granted only to a server nobody else can reach.
+  if (config.loopbackHttp && !NetworkGuard.isLoopback(host))
+    return yield* new CommandFailed({
+      message: `VIGIL_WEBHOOK_LOOPBACK_HTTP=1 needs the server on loopback (--host 127.0.0.1, ::1 or localhost), not ${host}`
+    })
   const caFile = Option.getOrUndefined(config.caFile)
   const ca =
     caFile === undefined
@@ -397,6 +406,7 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
   const monitoring = yield* loadMonitoringOptions(chainsFile)
   const outbound: Outbound.Options = {
     allowHosts: config.allowHosts,
+    ...(config.loopbackHttp ? { loopbackHttp: true } : {}),
     // A key's destinations may share a host: as many sockets to it as the key may have sends in flight.
     socketsPerHost: config.perKey,
     ...(ca === undefined ? {} : { ca }),
@@ -404,6 +414,7 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
   }
   const webhooks: Engine.WebhookSettings = {
     allowHosts: config.allowHosts,
+    ...(config.loopbackHttp ? { loopbackHttp: true } : {}),
     delivery: {
       timeoutMillis: config.timeoutMillis,
       retries: config.retries,
@@ -438,7 +449,7 @@ export const command = Command.make(
         })
       }
       const [{ outbound, webhooks, follow, activity, exposure }, hotRoutes] = yield* Effect.all([
-        loadWebhookOptions(Option.getOrUndefined(chains)),
+        loadWebhookOptions(Option.getOrUndefined(chains), host),
         loadHotRoutes
       ])
       const consoleDir = consoleBuild()

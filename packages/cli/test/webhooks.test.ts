@@ -1,4 +1,9 @@
-/** End to end: `vigil serve` killed with SIGKILL mid-delivery loses no webhook delivery. */
+/**
+ * End to end: `vigil serve` killed with SIGKILL mid-delivery loses no webhook delivery; and plain HTTP to a receiver
+ * on this machine, granted for development to a server on loopback only.
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVigil, serve, tempDir } from "./VigilProcess.ts"
@@ -79,4 +84,74 @@ describe("webhook deliveries across a crash", () => {
       assert.match(r.stderr, message)
     }
   })
+})
+
+describe("plain HTTP to this machine while developing (VIGIL_WEBHOOK_LOOPBACK_HTTP)", () => {
+  it("delivers to http://127.0.0.1 only when granted, on a server that listens on loopback, and nowhere else", async () => {
+    const cwd = tempDir()
+    const created = await runVigil(cwd, {}, ["keys", "create", "--db", "v.db", "--name", "Dev", "--qps", "1000"])
+    const key = JSON.parse(created.stdout).key as string
+    // A receiver without a certificate, as a first one on a laptop is.
+    const got: Array<{ path: string; signature: string | undefined; body: string }> = []
+    const receiver = createServer((req, res) => {
+      let body = ""
+      req.on("data", (c: Buffer) => (body += c.toString()))
+      req.on("end", () => {
+        got.push({ path: req.url ?? "", signature: req.headers["webhook-signature"] as string | undefined, body })
+        res.writeHead(200).end()
+      })
+    })
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done))
+    const url = (path: string) => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`
+    const post = (server: { url: string }, path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }))
+    try {
+      // Not granted: refused, and the answer says how to grant it.
+      const plain = await serve(cwd, { VIGIL_DB: "v.db" })
+      const refused = await post(plain, "/api/v2/webhooks", { url: url("/hook") })
+      plain.child.kill("SIGTERM")
+      await plain.exited
+      assert.strictEqual(refused.status, 400)
+      assert.include(JSON.stringify(refused.json), "VIGIL_WEBHOOK_LOOPBACK_HTTP=1")
+
+      const dev = await serve(cwd, { VIGIL_DB: "v.db", VIGIL_WEBHOOK_LOOPBACK_HTTP: "1" })
+      try {
+        assert.strictEqual((await post(dev, "/api/v2/webhooks", { url: url("/hook") })).status, 201)
+        const channel = await post(dev, "/v1/notifications", { type: "webhook", name: "local", url: url("/channel") })
+        assert.strictEqual(channel.status, 201, JSON.stringify(channel.json))
+        // Plain HTTP anywhere else stays refused.
+        const elsewhere = await post(dev, "/api/v2/webhooks", { url: "http://example.com/hook" })
+        assert.strictEqual(elsewhere.status, 400)
+        assert.strictEqual((await post(dev, "/api/v2/intel/webhook", { address: CLEAN })).status, 202)
+        for (let waited = 0; !got.some((g) => g.path === "/hook") && waited < 10_000; waited += 50)
+          await new Promise((done) => setTimeout(done, 50))
+        const delivered = got.find((g) => g.path === "/hook")
+        assert.isDefined(delivered, "delivered over plain HTTP")
+        assert.match(delivered!.signature ?? "", /^v1,/, "signed as every delivery is")
+      } finally {
+        dev.child.kill("SIGTERM")
+        await dev.exited
+      }
+
+      // Granted to a server reachable from other machines: refused at start, in one line.
+      const open = await runVigil(cwd, { VIGIL_DB: "v.db", VIGIL_WEBHOOK_LOOPBACK_HTTP: "1" }, [
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0"
+      ])
+      assert.strictEqual(open.code, 1)
+      assert.strictEqual(
+        open.stderr.trim(),
+        "vigil: VIGIL_WEBHOOK_LOOPBACK_HTTP=1 needs the server on loopback (--host 127.0.0.1, ::1 or localhost), not 0.0.0.0"
+      )
+    } finally {
+      await new Promise((done) => receiver.close(done))
+    }
+  }, 60_000)
 })

@@ -37,6 +37,11 @@ import { ChainActivity, Exposure, Intelligence, type IntelIndex, ResultCache, Sc
 export interface WebhookSettings {
   /** Hosts exempt from the public-address rule (HTTPS stays required). Default none. */
   readonly allowHosts?: ReadonlyArray<string>
+  /**
+   * Plain HTTP to loopback accepted for webhooks and channels (development on one machine). Grant it only to a
+   * server that listens on loopback itself. Default false.
+   */
+  readonly loopbackHttp?: boolean
   /** Delivery knobs (timeout, retries, backoff…); defaults in `WebhookDispatcher.defaultSettings`. */
   readonly delivery?: Partial<WebhookDispatcher.Settings>
 }
@@ -127,7 +132,11 @@ export const layer = (
     screening,
     ChainActivity.ChainActivity.layer({ ...ChainActivity.defaultSettings, ...settings.activity }),
     Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...settings.exposure }),
-    Webhooks.Webhooks.layer({ ...Webhooks.defaultSettings, allowHosts: settings.webhooks?.allowHosts ?? [] }),
+    Webhooks.Webhooks.layer({
+      ...Webhooks.defaultSettings,
+      allowHosts: settings.webhooks?.allowHosts ?? [],
+      loopbackHttp: settings.webhooks?.loopbackHttp === true
+    }),
     // Webhooks of the intelligence API, and every kind of notification channel through its own sender.
     WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, ...settings.webhooks?.delivery }).pipe(
       Layer.provide(Channels.senders),
@@ -138,7 +147,8 @@ export const layer = (
     Follower.layer({ ...Follower.defaultSettings, ...settings.follow }),
     Notifications.Notifications.layer({
       ...Notifications.defaultSettings,
-      allowHosts: settings.webhooks?.allowHosts ?? []
+      allowHosts: settings.webhooks?.allowHosts ?? [],
+      loopbackHttp: settings.webhooks?.loopbackHttp === true
     })
   ).pipe(
     // One wake-up queue: the outbox's `enqueue` and `wake` nudge the same delivery loop.

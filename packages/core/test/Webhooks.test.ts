@@ -93,7 +93,8 @@ describe("NetworkGuard", () => {
   it("accepts only https URLs without credentials", () => {
     expect(NetworkGuard.checkUrl("https://hooks.example.com/a?b=1")).toEqual({
       url: "https://hooks.example.com/a?b=1",
-      host: "hooks.example.com"
+      host: "hooks.example.com",
+      plain: false
     })
     expect(NetworkGuard.checkUrl("https://[::1]:8443/x")).toMatchObject({ host: "::1" })
     for (const [url, reason] of [
@@ -105,6 +106,30 @@ describe("NetworkGuard", () => {
     ] as const) {
       expect(NetworkGuard.checkUrl(url)).toMatchObject({ reason: expect.stringMatching(reason) })
     }
+  })
+
+  it("accepts plain http to loopback only when granted, and to nothing else", () => {
+    for (const url of [
+      "http://127.0.0.1:9000/h",
+      "http://127.8.9.1/h",
+      "http://[::1]:9000/h",
+      "http://localhost:9000/h"
+    ]) {
+      expect(NetworkGuard.checkUrl(url, true)).toMatchObject({ plain: true })
+      expect(NetworkGuard.checkUrl(url)).toMatchObject({
+        reason: expect.stringMatching(/VIGIL_WEBHOOK_LOOPBACK_HTTP=1/)
+      })
+    }
+    for (const url of [
+      "http://10.0.0.1/h",
+      "http://hooks.example.com/h",
+      "http://[::ffff:127.0.0.1]/h",
+      "http://0.0.0.0/h"
+    ])
+      expect(NetworkGuard.checkUrl(url, true)).toMatchObject({
+        reason: expect.stringMatching(/plain http to loopback/)
+      })
+    expect(NetworkGuard.checkUrl("https://hooks.example.com/h", true)).toMatchObject({ plain: false })
   })
 })
 

@@ -1,6 +1,8 @@
 /**
  * The SSRF guard of outbound webhook requests: only HTTPS URLs, and only to public addresses. A host on the
- * allow-list (tests, private deployments) skips the address check, never the HTTPS rule.
+ * allow-list (tests, private deployments) skips the address check, never the HTTPS rule. For development on one
+ * machine (`loopbackHttp`, which the server grants only when it listens on loopback itself), plain HTTP is accepted
+ * to a loopback address (127.0.0.0/8, ::1, localhost) and to nothing else.
  */
 import ipaddr from "ipaddr.js"
 
@@ -96,8 +98,21 @@ export interface CheckedUrl {
   readonly host: string
 }
 
-/** Why a URL cannot be a webhook, before any name is resolved; or the parsed URL. */
-export const checkUrl = (input: string): CheckedUrl | { readonly reason: string } => {
+/** Whether `host` (no brackets) is a loopback address or `localhost`. */
+export const isLoopback = (host: string): boolean => {
+  if (host.toLowerCase() === "localhost") return true
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).range() === "loopback"
+  return ipaddr.IPv6.isValid(host) && ipaddr.IPv6.parse(host).range() === "loopback"
+}
+
+/**
+ * Why a URL cannot be a webhook, before any name is resolved; or the parsed URL (`plain` when it is the plain HTTP
+ * to loopback that `loopbackHttp` accepts).
+ */
+export const checkUrl = (
+  input: string,
+  loopbackHttp = false
+): (CheckedUrl & { readonly plain: boolean }) | { readonly reason: string } => {
   if (input.length > 2048) return { reason: "the URL is longer than 2048 characters" }
   let url: URL
   try {
@@ -105,10 +120,17 @@ export const checkUrl = (input: string): CheckedUrl | { readonly reason: string 
   } catch {
     return { reason: "not a valid absolute URL" }
   }
-  if (url.protocol !== "https:") return { reason: "only https URLs are allowed" }
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  const plain = url.protocol === "http:" && loopbackHttp && isLoopback(host)
+  if (url.protocol !== "https:" && !plain)
+    return {
+      reason: loopbackHttp
+        ? "only https URLs are allowed, and plain http to loopback (127.0.0.1, ::1, localhost)"
+        : "only https URLs are allowed (for a receiver on this machine while developing, start the server on loopback with VIGIL_WEBHOOK_LOOPBACK_HTTP=1)"
+    }
   if (url.username !== "" || url.password !== "") return { reason: "credentials in the URL are not allowed" }
   if (url.hostname === "") return { reason: "the URL has no host" }
-  return { url: url.toString(), host: url.hostname.replace(/^\[|\]$/g, "") }
+  return { url: url.toString(), host, plain }
 }
 
 /** Whether `host` is on the allow-list (case-insensitive exact match). */

@@ -51,6 +51,8 @@ export interface Settings {
   readonly maxPerKey: number
   /** Hosts exempt from the public-address rule (HTTPS is still required); empty by default. */
   readonly allowHosts: ReadonlyArray<string>
+  /** Plain HTTP to loopback accepted (development on one machine; the server listens on loopback). */
+  readonly loopbackHttp?: boolean
 }
 
 export const defaultSettings: Settings = { maxPerKey: 5, allowHosts: [] }
@@ -134,9 +136,11 @@ export class Webhooks extends Context.Service<
         const nowIso = Instant.iso
 
         const register = Effect.fn("Webhooks.register")(function* (keyId: string, url: string) {
-          const checked = NetworkGuard.checkUrl(url)
+          const checked = NetworkGuard.checkUrl(url, settings.loopbackHttp === true)
           if ("reason" in checked) return yield* new InvalidWebhookUrl({ reason: checked.reason })
-          yield* guardHost(settings.allowHosts, checked.host).pipe(Effect.provideService(HostResolver, resolver))
+          // Plain HTTP was accepted only to loopback: the address check is the one it passed.
+          if (!checked.plain)
+            yield* guardHost(settings.allowHosts, checked.host).pipe(Effect.provideService(HostResolver, resolver))
           const now = yield* Clock.currentTimeMillis
           const webhook: Webhook = {
             id: `wh_${now}_${RandomIds.alphanumeric(9)}`,

@@ -51,6 +51,8 @@ export interface Settings {
   readonly maxPerKey: number
   /** Hosts exempt from the public-address rule (HTTPS is still required): the webhook allow-list. */
   readonly allowHosts: ReadonlyArray<string>
+  /** Plain HTTP to loopback accepted (development on one machine; the server listens on loopback). */
+  readonly loopbackHttp?: boolean
 }
 
 export const defaultSettings: Settings = { maxPerKey: 20, allowHosts: [] }
@@ -119,7 +121,11 @@ const destination = Effect.fnUntraced(function* (settings: Settings, mailRelay: 
         `unknown placeholder ${unknown.map((u) => `{{${u}}}`).join(", ")}; known: ${Messages.placeholders.map((p) => `{{${p}}}`).join(", ")}`
       )
   }
-  const d = yield* kinds[request.type].destination(request, { allowHosts: settings.allowHosts, mailRelay })
+  const d = yield* kinds[request.type].destination(request, {
+    allowHosts: settings.allowHosts,
+    ...(settings.loopbackHttp === true ? { loopbackHttp: true } : {}),
+    mailRelay
+  })
   return {
     url: d.url,
     secret: d.secret,

@@ -31,6 +31,8 @@ export interface Destination {
 /** What creating a channel may use: the webhook allow-list, and whether a mail relay is configured. */
 export interface Context {
   readonly allowHosts: ReadonlyArray<string>
+  /** Plain HTTP to loopback accepted (development on one machine). */
+  readonly loopbackHttp?: boolean
   readonly mailRelay: boolean
 }
 
@@ -62,9 +64,10 @@ export const invalid = (field: string, message: string) => new InvalidChannel({ 
 /** A user-supplied HTTPS URL, checked by the SSRF guard now (and by the transport at every delivery). */
 export const checkedUrl = Effect.fnUntraced(function* (value: string | undefined, context: Context) {
   if (value === undefined) return yield* invalid("url", "is required: the HTTPS URL to post to")
-  const checked = NetworkGuard.checkUrl(value)
+  const checked = NetworkGuard.checkUrl(value, context.loopbackHttp === true)
   if ("reason" in checked) return yield* invalid("url", checked.reason)
-  yield* Webhooks.guardHost(context.allowHosts, checked.host).pipe(Effect.mapError((e) => invalid("url", e.reason)))
+  if (!checked.plain)
+    yield* Webhooks.guardHost(context.allowHosts, checked.host).pipe(Effect.mapError((e) => invalid("url", e.reason)))
   return checked.url
 })
 
