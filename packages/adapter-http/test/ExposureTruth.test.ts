@@ -163,6 +163,7 @@ describe("exposure answers that hold (options.exposure)", () => {
           })
           assert.strictEqual(itself.score, 0)
           assert.strictEqual(itself.recommendation.action, "REVIEW")
+          assert.strictEqual(itself.confidence, 1, "what the address is does not depend on the lists")
           assert.isFalse(itself.flags.blacklisted)
           assert.include(itself.recommendation.details, "no one holds its key")
           assert.include(itself.recommendation.details, "test-blacklist")

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { fc, test } from "@fast-check/vitest"
 import { Intel, Scoring } from "@vigil/core"
 
@@ -247,6 +248,15 @@ describe("Scoring by authority", () => {
 })
 
 describe("confidence, as docs/api.md states it", () => {
+  it("is stated in docs/api.md with the figures the tests below hold", () => {
+    const doc = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8").replace(/\s+/g, " ")
+    for (const stated of [
+      "an official list's own record 0.98–0.99, a curated one 0.75–0.85, scraped labels 0.65–0.75, 0.03 more per further list that agrees, at most 0.99",
+      "0.5 when no list names the address, 0 for an incomplete answer, 1 for a system address"
+    ])
+      assert.include(doc, stated)
+  })
+
   it("is the reliability of the lists an answer rests on: official 0.98–0.99, curated 0.75–0.85, scraped 0.65–0.75", () => {
     const ranges: Record<Intel.Authority, readonly [number, number]> = {
       official: [0.98, 0.99],
