@@ -7,7 +7,8 @@
  */
 import { ChainActivity } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
-import { transferTopic } from "./EvmTransfers.ts"
+import { topicOf, transferTopic } from "./EvmTransfers.ts"
+import * as NodePost from "./NodePost.ts"
 
 const Quantity = Schema.String.check(Schema.isPattern(/^0x[0-9a-fA-F]*$/))
 
@@ -26,7 +27,6 @@ const LogsAnswer = Schema.Struct({
   error: Schema.optionalKey(Schema.Struct({ message: Schema.String }))
 })
 const decodeLogsAnswer = Schema.decodeUnknownEffect(Schema.fromJsonString(LogsAnswer))
-const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 const quantity = (hex: string): bigint => (hex === "0x" ? 0n : BigInt(hex))
 
@@ -44,20 +44,7 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
         method,
         params: [address, "latest"]
       }))
-      const post = (body: unknown) =>
-        Effect.tryPromise({
-          try: async (signal) => {
-            const response = await fetch(url, {
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              body: encodeJson(body),
-              signal
-            })
-            if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
-            return await response.text()
-          },
-          catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
-        })
+      const post = (body: unknown) => NodePost.post(url, body, failed)
       /** Whether a token `Transfer` log names the address as recipient, anywhere in the chain. */
       const receivedTokens = post({
         jsonrpc: "2.0",
@@ -67,7 +54,7 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
           {
             fromBlock: "0x0",
             toBlock: "latest",
-            topics: [transferTopic, null, `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`]
+            topics: [transferTopic, null, topicOf(address)]
           }
         ]
       }).pipe(

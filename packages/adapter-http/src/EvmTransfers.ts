@@ -10,6 +10,7 @@
  */
 import { Exposure } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
+import * as NodePost from "./NodePost.ts"
 
 /** keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 and ERC-721 transfers alike. */
 export const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
@@ -58,10 +59,10 @@ const maxParts = 512
 
 /** keccak256("decimals()")[0..4]. */
 const decimalsSelector = "0x313ce567"
-const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 const hex = (n: number) => `0x${n.toString(16)}`
-const topicOf = (address: string) => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`
+/** An address as a 32-byte topic. */
+export const topicOf = (address: string) => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`
 const addressOf = (topic: string) => `0x${topic.slice(-40).toLowerCase()}`
 const quantity = (h: string): bigint => (h === "0x" ? 0n : BigInt(h))
 
@@ -218,20 +219,7 @@ const bothReader =
 export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.TransferReader> => {
   const post = (chainId: number, body: unknown) => {
     const url = urls.get(chainId)
-    if (url === undefined) return Effect.fail(failed(`no node for chain ${chainId}`))
-    return Effect.tryPromise({
-      try: async (signal) => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: encodeJson(body),
-          signal
-        })
-        if (!response.ok) throw new Error(`the node answered HTTP ${response.status}`)
-        return await response.text()
-      },
-      catch: (e) => failed(`the node could not be read: ${(e as Error).message}`)
-    })
+    return url === undefined ? Effect.fail(failed(`no node for chain ${chainId}`)) : NodePost.post(url, body, failed)
   }
   /** One batch of calls; the answers in the calls' order (a missing one fails the read). */
   const batch = (chainId: number, calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>) =>

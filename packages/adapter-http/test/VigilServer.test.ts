@@ -8,6 +8,7 @@ import { SqliteDatabase, SqliteMigrations } from "@vigil/adapter-sqlite"
 import Database from "better-sqlite3"
 import { Instant, IntelIndex } from "@vigil/core"
 import { Effect } from "effect"
+import { modelOf } from "@vigil/core-test/CalibrationModels.ts"
 import * as TestServer from "./TestServer.ts"
 
 const serverOnTempDatabase = TestServer.layer()
@@ -70,25 +71,7 @@ describe("VigilServer", () => {
       // A calibration model: /health says which and how old the lists it was fitted on are.
       const index = yield* IntelIndex.IntelIndex
       const asOf = Instant.day(Date.now() - 40 * 86_400_000)
-      yield* index.storeModel({
-        asOf,
-        fittedAt: `${asOf}T08:00:00.000Z`,
-        features: ["bias"],
-        weights: [0],
-        l2: 1,
-        training: { examples: 10, positives: 5 },
-        evaluation: {
-          examples: 2,
-          positives: 1,
-          brier: 0.25,
-          brierRules: 0.5,
-          block: { flagged: 0, precision: 0, recall: 0 },
-          blockRules: { flagged: 0, precision: 0, recall: 0 },
-          review: { flagged: 0, precision: 0, recall: 0 },
-          reviewRules: { flagged: 0, precision: 0, recall: 0 },
-          reliability: []
-        }
-      })
+      yield* index.storeModel({ ...modelOf(asOf, ["bias"], [0]), fittedAt: `${asOf}T08:00:00.000Z` })
       const later = JSON.parse((yield* get("/health")).body)
       assert.deepStrictEqual(later.calibration, {
         model: 1,

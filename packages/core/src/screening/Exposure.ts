@@ -717,17 +717,19 @@ export class Exposure extends Context.Service<
             authority: (l: string) => Intel.Authority,
             known: (n: string, t: string) => number | undefined
           ) => assess(read, grouped, records, authority, asOf, asked, floorOf(dustFloor, known))
+          /** Nothing read: what an answer says when a network, or the counterparties, could not be. */
+          const unread = (unchecked: Read["unchecked"]): Found => ({
+            ...judged(
+              { windows: [], unchecked: [] },
+              nothing,
+              [],
+              () => "scraped",
+              () => undefined
+            ),
+            unchecked
+          })
           const none = (network: string, reason: string): Effect.Effect<Found> =>
-            Effect.succeed({
-              ...judged(
-                { windows: [], unchecked: [] },
-                nothing,
-                [],
-                () => "scraped",
-                () => undefined
-              ),
-              unchecked: [{ network, reason }]
-            })
+            Effect.succeed(unread([{ network, reason }]))
           if (reader.chains.length === 0)
             return none("every network", "no node is configured (VIGIL_RPC_URL_<chainId>)")
           const detected = Chain.detect(address)
@@ -768,22 +770,15 @@ export class Exposure extends Context.Service<
                   return judged(read, grouped, records, (l) => authority.get(l) ?? "scraped", known)
                 }).pipe(
                   Effect.catchTag("StoreError", (e) =>
-                    Effect.succeed<Found>({
-                      ...judged(
-                        { windows: [], unchecked: [] },
-                        nothing,
-                        [],
-                        () => "scraped",
-                        () => undefined
-                      ),
-                      unchecked: [
+                    Effect.succeed(
+                      unread([
                         ...read.unchecked,
                         ...read.windows.map((w) => ({
                           network: w.network,
                           reason: `the counterparties could not be screened: ${e.message}`
                         }))
-                      ]
-                    })
+                      ])
+                    )
                   )
                 )
               }

@@ -236,6 +236,16 @@ const result = (
     ...blindWarnings(asOf, blind)
   ]
   const shown = dated(catalog)
+  const metadataOf = (said: ReadonlyArray<string>): Result["metadata"] => ({
+    version: "v3",
+    latency_ms: finished - started,
+    sources_used: sources,
+    is_complete: complete,
+    timestamp: Instant.iso(finished),
+    chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
+    as_of: asOf,
+    ...(said.length === 0 ? {} : { warnings: said })
+  })
   const inForce = found.records.filter((r) => Intel.activeOn(r, asOf))
   const system = SystemAddresses.of(detected.normalized)
   if (system !== undefined && found.complete) {
@@ -258,16 +268,7 @@ const result = (
         details: explained,
         ai_enhanced: false
       },
-      metadata: {
-        version: "v3",
-        latency_ms: finished - started,
-        sources_used: sources,
-        is_complete: complete,
-        timestamp: Instant.iso(finished),
-        chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
-        as_of: asOf,
-        warnings: [explained, ...warnings]
-      },
+      metadata: metadataOf([explained, ...warnings]),
       ...(includeDetails
         ? { details: { records: found.records, breakdown: [], formula: "a system address is not scored" } }
         : {})
@@ -335,16 +336,7 @@ const result = (
                 : "No intelligence list has been ingested yet, so nothing was checked.",
           ai_enhanced: calibrated !== undefined
         },
-    metadata: {
-      version: "v3",
-      latency_ms: finished - started,
-      sources_used: sources,
-      is_complete: complete,
-      timestamp: Instant.iso(finished),
-      chain: { family: detected.family, networks: detected.networks, normalized: detected.normalized },
-      as_of: asOf,
-      ...(warnings.length === 0 ? {} : { warnings })
-    },
+    metadata: metadataOf(warnings),
     ...(includeDetails
       ? {
           details: {

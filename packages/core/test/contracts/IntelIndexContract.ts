@@ -3,6 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { fc } from "@fast-check/vitest"
 import { type Calibration, Intel, IntelIndex, Screening } from "@vigil/core"
 import { Effect, Layer } from "effect"
+import { modelOf } from "@vigil/core-test/CalibrationModels.ts"
 
 /** A version of `list` as of `asOf`, as an ingest would describe it. */
 export const info = (
@@ -582,23 +583,8 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
         yield* ingest(index, info("sdn", "2025-11-01"), [rec(B)])
         // The scam feed is almost never borne out: p about 0.01.
         yield* index.storeModel({
-          asOf: "2025-12-01",
-          fittedAt: "2025-12-02T08:00:00.000Z",
-          features: ["bias", "list:scam-feed"],
-          weights: [0, -4.6],
-          l2: 1,
-          training: { examples: 10, positives: 1 },
-          evaluation: {
-            examples: 3,
-            positives: 1,
-            brier: 0.1,
-            brierRules: 0.5,
-            block: { flagged: 0, precision: 0, recall: 0 },
-            blockRules: { flagged: 3, precision: 0.333, recall: 1 },
-            review: { flagged: 1, precision: 1, recall: 1 },
-            reviewRules: { flagged: 3, precision: 0.333, recall: 1 },
-            reliability: []
-          }
+          ...modelOf("2025-12-01", ["bias", "list:scam-feed"], [0, -4.6]),
+          fittedAt: "2025-12-02T08:00:00.000Z"
         })
         // An operator's own list of a later day: it cannot vouch for 2025-12-01, but the model of that day stands.
         yield* ingest(index, info("ours", "2026-01-10", { authority: "curated" }), [rec(C)])
