@@ -29,7 +29,7 @@ export default defineConfig(
     }
   },
   {
-    files: ["**/test/**", "bench/**", "examples/**", "scripts/**"],
+    files: ["**/test/**", "bench/**", "examples/**", "scripts/**", "packages/*/scripts/**"],
     rules: { "no-console": "off" }
   },
   {

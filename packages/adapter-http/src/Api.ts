@@ -1,5 +1,5 @@
 /** The HTTP contract of the reference server, shared by the server, its clients and the OpenAPI document. */
-import { type ApiKeyStore, Version } from "@vigil/core"
+import { type ApiKeyStore, Intel, Version } from "@vigil/core"
 import { Context, Schema } from "effect"
 import {
   HttpApi,
@@ -49,6 +49,20 @@ export const Health = Schema.Struct({
         "The newest calibration model (enable_agentic grades with the newest model of the screened day or before): how old the lists it was fitted on are. Absent when none is stored."
     })
   ),
+  lists: Schema.Array(
+    Schema.Struct({
+      list: Schema.String,
+      authority: Intel.Authority,
+      as_of: Schema.String.annotate({ description: "The date of the list's current version." }),
+      age_days: Schema.Int.annotate({ description: "Days from that date to today (UTC)." }),
+      note: Schema.optionalKey(
+        Schema.String.annotate({
+          description:
+            "The last refresh or ingest of the list that failed or was refused, and why, until a version is committed after it; the list in force keeps serving."
+        })
+      )
+    })
+  ).annotate({ description: "Every stored list, official ones first: how old each is." }),
   follow: Schema.optionalKey(
     Schema.Array(
       Schema.Struct({

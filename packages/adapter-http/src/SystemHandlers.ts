@@ -89,6 +89,16 @@ export const layer: Layer.Layer<
           }))
           const today = Instant.day(now)
           const model = Calibration.modelOn(yield* screening.models, today)
+          const ageDays = (day: string) => Math.round((Date.parse(today) - Date.parse(day)) / 86_400_000)
+          const lists = [...(yield* screening.lists)]
+            .sort((a, b) => Number(b.authority === "official") - Number(a.authority === "official"))
+            .map((l) => ({
+              list: l.list,
+              authority: l.authority,
+              as_of: l.asOf,
+              age_days: ageDays(l.asOf),
+              ...(l.refused === undefined ? {} : { note: `${l.refused.at}: ${l.refused.message}` })
+            }))
           return {
             status: "ok" as const,
             version: Version.version,
@@ -102,9 +112,10 @@ export const layer: Layer.Layer<
                     model: model.version,
                     as_of: model.asOf,
                     fitted_at: model.fittedAt,
-                    age_days: Math.round((Date.parse(today) - Date.parse(model.asOf)) / 86_400_000)
+                    age_days: ageDays(model.asOf)
                   }
                 }),
+            lists,
             ...(follow.length === 0 ? {} : { follow })
           }
         }).pipe(

@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Config, Effect, Layer, Option, Predicate, Schema } from "effect"
+import { Refresh } from "@vigil/engine"
+import { Config, Duration, Effect, Layer, Option, Predicate, Schedule, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as Store from "./Store.ts"
@@ -18,12 +19,14 @@ export const defaultDatabase = "./.vigil/vigil.db"
  * (see {@link Store}).
  */
 export const databaseFlag = Flag.String("db").pipe(
-  Flag.withDescription("SQLite database file (created with its folder on first use), or a postgres:// URL"),
+  Flag.withDescription(
+    "SQLite database file (created with its folder on first use), or a postgres:// URL (env VIGIL_DB; default ./.vigil/vigil.db)"
+  ),
   Flag.withFallbackConfig(Config.String("VIGIL_DB").pipe(Config.withDefault(defaultDatabase)))
 )
 
 const host = Flag.String("host").pipe(
-  Flag.withDescription("Address to listen on"),
+  Flag.withDescription("Address to listen on (env VIGIL_HOST; default 127.0.0.1, this machine only)"),
   Flag.withFallbackConfig(Config.String("VIGIL_HOST").pipe(Config.withDefault("127.0.0.1")))
 )
 
@@ -31,7 +34,7 @@ const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
 
 const port = Flag.Int("port").pipe(
   Flag.withSchema(Port),
-  Flag.withDescription("TCP port to listen on, 0-65535 (0 picks a free one)"),
+  Flag.withDescription("TCP port to listen on, 0-65535, 0 picks a free one (env VIGIL_PORT; default 8080)"),
   Flag.withFallbackConfig(Config.schema(Port, "VIGIL_PORT").pipe(Config.withDefault(8080)))
 )
 
@@ -46,14 +49,14 @@ const bounded = (
   const schema = Schema.Int.check(Schema.isBetween(range))
   return Flag.Int(name).pipe(
     Flag.withSchema(schema),
-    Flag.withDescription(`${description} (${range.minimum}-${range.maximum}; default ${fallback})`),
+    Flag.withDescription(`${description} (${range.minimum}-${range.maximum}; env ${env}; default ${fallback})`),
     Flag.withFallbackConfig(Config.schema(schema, env).pipe(Config.withDefault(fallback)))
   )
 }
 
-const chainsFile = Flag.String("chains").pipe(
+export const chainsFile = Flag.String("chains").pipe(
   Flag.withDescription(
-    'JSON file of chains followed: {"chains":[{"chainId","rpcUrl","wsUrl"?,"confirmations"?}]}; VIGIL_RPC_URL_<chainId> and the like override it'
+    'JSON file of chains followed: {"chains":[{"chainId","rpcUrl","wsUrl"?,"confirmations"?}]}; VIGIL_RPC_URL_<chainId> and the like override it (env VIGIL_CHAINS_FILE)'
   ),
   Flag.withFallbackConfig(Config.String("VIGIL_CHAINS_FILE")),
   Flag.optional
@@ -278,7 +281,7 @@ export const readNodes = Effect.fnUntraced(function* (chainsFile: string | undef
  * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
  * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
  */
-const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
+export const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
   const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
   for (const [name, field] of [
     ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
@@ -427,8 +430,64 @@ const loadWebhookOptions = Effect.fnUntraced(function* (chainsFile: string | und
       ...(monitoring.telegramApiUrl === undefined ? {} : { telegramApiUrl: monitoring.telegramApiUrl })
     }
   }
-  return { outbound, webhooks, follow: monitoring.follow, activity: monitoring.activity, exposure: monitoring.exposure }
+  return {
+    outbound,
+    webhooks,
+    follow: monitoring.follow,
+    activity: monitoring.activity,
+    exposure: monitoring.exposure,
+    monitoring
+  }
 })
+
+/** `VIGIL_REFRESH_SDN_URL`: where the SDN Advanced XML is fetched from (default OFAC's own URL). */
+const sdnUrlConfig = Config.String("VIGIL_REFRESH_SDN_URL").pipe(Config.option)
+
+/** What a refresh of the official lists reads: the SDN's URL, the chains' nodes and how far behind each head. */
+export const refreshSettings = Effect.fnUntraced(function* (
+  monitoring: Effect.Success<ReturnType<typeof loadMonitoringOptions>>,
+  sdnUrl: Option.Option<string>
+) {
+  const url = Option.isSome(sdnUrl)
+    ? sdnUrl
+    : yield* sdnUrlConfig.pipe(Effect.mapError(() => new CommandFailed({ message: "invalid VIGIL_REFRESH_SDN_URL" })))
+  if (Option.isSome(url) && !isUrl(url.value, ["http:", "https:"]))
+    return yield* new CommandFailed({ message: `invalid SDN URL: ${url.value} is not an http(s) URL` })
+  const { follow } = monitoring
+  return {
+    ...(Option.isSome(url) ? { sdnUrl: url.value } : {}),
+    rpcUrls: monitoring.outbound.rpcUrls,
+    confirmations: (chainId: number) => follow.confirmations[chainId] ?? follow.defaultConfirmations
+  } satisfies Refresh.Settings
+})
+
+/** `VIGIL_REFRESH_HOURS`: refresh the official lists every so many hours while serving (unset: never). */
+const refreshHours = Effect.flatMap(
+  Config.String("VIGIL_REFRESH_HOURS").pipe(Config.option),
+  Option.match({
+    onNone: () => Effect.succeed(Option.none<number>()),
+    onSome: (value) => {
+      const hours = whole("VIGIL_REFRESH_HOURS", value, 1, 720)
+      return hours instanceof CommandFailed ? Effect.fail(hours) : Effect.succeed(Option.some(hours))
+    }
+  })
+).pipe(Effect.mapError((e) => (e instanceof CommandFailed ? e : new CommandFailed({ message: e.message }))))
+
+/** Refreshes the official lists now and every `hours` after, logging one line per list; never fails. */
+const refreshing = (settings: Refresh.Settings, hours: number) =>
+  Layer.effectDiscard(
+    Effect.forkScoped(
+      Refresh.run(settings).pipe(
+        Effect.flatMap((reports) =>
+          Effect.forEach(reports, (r) => (r.status === "failed" ? Effect.logWarning(r.line) : Effect.logInfo(r.line)), {
+            discard: true
+          })
+        ),
+        Effect.catch((e) => Effect.logError(`refresh: storage: ${e.message}`)),
+        Effect.repeat(Schedule.spaced(Duration.hours(hours)))
+      )
+    )
+  )
 
 /** `VIGIL_HOT_ROUTES`: `off` sends every request through the HttpApi router (see `HotRoutes`). */
 const loadHotRoutes = Config.schema(Schema.Literals(["on", "off"]), "VIGIL_HOT_ROUTES").pipe(
@@ -448,10 +507,14 @@ export const command = Command.make(
           message: `the headers timeout (${headersTimeout} ms) must not exceed the request timeout (${requestTimeout} ms)`
         })
       }
-      const [{ outbound, webhooks, follow, activity, exposure }, hotRoutes] = yield* Effect.all([
+      const [{ outbound, webhooks, follow, activity, exposure, monitoring }, hotRoutes, hours] = yield* Effect.all([
         loadWebhookOptions(Option.getOrUndefined(chains), host),
-        loadHotRoutes
+        loadHotRoutes,
+        refreshHours
       ])
+      const refresh = Option.isSome(hours)
+        ? refreshing(yield* refreshSettings(monitoring, Option.none()), hours.value)
+        : Layer.empty
       const consoleDir = consoleBuild()
       return yield* Layer.launch(
         VigilServer.layer({
@@ -470,6 +533,7 @@ export const command = Command.make(
           Layer.provide(
             Engine.layer({ webhooks, follow, activity, exposure }).pipe(Layer.provide(Outbound.layer(outbound)))
           ),
+          Layer.merge(refresh),
           Layer.provideMerge(Store.all(db))
         )
       )
@@ -486,4 +550,13 @@ export const command = Command.make(
           )
       })
     )
-).pipe(Command.withDescription("Run the HTTP server (on the SQLite file or PostgreSQL database of --db / VIGIL_DB)"))
+).pipe(
+  Command.withDescription("Run the HTTP server (on the SQLite file or PostgreSQL database of --db / VIGIL_DB)"),
+  Command.withExamples([
+    { command: "vigil serve", description: "Serve on 127.0.0.1:8080 with ./.vigil/vigil.db" },
+    {
+      command: "VIGIL_DB=postgres://vigil@db/vigil vigil serve --host 0.0.0.0",
+      description: "One of several instances on PostgreSQL"
+    }
+  ])
+)

@@ -6,7 +6,8 @@
 import { PgAdapter } from "@vigil/adapter-postgres"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
-import { Config, Effect, Layer, Schema } from "effect"
+import { BuiltinLists } from "@vigil/engine"
+import { Config, Console, Effect, Layer, Schema } from "effect"
 import { CommandFailed, shown } from "./CommandFailed.ts"
 
 /** A store named by `--db`. */
@@ -56,13 +57,44 @@ const postgres = (url: string) =>
     return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis })
   })
 
-/** Every store on the database `db` names (a SQLite file or a PostgreSQL database). */
-export const all = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
+/** Every store on the database `db` names (a SQLite file or a PostgreSQL database), as they are. */
+export const bare = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
   Layer.unwrap(
     Effect.flatMap(parse(db), (store): Effect.Effect<Layer.Layer<Ports, StoreError.StoreError>, CommandFailed> =>
       store._tag === "Sqlite" ? Effect.succeed(SqliteAdapter.layer({ filename: store.filename })) : postgres(store.url)
     )
   )
+
+/** `VIGIL_BUILTIN_LISTS`: `off` starts a new store with no list (default `on`: with the built-in official lists). */
+const builtinLists = Effect.flatMap(Config.String("VIGIL_BUILTIN_LISTS").pipe(Config.withDefault("on")), (value) =>
+  value === "on" || value === "off"
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new CommandFailed({ message: `invalid VIGIL_BUILTIN_LISTS ${JSON.stringify(value)}: expected on or off` })
+      )
+).pipe(Effect.mapError((e) => (e instanceof CommandFailed ? e : new CommandFailed({ message: e.message }))))
+
+/** Starts a new store with the built-in official lists (unless `VIGIL_BUILTIN_LISTS=off`), saying so on stderr. */
+const seeded = Layer.effectDiscard(
+  Effect.gen(function* () {
+    if ((yield* builtinLists) === "off") return
+    const outcomes = yield* BuiltinLists.seed.pipe(
+      Effect.catchTags({
+        BuiltinListsUnreadable: (e) => Effect.fail(new CommandFailed({ message: e.message })),
+        IngestFailed: (e) => Effect.fail(new CommandFailed({ message: `built-in lists: ${e.message}` }))
+      })
+    )
+    const line = BuiltinLists.summary(outcomes)
+    if (line !== undefined) yield* Console.error(`vigil: ${line}`)
+  })
+)
+
+/**
+ * Every store on the database `db` names; a new store (no list ever committed) starts with the built-in official
+ * lists.
+ */
+export const all = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
+  seeded.pipe(Layer.provideMerge(bare(db)))
 
 /** The stores of API keys and quotas of whichever adapter provides them. */
 const keysAndQuotas = Layer.merge(

@@ -35,11 +35,29 @@ export const caller =
     return { status: response.status, json: await response.json() }
   }
 
+/**
+ * A new store starts with no list in these tests, which count what they ingest; a test of the built-in lists
+ * passes `VIGIL_BUILTIN_LISTS: "on"` (the default outside tests).
+ */
+const startsEmpty = { VIGIL_BUILTIN_LISTS: "off" }
+
+/** The environment of a child: this process's, then `env` (a variable given as undefined is left out). */
+const environment = (env: Record<string, string | undefined>, more: Record<string, string> = {}) =>
+  Object.fromEntries(
+    Object.entries({ ...process.env, ...startsEmpty, ...more, ...env }).filter(
+      (e): e is [string, string] => e[1] !== undefined
+    )
+  )
+
 /** Starts `vigil serve` in `cwd` and resolves once it logs where it listens (or rejects if it exits first). */
-export const serve = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string> = []): Promise<Running> => {
+export const serve = (
+  cwd: string,
+  env: Record<string, string | undefined>,
+  args: ReadonlyArray<string> = []
+): Promise<Running> => {
   const child = spawn(process.execPath, [bin, "serve", ...args], {
     cwd,
-    env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0", ...env },
+    env: environment(env, { VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0" }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   children.push(child)
@@ -72,9 +90,9 @@ export const ingestWatchArgs = (file: string, asOf: string, extra: ReadonlyArray
 ]
 
 /** Runs `vigil <args>` to completion. */
-export const runVigil = (cwd: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
+export const runVigil = (cwd: string, env: Record<string, string | undefined>, args: ReadonlyArray<string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: environment(env) })
     children.push(child)
     let stdout = ""
     let stderr = ""
@@ -93,8 +111,8 @@ afterEach(() => {
 })
 
 /** Starts `vigil <args>` without waiting; the child is killed after the test if still running. */
-export const spawnVigil = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env }, stdio: "ignore" })
+export const spawnVigil = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) => {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env: environment(env), stdio: "ignore" })
   children.push(child)
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   return { child, exited }

@@ -181,7 +181,8 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
       VIGIL_DB: db,
       VIGIL_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
       VIGIL_WEBHOOK_CA_FILE: certs.caFile,
-      VIGIL_WEBHOOK_TIMEOUT_MS: "1000",
+      // Long enough for the CLI to start and revoke the key while the first attempt still hangs.
+      VIGIL_WEBHOOK_TIMEOUT_MS: "5000",
       VIGIL_WEBHOOK_BACKOFF_MS: "100"
     }
     const servers = await Promise.all([serve(cwd, env), serve(cwd, env)])
@@ -197,7 +198,7 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
       await receiver.until((got) => got.length >= 1, 10_000)
       assert.strictEqual((await runVigil(cwd, {}, ["keys", "revoke", "--db", db, id])).code, 0)
       let deliveries: ReadonlyArray<Record<string, unknown>> = []
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 800; i++) {
         deliveries = await Postgres.rows(db, `SELECT status, last_error FROM webhook_deliveries WHERE key_id = '${id}'`)
         if (deliveries.every((d) => d.status === "dead")) break
         await new Promise((done) => setTimeout(done, 25))

@@ -2062,6 +2062,8 @@ export interface components {
                             lastListed: string;
                             firstUnlisted: string;
                         };
+                        /** @description The date of the list's version this answer read (its newest dated on or before the screened day): how current the list is. */
+                        listAsOf?: string;
                         label?: string;
                         entityName?: string;
                         /** @description For an exposure_* signal: the listed counterparty (whose own evidence the other fields are), the network, the direction, and the transfers in the window read. */
@@ -2343,6 +2345,8 @@ export interface components {
                         lastListed: string;
                         firstUnlisted: string;
                     };
+                    /** @description The date of the list's version this answer read (its newest dated on or before the screened day): how current the list is. */
+                    listAsOf?: string;
                     label?: string;
                     entityName?: string;
                     /** @description For an exposure_* signal: the listed counterparty (whose own evidence the other fields are), the network, the direction, and the transfers in the window read. */
@@ -2588,6 +2592,18 @@ export interface components {
                 /** @description Days from the day of its lists to today (UTC). */
                 age_days: number;
             };
+            /** @description Every stored list, official ones first: how old each is. */
+            lists: {
+                list: string;
+                /** @enum {string} */
+                authority: "official" | "curated" | "scraped";
+                /** @description The date of the list's current version. */
+                as_of: string;
+                /** @description Days from that date to today (UTC). */
+                age_days: number;
+                /** @description The last refresh or ingest of the list that failed or was refused, and why, until a version is committed after it; the list in force keeps serving. */
+                note?: string;
+            }[];
             /** @description Each chain with an active bot: followed here, or in standby while another instance on the same database follows it. Trouble with a chain's node is reported here (and in /metrics), not as unreadiness: the API still serves. A halted chain (reorganised deeper than the hashes kept) makes /health 503 until it is re-anchored (vigil follow reset). */
             follow?: {
                 chainId: number;

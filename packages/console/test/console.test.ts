@@ -33,7 +33,7 @@ const sdnNew = sharedData(
 /** Starts `vigil serve` on `db` (loopback, a free port) with `env`; the child and the URL it logs once listening. */
 const serve = async (db: string, env: Record<string, string> = {}) => {
   const child = spawn(process.execPath, [bin, "serve", "--db", db], {
-    env: { ...process.env, VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0", ...env },
+    env: { ...process.env, VIGIL_BUILTIN_LISTS: "off", VIGIL_HOST: "127.0.0.1", VIGIL_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   const url = await new Promise<string>((resolve, reject) => {
@@ -130,7 +130,12 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
       throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium)`)
     if (!existsSync(built)) throw new Error(`${built} is missing: build first (npm test builds the console)`)
     const vigil = (args: ReadonlyArray<string>) =>
-      execFileSync(process.execPath, [bin, ...args, "--db", db], { cwd: dir, encoding: "utf8", stdio: "pipe" })
+      execFileSync(process.execPath, [bin, ...args, "--db", db], {
+        cwd: dir,
+        encoding: "utf8",
+        stdio: "pipe",
+        env: { ...process.env, VIGIL_BUILTIN_LISTS: "off" }
+      })
     vigil(["ingest", "ofac-sdn-xml", sdnOld])
     vigil(["ingest", "ofac-sdn-xml", sdnNew])
     // A desk's own watch-list, whose latest refresh came empty and was refused by the guard.

@@ -35,8 +35,15 @@ const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
 /** What identifies an input wherever it is named from: a URL as given, a file by its absolute path. */
 export const originKey = (origin: string): string => (isUrl(origin) ? origin : resolve(origin))
 
+/** What went wrong, with the underlying reason a fetch error keeps in its cause (refused, a certificate, …). */
+const reason = (cause: unknown): string => {
+  if (!(cause instanceof Error)) return String(cause)
+  const inner = cause.cause instanceof Error ? cause.cause.message : undefined
+  return inner === undefined || cause.message.includes(inner) ? cause.message : `${cause.message} (${inner})`
+}
+
 const failure = (origin: string) => (cause: unknown) =>
-  new InputError({ message: `cannot read ${origin}: ${cause instanceof Error ? cause.message : String(cause)}` })
+  new InputError({ message: `cannot read ${origin}: ${reason(cause)}` })
 
 /**
  * Decompresses bzip2 as it streams. The decoder ignores backpressure, so it is fed 16 KB of compressed input

@@ -20,6 +20,7 @@ import {
   type Chain
 } from "@vigil/core"
 import { Clock, Data, Effect, Layer, ManagedRuntime } from "effect"
+import * as BuiltinLists from "./BuiltinLists.ts"
 import * as Input from "./Input.ts"
 
 /** Where the database is: a file (created with its folder on first use) or `:memory:`; and the chains' nodes. */
@@ -29,6 +30,11 @@ export interface Options {
   readonly rpcUrls?: Readonly<Record<number, string>>
   /** How counterparty exposure is read (budget, window, dust); defaults in `Exposure.defaultSettings`. */
   readonly exposure?: Partial<Exposure.Settings>
+  /**
+   * Start a new database with the built-in official lists (OFAC's SDN digital-currency addresses, USDT's freezes on
+   * Ethereum; see `BuiltinLists`); default true. A database that holds or held lists is never changed by it.
+   */
+  readonly builtinLists?: boolean
 }
 
 /** Options of one screening. */
@@ -114,7 +120,13 @@ export const createVigil = (options: Options): Vigil => {
       Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...options.exposure }).pipe(
         Layer.provide(EvmTransfers.layer(rpcUrls))
       )
-    ).pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: options.db })))
+    ).pipe(
+      Layer.provideMerge(
+        Layer.effectDiscard(options.builtinLists === false ? Effect.void : Effect.asVoid(BuiltinLists.seed)).pipe(
+          Layer.provideMerge(SqliteAdapter.layer({ filename: options.db }))
+        )
+      )
+    )
   )
   const run = <A>(effect: Effect.Effect<A, VigilError, ManagedRuntime.ManagedRuntime.Services<typeof runtime>>) =>
     runtime.runPromise(effect)

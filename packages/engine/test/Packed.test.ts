@@ -1,7 +1,7 @@
 /**
  * The packages as a user installs them: `npm pack` of core, the SQLite and HTTP adapters (the engine reads chains'
  * nodes through the latter) and the engine, installed into a fresh project outside the repository, then a plain
- * Node script that screens an OFAC-listed address through `createVigil`. Needs the built `dist/` (`npm test` builds first) and the npm cache the repository's own
+ * Node script that screens an OFAC-listed address through `createVigil`, on the built-in lists and after an ingest. Needs the built `dist/` (`npm test` builds first) and the npm cache the repository's own
  * install filled. better-sqlite3's native build is not this test's subject: its install script is skipped and
  * the binary the repository built is copied in (a source build takes about 80 s).
  */
@@ -82,16 +82,21 @@ describe.skipIf(!hasSharedData)(`packed install${hasSharedData ? "" : ` (${missi
       join(project, "screen.mjs"),
       `import { createVigil } from "@vigil/engine"
 const vigil = createVigil({ db: "./screening.db" })
+const builtin = await vigil.screen(process.argv[3])
 const ingested = await vigil.ingest({ kind: "ofac-sdn-xml", input: process.argv[2] })
 const result = await vigil.screen(process.argv[3])
 const batch = await vigil.screenBatch([process.argv[3], "not-an-address"])
 await vigil.close()
-console.log(JSON.stringify({ ingested, result, summary: batch.summary }))
+console.log(JSON.stringify({ builtin, ingested, result, summary: batch.summary }))
 `
     )
     const out = JSON.parse(
       execFileSync(process.execPath, ["screen.mjs", sdn, lazarus], { cwd: project, encoding: "utf8" })
     )
+    // A new database starts with the built-in lists the package ships.
+    assert.strictEqual(out.builtin.recommendation.action, "BLOCK")
+    assert.strictEqual(out.builtin.signals[0].evidence.list, "ofac-sdn")
+    assert.strictEqual(out.builtin.signals[0].evidence.listAsOf, "2025-11-19")
     assert.strictEqual(out.ingested.list, "ofac-sdn")
     assert.isAbove(out.ingested.records, 100)
     assert.strictEqual(out.result.address, lazarus.toLowerCase())

@@ -117,3 +117,31 @@ contract Proxy {
         }
     }
 }
+
+/// Tether's freeze events as USDT states them (the address in the data), for a node standing in for Ethereum.
+contract TetherFreezes {
+    event AddedBlackList(address _user);
+    event RemovedBlackList(address _user);
+
+    function addBlackList(address user) external {
+        emit AddedBlackList(user);
+    }
+
+    function removeBlackList(address user) external {
+        emit RemovedBlackList(user);
+    }
+}
+
+/// Circle's freeze events as USDC states them (the address indexed).
+contract CircleFreezes {
+    event Blacklisted(address indexed _account);
+    event UnBlacklisted(address indexed _account);
+
+    function blacklist(address account) external {
+        emit Blacklisted(account);
+    }
+
+    function unBlacklist(address account) external {
+        emit UnBlacklisted(account);
+    }
+}

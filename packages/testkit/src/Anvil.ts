@@ -65,6 +65,8 @@ export const start = async (
     readonly chainId?: number
     /** The genesis block's timestamp (Unix seconds); default now. */
     readonly timestamp?: number
+    /** The genesis block's number; default 0 (a chain standing in for one long under way starts higher). */
+    readonly number?: number
   } = {}
 ): Promise<Anvil> => {
   const chainId = options.chainId ?? 31337
@@ -78,7 +80,8 @@ export const start = async (
       "--chain-id",
       String(chainId),
       "--no-mining",
-      ...(options.timestamp === undefined ? [] : ["--timestamp", String(options.timestamp)])
+      ...(options.timestamp === undefined ? [] : ["--timestamp", String(options.timestamp)]),
+      ...(options.number === undefined ? [] : ["--number", String(options.number)])
     ],
     {
       stdio: ["ignore", "pipe", "pipe"]

@@ -13,9 +13,12 @@ export interface Compiled {
 
 /**
  * The fixtures chain tests deploy (`contracts/Fixtures.sol`): Token (an ERC-20), Router (calls it internally),
- * Noisy (emits, then reverts), Proxy (EIP-1967) and Spray (emits `Transfer` logs for any senders).
+ * Noisy (emits, then reverts), Proxy (EIP-1967), Spray (emits `Transfer` logs for any senders), and TetherFreezes and
+ * CircleFreezes (emit USDT's and USDC's freeze events).
  */
-export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy" | "Proxy" | "Spray", Compiled>> => {
+export const fixtures = (): Readonly<
+  Record<"Token" | "Router" | "Noisy" | "Proxy" | "Spray" | "TetherFreezes" | "CircleFreezes", Compiled>
+> => {
   const compiled = compile(fileURLToPath(new URL("../contracts/Fixtures.sol", import.meta.url)))
   const pick = (name: string) => {
     const c = compiled[name]
@@ -27,7 +30,9 @@ export const fixtures = (): Readonly<Record<"Token" | "Router" | "Noisy" | "Prox
     Router: pick("Router"),
     Noisy: pick("Noisy"),
     Proxy: pick("Proxy"),
-    Spray: pick("Spray")
+    Spray: pick("Spray"),
+    TetherFreezes: pick("TetherFreezes"),
+    CircleFreezes: pick("CircleFreezes")
   }
 }
 

@@ -33,6 +33,12 @@ export const Signal = Schema.Struct({
       Schema.String.annotate({ description: "When the listing ended, where the source states it." })
     ),
     delistedBetween: Schema.optionalKey(Intel.DelistedBetween),
+    listAsOf: Schema.optionalKey(
+      Schema.String.annotate({
+        description:
+          "The date of the list's version this answer read (its newest dated on or before the screened day): how current the list is."
+      })
+    ),
     label: Schema.optionalKey(Schema.String),
     entityName: Schema.optionalKey(Schema.String),
     exposure: Schema.optionalKey(

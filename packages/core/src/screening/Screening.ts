@@ -84,11 +84,28 @@ interface Catalog {
    * between two versions they cannot date a change.
    */
   readonly snapshots: ReadonlyArray<Pick<ListStatus, "list" | "since" | "versions">>
+  /** Every list's version dates, oldest first. */
+  readonly versions: ReadonlyMap<string, ReadonlyArray<string>>
   /** The stored calibration models, oldest first. */
   readonly models: ReadonlyArray<Calibration.Stored>
 }
 
-const emptyCatalog: Catalog = { count: 0, authority: new Map(), official: [], damaged: [], snapshots: [], models: [] }
+const emptyCatalog: Catalog = {
+  count: 0,
+  authority: new Map(),
+  official: [],
+  damaged: [],
+  snapshots: [],
+  versions: new Map(),
+  models: []
+}
+
+/** The date of `list`'s version in force on `asOf` (its newest dated that day or before), when there is one. */
+export const versionOn = (catalog: Pick<Catalog, "versions">, list: string, asOf: string): string | undefined =>
+  catalog.versions
+    .get(list)
+    ?.filter((d) => d <= asOf)
+    .at(-1)
 
 /**
  * The snapshot lists that cannot vouch for `asOf`: it precedes their oldest stored version, so an entry they
@@ -299,7 +316,10 @@ const result = (
     confidence: complete ? a.confidence : 0,
     flags: a.flags,
     entity: a.entity,
-    signals: a.signals.map(wireSignal).map((w) => ({ ...w, evidence: shown(w.evidence) })),
+    signals: a.signals.map(wireSignal).map((w) => {
+      const listAsOf = versionOn(catalog, w.evidence.list, asOf)
+      return { ...w, evidence: { ...shown(w.evidence), ...(listAsOf === undefined ? {} : { listAsOf }) } }
+    }),
     labels: a.labels,
     recommendation: complete
       ? calibrated === undefined
@@ -396,6 +416,7 @@ export class Screening extends Context.Service<
                 official: lists.filter((l) => l.authority === "official"),
                 damaged: lists.filter((l) => l.problem !== undefined),
                 snapshots: lists.filter((l) => !keepsWholeHistory(l.kind)),
+                versions: new Map(lists.map((l) => [l.list, l.versions])),
                 models
               }
               known = { generation, catalog }

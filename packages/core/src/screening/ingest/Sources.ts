@@ -50,9 +50,15 @@ export const wholeHistory: { readonly [K in Kind]: boolean } = {
   "address-list": false
 }
 
+/**
+ * The kind of a freeze log read from its token contract by `vigil refresh` (USDC's), which is not ingested from a
+ * file: like an event export, it carries its whole history.
+ */
+export const freezeLogKind = "stablecoin-freezes"
+
 /** {@link wholeHistory} for a stored list's kind (a kind this code does not know is taken as a snapshot). */
 export const keepsWholeHistory = (kind: string): boolean =>
-  (kinds as ReadonlyArray<string>).includes(kind) && wholeHistory[kind as Kind]
+  kind === freezeLogKind || ((kinds as ReadonlyArray<string>).includes(kind) && wholeHistory[kind as Kind])
 
 /** A calendar day given as YYYY-MM-DD. */
 export const IsoDate = Instant.IsoDate

@@ -19,8 +19,13 @@ interface Event {
 
 const required = ["event_name", "block_number", "log_index", "timestamp", "txhash", "_user"] as const
 
-/** A parser of the event export; `label` names the token (e.g. `USDT`), `contract` the token contract. */
-export const make = (options: { readonly label: string }): Parser => {
+/**
+ * A parser of the event export; `label` names the token (e.g. `USDT`). `lastBlock` is the block of the newest freeze
+ * or end read (the export's reach, as far as its rows show).
+ */
+export const make = (options: {
+  readonly label: string
+}): Parser & { readonly lastBlock: () => number | undefined } => {
   const skipped = skipLog()
   const lines = lineSplitter()
   const events: Array<Event> = []
@@ -91,6 +96,7 @@ export const make = (options: { readonly label: string }): Parser => {
       return out
     },
     asOf: () => latest,
+    lastBlock: () => (events.length === 0 ? undefined : Math.max(...events.map((e) => e.block))),
     skipped: skipped.get
   }
 }

@@ -1,5 +1,7 @@
 /** List parsers and the ingest that stores their records as list versions. */
 export * as AddressList from "./AddressList.ts"
+export * as Builtin from "./Builtin.ts"
+export * as Freezes from "./Freezes.ts"
 export * as GraphSense from "./GraphSense.ts"
 export * as Ingest from "./Ingest.ts"
 export * as Labels from "./Labels.ts"
