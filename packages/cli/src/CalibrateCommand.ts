@@ -7,7 +7,7 @@ import { Calibration, type IntelIndex, Instant, type StoreError } from "@vigil/c
 import { readFileSync, writeFileSync } from "node:fs"
 import { Clock, Console, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, UsageError } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
@@ -173,7 +173,7 @@ export const command = Command.make(
     Effect.gen(function* () {
       const l2 = Option.getOrUndefined(args.l2)
       if (l2 !== undefined && !(l2 >= 0.01 && l2 <= 100)) {
-        return yield* new CommandFailed({ message: `--l2 must be from 0.01 to 100, not ${l2}` })
+        return yield* new UsageError({ message: `--l2 must be from 0.01 to 100, not ${l2}` })
       }
       const asOf = Option.getOrUndefined(args.asOf)
       const plot = Option.getOrUndefined(args.plot)
@@ -191,5 +191,8 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(
     "Fit the calibration model from the lists in force, store it as the next version, and print its held-out evaluation"
-  )
+  ),
+  Command.withExamples([
+    { command: "vigil calibrate --dry-run", description: "Fit and evaluate without storing the model" }
+  ])
 )

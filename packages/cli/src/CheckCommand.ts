@@ -33,5 +33,6 @@ export const command = Command.make("check", { db: databaseFlag }, ({ db }) =>
 ).pipe(
   Command.withDescription(
     "Verify the database: SQLite's full integrity check and every list's records against their digest; exit 1 on damage"
-  )
+  ),
+  Command.withExamples([{ command: "vigil check", description: "Verify the store" }])
 )

@@ -29,4 +29,12 @@ export const command = Command.make(
   "detect",
   { addresses: Argument.String("address").pipe(Argument.atLeast(1)), chain },
   ({ addresses, chain }) => Effect.forEach(addresses, (address) => Console.log(line(Chain.detect(address, chain))))
-).pipe(Command.withDescription("Detect the network of addresses from their format, with checksum validation"))
+).pipe(
+  Command.withDescription("Detect the network of addresses from their format, with checksum validation"),
+  Command.withExamples([
+    {
+      command: "vigil detect 0x098B716B8Aaf21512996dC57EB0615e2383E2f96 bc1qa5wkgaew2dkv56kfvj49j0av5nml45x9ek9hz6",
+      description: "Which networks each address is valid on"
+    }
+  ])
+)

@@ -9,7 +9,7 @@ import { EvmRpc } from "@vigil/adapter-http"
 import { ChainData, Reanchor } from "@vigil/core"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, needsSubcommand, UsageError } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
@@ -18,7 +18,7 @@ const reset = Command.make(
   "reset",
   {
     db: databaseFlag,
-    chain: Flag.Int("chain").pipe(Flag.withDescription("Chain id of the follower to re-anchor")),
+    chain: Flag.Int("chain").pipe(Flag.withDescription("Chain id of the follower to re-anchor (required)")),
     at: Flag.Int("at").pipe(Flag.withDescription("Block to re-anchor at (default: the node's head)"), Flag.optional),
     rpc: Flag.String("rpc").pipe(
       Flag.withDescription("JSON-RPC URL of the chain's node (default: VIGIL_RPC_URL_<chainId>)"),
@@ -33,7 +33,7 @@ const reset = Command.make(
           message: `no node for chain ${chain}: give --rpc URL or set VIGIL_RPC_URL_${chain}`
         })
       if (!URL.canParse(url) || !["http:", "https:"].includes(new URL(url).protocol))
-        return yield* new CommandFailed({ message: `--rpc ${url} is not an http(s) URL` })
+        return yield* new UsageError({ message: `--rpc ${url} is not an http(s) URL` })
       const done = yield* Reanchor.reset(chain, Option.getOrUndefined(at)).pipe(
         Effect.provideService(ChainData.ChainData, EvmRpc.make({ urls: new Map([[chain, url]]) })),
         Effect.provide(Store.all(db)),
@@ -48,11 +48,14 @@ const reset = Command.make(
 ).pipe(
   Command.withDescription(
     "Re-anchor a chain's follower halted by a reorganisation deeper than the hashes kept: cursor at the node's block, alerts kept, retracted or marked unverified"
-  )
+  ),
+  Command.withExamples([
+    { command: "vigil follow reset --chain 1 --at 19000000", description: "Re-anchor chain 1's follower" }
+  ])
 )
 
 /** The command group. */
-export const command = Command.make("follow").pipe(
+export const command = Command.make("follow", {}, needsSubcommand("vigil follow", ["reset"])).pipe(
   Command.withDescription("Following chains: re-anchor a halted follower"),
   Command.withSubcommands([reset])
 )

@@ -5,7 +5,8 @@ import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, UsageError } from "./CommandFailed.ts"
+import * as JsonLine from "./JsonLine.ts"
 import { Input } from "@vigil/engine"
 import { databaseFlag } from "./ServeCommand.ts"
 import * as CalibrateCommand from "./CalibrateCommand.ts"
@@ -27,7 +28,8 @@ export type SourceSpec = Ingestion.Sources.SourceSpec
  */
 export const ingestOne = (
   spec: SourceSpec,
-  details = false
+  details = false,
+  json = false
 ): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
   Effect.gen(function* () {
     const { request, parser } = yield* Ingestion.Sources.plan(spec, Input.originKey(spec.input)).pipe(
@@ -57,6 +59,16 @@ export const ingestOne = (
           )
       })
     )
+    if (json) {
+      // One record per source: what the summary line says, with every reason kept under --details.
+      const { skipped, ...rest } = outcome
+      yield* JsonLine.print({
+        origin: spec.input,
+        ...rest,
+        skipped: details ? skipped : { count: skipped.count, reasons: skipped.reasons.slice(0, 1) }
+      })
+      return outcome
+    }
     yield* Console.log(Ingestion.Sources.summary(spec.input, outcome))
     if (details) {
       const { count, reasons } = outcome.skipped
@@ -134,6 +146,12 @@ export const command = Command.make(
       Flag.withDescription("After the summary, one line per entry passed over, with why"),
       Flag.withDefault(false)
     ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription(
+        "One JSON record per source (its outcome: list, version, asOf, counts, skipped) instead of the summary line"
+      ),
+      Flag.withDefault(false)
+    ),
     calibrate: Flag.Boolean("calibrate").pipe(
       Flag.withDescription("Once every source is in, fit and store the calibration model (as vigil calibrate does)"),
       Flag.withDefault(false)
@@ -158,11 +176,11 @@ export const command = Command.make(
                 ...Option.match(args.authority, { onNone: () => ({}), onSome: (authority) => ({ authority }) })
               }
             ]
-          : yield* new CommandFailed({
+          : yield* new UsageError({
               message: `give <kind> <file-or-url> (kinds: ${kinds.join(", ")}) or --config FILE`
             })
       if (Option.isSome(args.maxDelistShare) && !(args.maxDelistShare.value >= 0 && args.maxDelistShare.value <= 1)) {
-        return yield* new CommandFailed({
+        return yield* new UsageError({
           message: `--max-delist-share must be from 0 to 1, not ${args.maxDelistShare.value}`
         })
       }
@@ -177,7 +195,7 @@ export const command = Command.make(
           onSome: (maxDelistedShare) => ({ maxDelistedShare })
         })
       }))
-      yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details), { discard: true }).pipe(
+      yield* Effect.forEach(guarded, (spec) => ingestOne(spec, args.details, args.json), { discard: true }).pipe(
         Effect.andThen(args.calibrate ? Effect.asVoid(CalibrateCommand.calibrateOnce({})) : Effect.void),
         Effect.provide(Store.all(args.db)),
         Effect.catchTag("StoreError", databaseFailure(args.db))
@@ -186,5 +204,9 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(
     "Ingest a list (ofac-sdn-xml, ofac-sdn-csv, usdt-events, graphsense, labels, address-list) as a new version, atomically"
-  )
+  ),
+  Command.withExamples([
+    { command: "vigil ingest ofac-sdn-xml sdn_advanced.xml.bz2", description: "OFAC's SDN file, streamed" },
+    { command: "vigil ingest address-list ours.txt --list ours --category scam", description: "Your own list" }
+  ])
 )

@@ -2,7 +2,7 @@
 import { ApiKeys, type ApiKeyStore } from "@vigil/core"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, needsSubcommand } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
@@ -35,7 +35,7 @@ const create = Command.make(
   "create",
   {
     db: databaseFlag,
-    name: Flag.String("name").pipe(Flag.withDescription("Client organisation the key belongs to")),
+    name: Flag.String("name").pipe(Flag.withDescription("Client organisation the key belongs to (required)")),
     qps: limit("qps", `Requests per second, default ${ApiKeys.defaultLimits.qps}`),
     daily: limit("daily", `Addresses per UTC day, default ${ApiKeys.defaultLimits.daily}`),
     monthly: limit("monthly", `Addresses per UTC month, default ${ApiKeys.defaultLimits.monthly}`),
@@ -63,7 +63,12 @@ const create = Command.make(
         InvalidKeyRequest: (e) => Effect.fail(new CommandFailed({ message: e.message }))
       })
     )
-).pipe(Command.withDescription("Issue an API key and print it once (JSON line with the key)"))
+).pipe(
+  Command.withDescription("Issue an API key and print it once (JSON line with the key)"),
+  Command.withExamples([
+    { command: 'vigil keys create --name "Acme Exchange" --daily 50000', description: "A key with its own daily quota" }
+  ])
+)
 
 const list = Command.make("list", { db: databaseFlag }, ({ db }) =>
   Effect.gen(function* () {
@@ -71,7 +76,10 @@ const list = Command.make("list", { db: databaseFlag }, ({ db }) =>
     const now = yield* Clock.currentTimeMillis
     for (const record of yield* keys.list) yield* JsonLine.print(view(record, now))
   }).pipe(Effect.provide(keysLayer(db)), Effect.catchTag("StoreError", databaseFailure(db)))
-).pipe(Command.withDescription("List API keys (never the keys themselves), one JSON line each"))
+).pipe(
+  Command.withDescription("List API keys (never the keys themselves), one JSON line each"),
+  Command.withExamples([{ command: "vigil keys list", description: "Every key, never its secret" }])
+)
 
 const revoke = Command.make(
   "revoke",
@@ -83,10 +91,13 @@ const revoke = Command.make(
       if (revoked === undefined) return yield* new CommandFailed({ message: `no API key with id ${id}` })
       yield* JsonLine.print(view(revoked, yield* Clock.currentTimeMillis))
     }).pipe(Effect.provide(keysLayer(db)), Effect.catchTag("StoreError", databaseFailure(db)))
-).pipe(Command.withDescription("Revoke an API key; it stops authenticating at once"))
+).pipe(
+  Command.withDescription("Revoke an API key; it stops authenticating at once"),
+  Command.withExamples([{ command: "vigil keys revoke 3f9a1c0b7d2e4a65", description: "Stop a key now" }])
+)
 
 /** The command group. */
-export const command = Command.make("keys").pipe(
+export const command = Command.make("keys", {}, needsSubcommand("vigil keys", ["create", "list", "revoke"])).pipe(
   Command.withDescription("Manage API keys"),
   Command.withSubcommands([create, list, revoke])
 )

@@ -5,7 +5,7 @@
 import { Ingestion, Instant, IntelIndex } from "@vigil/core"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, UsageError } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { databaseFlag } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
@@ -50,7 +50,7 @@ export const command = Command.make(
   (args) =>
     Effect.gen(function* () {
       const actions = [args.delete, args.rollback, args.redate].filter(Option.isSome).length
-      if (actions > 1) return yield* new CommandFailed({ message: "give one of --delete, --rollback, --redate" })
+      if (actions > 1) return yield* new UsageError({ message: "give one of --delete, --rollback, --redate" })
       const index = yield* IntelIndex.IntelIndex
       if (Option.isSome(args.delete)) {
         const list = args.delete.value
@@ -65,7 +65,7 @@ export const command = Command.make(
       }
       if (Option.isSome(args.redate)) {
         if (Option.isNone(args.version) || Option.isNone(args.asOf))
-          return yield* new CommandFailed({ message: "--redate needs --version N and --as-of YYYY-MM-DD" })
+          return yield* new UsageError({ message: "--redate needs --version N and --as-of YYYY-MM-DD" })
         const outcome = yield* Ingestion.Ingest.redate(args.redate.value, args.version.value, args.asOf.value)
         return yield* JsonLine.print(amended("redated", outcome, { to: args.asOf.value }))
       }
@@ -80,5 +80,9 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(
     "Show the ingested lists and their versions; --delete NAME, --rollback NAME, or --redate NAME --version N --as-of DATE"
-  )
+  ),
+  Command.withExamples([
+    { command: "vigil lists", description: "Every list with its version and dates" },
+    { command: "vigil lists --rollback ofac-sdn", description: "Withdraw a list's newest version" }
+  ])
 )

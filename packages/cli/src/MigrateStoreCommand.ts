@@ -10,7 +10,7 @@ import { SqliteDatabase } from "@vigil/adapter-sqlite"
 import { existsSync } from "node:fs"
 import { Effect, Layer, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { CommandFailed, shown } from "./CommandFailed.ts"
+import { CommandFailed, shown, UsageError } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import * as Store from "./Store.ts"
 
@@ -127,17 +127,17 @@ const copy = Effect.gen(function* () {
 export const command = Command.make(
   "migrate-store",
   {
-    from: Flag.String("from").pipe(Flag.withDescription("The SQLite file to move (only read)")),
-    to: Flag.String("to").pipe(Flag.withDescription("The postgres:// URL of a database holding no data yet"))
+    from: Flag.String("from").pipe(Flag.withDescription("The SQLite file to move (only read) (required)")),
+    to: Flag.String("to").pipe(Flag.withDescription("The postgres:// URL of a database holding no data yet (required)"))
   },
   (args) =>
     Effect.gen(function* () {
       const from = yield* Store.parse(args.from)
       const to = yield* Store.parse(args.to)
       if (from._tag !== "Sqlite")
-        return yield* new CommandFailed({ message: `--from must be a SQLite file, not ${shown(args.from)}` })
+        return yield* new UsageError({ message: `--from must be a SQLite file, not ${shown(args.from)}` })
       if (to._tag !== "Postgres")
-        return yield* new CommandFailed({ message: `--to must be a postgres:// URL, not ${args.to}` })
+        return yield* new UsageError({ message: `--to must be a postgres:// URL, not ${args.to}` })
       if (from.filename === ":memory:" || !existsSync(from.filename))
         return yield* new CommandFailed({ message: `--from ${from.filename}: no such file` })
       const stores = Layer.merge(SqliteDatabase.layer({ filename: from.filename }), PgDatabase.layer({ url: to.url }))
@@ -156,5 +156,11 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(
     "Move what a SQLite file holds into a new PostgreSQL database, in one transaction (run several vigil serve on it)"
-  )
+  ),
+  Command.withExamples([
+    {
+      command: "vigil migrate-store --from ./.vigil/vigil.db --to postgres://vigil@db/vigil",
+      description: "Move a SQLite store to PostgreSQL"
+    }
+  ])
 )

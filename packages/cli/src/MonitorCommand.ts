@@ -10,7 +10,7 @@ import { EvmRpc } from "@vigil/adapter-http"
 import { ChainData, Rules, Scan } from "@vigil/core"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed, needsSubcommand, UsageError } from "./CommandFailed.ts"
 import * as JsonLine from "./JsonLine.ts"
 import { readContracts } from "./RulesCommand.ts"
 
@@ -25,13 +25,13 @@ const maxBlocks = 100_000
 const backtest = Command.make(
   "backtest",
   {
-    rpc: Flag.String("rpc").pipe(Flag.withDescription("JSON-RPC URL of the chain's node")),
+    rpc: Flag.String("rpc").pipe(Flag.withDescription("JSON-RPC URL of the chain's node (required)")),
     contracts: Flag.String("contracts").pipe(
-      Flag.withDescription("JSON array of contracts: [{chainId, contractAddress, label, ABI}]")
+      Flag.withDescription("JSON array of contracts: [{chainId, contractAddress, label, ABI}] (required)")
     ),
     chain: Flag.Int("chain").pipe(Flag.withDescription("Chain id whose contracts the rules use"), Flag.optional),
-    from: Flag.Int("from").pipe(Flag.withDescription("First block")),
-    to: Flag.Int("to").pipe(Flag.withDescription("Last block (inclusive)")),
+    from: Flag.Int("from").pipe(Flag.withDescription("First block (required)")),
+    to: Flag.Int("to").pipe(Flag.withDescription("Last block (inclusive) (required)")),
     blockRange: Flag.Int("block-range").pipe(
       Flag.withDescription("topLevelTxBlockRange: the most blocks between a rule's first and last transaction"),
       Flag.withDefault(100)
@@ -51,19 +51,18 @@ const backtest = Command.make(
   (args) =>
     Effect.gen(function* () {
       if (args.from < 0 || args.to < args.from)
-        return yield* new CommandFailed({ message: `--from ${args.from} --to ${args.to} is not a range of blocks` })
+        return yield* new UsageError({ message: `--from ${args.from} --to ${args.to} is not a range of blocks` })
       if (args.to - args.from + 1 > maxBlocks)
-        return yield* new CommandFailed({
+        return yield* new UsageError({
           message: `--from ${args.from} --to ${args.to} is ${args.to - args.from + 1} blocks; at most ${maxBlocks} at once`
         })
       if (args.blockRange < 0)
-        return yield* new CommandFailed({ message: `--block-range must be 0 or more (0: the same block)` })
+        return yield* new UsageError({ message: `--block-range must be 0 or more (0: the same block)` })
       const url = httpUrl(args.rpc)
-      if (url === undefined) return yield* new CommandFailed({ message: `--rpc ${args.rpc} is not an http(s) URL` })
+      if (url === undefined) return yield* new UsageError({ message: `--rpc ${args.rpc} is not an http(s) URL` })
       const { chainId, contracts } = yield* readContracts(args.contracts, args.chain)
       const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
-      if (typeof literalDefs === "string")
-        return yield* new CommandFailed({ message: `--literal-defs: ${literalDefs}` })
+      if (typeof literalDefs === "string") return yield* new UsageError({ message: `--literal-defs: ${literalDefs}` })
       const groups = args.separately ? args.expressions.map((e) => [e]) : [args.expressions]
       const rules: Array<Scan.Rule> = []
       for (const [index, sources] of groups.entries()) {
@@ -108,11 +107,18 @@ const backtest = Command.make(
 ).pipe(
   Command.withDescription(
     "Run watch rules over a range of blocks from a node; print matches as JSON lines. Several expressions are AND-ed into one rule, as a bot's are (tx1 is the same transaction in each); --separately runs each as its own rule"
-  )
+  ),
+  Command.withExamples([
+    {
+      command:
+        "vigil monitor backtest --rpc http://127.0.0.1:8545 --contracts contracts.json --from 100 --to 200 'system.emitted(tx1.Token.E.Transfer)'",
+      description: "What a rule would have alerted on"
+    }
+  ])
 )
 
 /** The command group. */
-export const command = Command.make("monitor").pipe(
+export const command = Command.make("monitor", {}, needsSubcommand("vigil monitor", ["backtest"])).pipe(
   Command.withDescription("Monitoring: try watch rules against a chain"),
   Command.withSubcommands([backtest])
 )

@@ -8,7 +8,8 @@ import { Abi, Rules } from "@vigil/core"
 import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
-import { CommandFailed } from "./CommandFailed.ts"
+import * as JsonLine from "./JsonLine.ts"
+import { CommandFailed, needsSubcommand, UsageError } from "./CommandFailed.ts"
 
 /** One entry of the contracts file: the body of `POST /v1/contracts` (the ABI as JSON or as a JSON string). */
 const ContractEntry = Schema.Struct({
@@ -68,7 +69,7 @@ const check = Command.make(
   "check",
   {
     contracts: Flag.String("contracts").pipe(
-      Flag.withDescription("JSON array of contracts: [{chainId, contractAddress, label, ABI}]")
+      Flag.withDescription("JSON array of contracts: [{chainId, contractAddress, label, ABI}] (required)")
     ),
     literalDefs: Flag.String("literal-defs").pipe(
       Flag.withDescription("JSON object of placeholder values, e.g. '{\"maxTransferAmount\": 1e+27}'"),
@@ -79,14 +80,19 @@ const check = Command.make(
       Flag.withDescription("watchRuleType: simple allows tx1, events, calls, comparisons and && only"),
       Flag.withDefault("advanced")
     ),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription(
+        "One JSON record: {ok: true, normal} or {ok: false, problems: [{expression, offset, message, candidates}]}"
+      ),
+      Flag.withDefault(false)
+    ),
     expressions: Argument.String("expression").pipe(Argument.variadic({ min: 1 }))
   },
   (args) =>
     Effect.gen(function* () {
       const { contracts } = yield* readContracts(args.contracts, args.chain)
       const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
-      if (typeof literalDefs === "string")
-        return yield* new CommandFailed({ message: `--literal-defs: ${literalDefs}` })
+      if (typeof literalDefs === "string") return yield* new UsageError({ message: `--literal-defs: ${literalDefs}` })
       // As a bot takes them: one rule, its expressions AND-ed, its transactions joined.
       const result = Rules.Checker.checkRule(args.expressions, {
         contracts,
@@ -94,9 +100,23 @@ const check = Command.make(
         watchRuleType: args.type,
         requireJoin: true
       })
-      if (result.ok) return yield* Console.log(result.rule.normal)
-      for (const problem of result.problems)
-        yield* Console.log(render(problem.expression, args.expressions[problem.expression]!, problem))
+      if (result.ok)
+        return yield* args.json
+          ? JsonLine.print({ ok: true, normal: result.rule.normal })
+          : Console.log(result.rule.normal)
+      if (args.json)
+        yield* JsonLine.print({
+          ok: false,
+          problems: result.problems.map((p) => ({
+            expression: p.expression,
+            offset: p.offset,
+            message: p.message,
+            candidates: p.candidates
+          }))
+        })
+      else
+        for (const problem of result.problems)
+          yield* Console.log(render(problem.expression, args.expressions[problem.expression]!, problem))
       const failed = new Set(result.problems.map((p) => p.expression)).size
       return yield* new CommandFailed({
         message: `${failed} of ${args.expressions.length} expression${args.expressions.length === 1 ? "" : "s"} did not check`
@@ -105,11 +125,17 @@ const check = Command.make(
 ).pipe(
   Command.withDescription(
     "Check watch-rule expressions against a contracts file as a bot takes them (one rule, the expressions AND-ed); print its normal form"
-  )
+  ),
+  Command.withExamples([
+    {
+      command: "vigil rules check --contracts contracts.json 'system.emitted(tx1.Token.E.Transfer)'",
+      description: "Check a rule against your contracts"
+    }
+  ])
 )
 
 /** The command group. */
-export const command = Command.make("rules").pipe(
+export const command = Command.make("rules", {}, needsSubcommand("vigil rules", ["check"])).pipe(
   Command.withDescription("Watch rules: check expressions before deploying bots"),
   Command.withSubcommands([check])
 )

@@ -4,7 +4,7 @@ import { Chain, Exposure, Instant, Screening } from "@vigil/core"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { readFileSync } from "node:fs"
-import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
+import { CommandFailed, databaseFailure, UsageError } from "./CommandFailed.ts"
 import { IsoDate } from "./IngestCommand.ts"
 import { databaseFlag, exposureSettings, readNodes } from "./ServeCommand.ts"
 import * as Store from "./Store.ts"
@@ -52,8 +52,7 @@ export const command = Command.make(
             })
           : []
       const addresses = [...args.addresses, ...fromFile]
-      if (addresses.length === 0)
-        return yield* new CommandFailed({ message: "give addresses to screen, or --file FILE" })
+      if (addresses.length === 0) return yield* new UsageError({ message: "give addresses to screen, or --file FILE" })
       if (Option.isSome(args.asOf)) {
         const today = yield* Instant.today
         if (args.asOf.value > today) {
@@ -111,4 +110,13 @@ export const command = Command.make(
       Effect.provide(Screening.Screening.layer.pipe(Layer.provideMerge(Store.all(args.db)))),
       Effect.catchTag("StoreError", databaseFailure(args.db))
     )
-).pipe(Command.withDescription("Screen addresses: one v3 JSON result per line"))
+).pipe(
+  Command.withDescription("Screen addresses: one v3 JSON result per line"),
+  Command.withExamples([
+    { command: "vigil screen 0x098B716B8Aaf21512996dC57EB0615e2383E2f96", description: "One address, one JSON line" },
+    {
+      command: "vigil screen --file addresses.txt --as-of 2024-06-01",
+      description: "Many, as the lists stood on a day"
+    }
+  ])
+)

@@ -167,7 +167,11 @@ describe.skipIf(!hasSharedData)("vigil calibrate on the shared data", () => {
     )
     assert.strictEqual(empty.stderr.trim().split("\n").length, 1)
     const l2 = await runVigil(cwd, {}, ["calibrate", "--l2", "0", "--db", db])
-    assert.strictEqual(l2.code, 1)
-    assert.strictEqual(l2.stderr.trim(), "vigil: --l2 must be from 0.01 to 100, not 0")
+    // A flag's bad value is a usage error: exit 2, one line naming it and the help.
+    assert.strictEqual(l2.code, 2)
+    assert.strictEqual(
+      l2.stderr.trim(),
+      "vigil calibrate: --l2 must be from 0.01 to 100, not 0; see vigil calibrate --help"
+    )
   })
 })

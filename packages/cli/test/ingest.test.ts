@@ -152,13 +152,14 @@ describe("vigil ingest and screen", () => {
     writeFileSync(join(cwd, "list.txt"), `${TORNADO}\n`)
     const ingest = (asOf: string) =>
       runVigil(cwd, {}, ["ingest", "address-list", "list.txt", "--list", "ours", "--category", "scam", "--as-of", asOf])
-    for (const [date, message] of [
-      ["2024-02-30", /2024-02-30 is not a calendar date/],
-      ["2024-13-45", /2024-13-45 is not a calendar date/],
-      ["2999-01-01", /2999-01-01.*after today \(\d{4}-\d\d-\d\d\)/]
+    // A date that is no date is a wrong command line (exit 2); a date after today, a date the data cannot be of (1).
+    for (const [date, message, code] of [
+      ["2024-02-30", /2024-02-30 is not a calendar date/, 2],
+      ["2024-13-45", /2024-13-45 is not a calendar date/, 2],
+      ["2999-01-01", /2999-01-01.*after today \(\d{4}-\d\d-\d\d\)/, 1]
     ] as const) {
       for (const r of [await ingest(date), await runVigil(cwd, {}, ["screen", TORNADO, "--as-of", date])]) {
-        assert.strictEqual(r.code, 1, `${date}: ${r.stdout}`)
+        assert.strictEqual(r.code, code, `${date}: ${r.stdout}`)
         assert.match(r.stderr, message)
         assert.notInclude(r.stdout, '"address"', "nothing screened")
       }
@@ -312,15 +313,19 @@ describe("vigil ingest and screen", () => {
     assert.deepStrictEqual(await screen("2024-11-15"), [false, "REVIEW", "none"])
     assert.deepStrictEqual(await screen("2024-12-15"), [true, "BLOCK", "sanctions_match"])
 
-    for (const [args, message] of [
-      [["lists", "--redate", "watch", "--as-of", "2024-12-01"], /--redate needs --version N and --as-of/],
-      [["lists", "--redate", "watch", "--version", "4", "--as-of", "2999-01-01"], /after today/],
-      [["lists", "--redate", "watch", "--version", "3", "--as-of", "2024-12-01"], /watch has no version 3 in effect/],
-      [["lists", "--rollback", "nothing"], /there is no list named nothing; nothing changed/],
-      [["lists", "--rollback", "watch", "--delete", "watch"], /give one of --delete, --rollback, --redate/]
+    for (const [args, message, code] of [
+      [["lists", "--redate", "watch", "--as-of", "2024-12-01"], /--redate needs --version N and --as-of/, 2],
+      [["lists", "--redate", "watch", "--version", "4", "--as-of", "2999-01-01"], /after today/, 1],
+      [
+        ["lists", "--redate", "watch", "--version", "3", "--as-of", "2024-12-01"],
+        /watch has no version 3 in effect/,
+        1
+      ],
+      [["lists", "--rollback", "nothing"], /there is no list named nothing; nothing changed/, 1],
+      [["lists", "--rollback", "watch", "--delete", "watch"], /give one of --delete, --rollback, --redate/, 2]
     ] as const) {
       const refused = await runVigil(cwd, {}, [...args])
-      assert.strictEqual(refused.code, 1, args.join(" "))
+      assert.strictEqual(refused.code, code, args.join(" "))
       assert.match(refused.stderr, message)
       assert.strictEqual(refused.stderr.trim().split("\n").length, 1, refused.stderr)
     }
@@ -454,4 +459,36 @@ describe("vigil ingest and screen", () => {
     },
     120_000
   )
+})
+
+describe("vigil ingest --json", () => {
+  it("prints one JSON record per source, its outcome, instead of the summary line", async () => {
+    const cwd = tempDir()
+    writeFileSync(join(cwd, "list.txt"), `${TORNADO}\n0x123\n`)
+    const run = await runVigil(cwd, {}, [
+      "ingest",
+      "address-list",
+      "list.txt",
+      "--list",
+      "ours",
+      "--category",
+      "scam",
+      "--as-of",
+      "2024-01-01",
+      "--json"
+    ])
+    assert.strictEqual(run.code, 0, run.stderr)
+    const lines = run.stdout.trim().split("\n")
+    assert.lengthOf(lines, 1)
+    assert.deepInclude(JSON.parse(lines[0]!), {
+      origin: "list.txt",
+      list: "ours",
+      status: "committed",
+      version: 1,
+      asOf: "2024-01-01",
+      records: 1,
+      added: 1
+    })
+    assert.strictEqual(JSON.parse(lines[0]!).skipped.count, 1)
+  })
 })

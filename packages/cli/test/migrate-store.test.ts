@@ -138,6 +138,10 @@ describe("vigil migrate-store", () => {
     const missing = await runVigil(cwd, {}, ["migrate-store", "--from", "nope.db", "--to", run!.url])
     assert.strictEqual(missing.stderr.trim(), "vigil: --from nope.db: no such file")
     const wrong = await runVigil(cwd, {}, ["migrate-store", "--from", "v.db", "--to", "other.db"])
-    assert.strictEqual(wrong.stderr.trim(), "vigil: --to must be a postgres:// URL, not other.db")
+    assert.strictEqual(wrong.code, 2)
+    assert.strictEqual(
+      wrong.stderr.trim(),
+      "vigil migrate-store: --to must be a postgres:// URL, not other.db; see vigil migrate-store --help"
+    )
   }, 120_000)
 })

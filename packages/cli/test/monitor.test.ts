@@ -132,17 +132,18 @@ describe("vigil monitor backtest", () => {
     assert.match(help.stdout, /--separately/)
   })
 
-  it("refuses bad input with one line and exit 1", async () => {
-    const cases: Array<readonly [ReadonlyArray<string>, RegExp, (readonly [number, number])?]> = [
-      [["system.emitted(tx1.Token.E.Transfer)"], /not a range of blocks/, [9, 3]],
-      [["system.emitted(tx1.Token.E.Transfer)"], /at most 100000 at once/, [0, 100_000]],
-      [["system.emitted(tx1.Token.E.Transferr)"], /expression 1 does not check at offset \d+: .*Transferr/],
-      [["--block-range", "-1", "system.emitted(tx1.Token.E.Transfer)"], /--block-range must be 0 or more/],
-      [["--literal-defs", "{", "system.emitted(tx1.Token.E.Transfer)"], /--literal-defs/]
+  it("refuses bad input with one line: exit 2 for a wrong command line, 1 for a rule that does not check", async () => {
+    const cases: Array<readonly [ReadonlyArray<string>, RegExp, number, (readonly [number, number])?]> = [
+      [["system.emitted(tx1.Token.E.Transfer)"], /not a range of blocks/, 2, [9, 3]],
+      [["system.emitted(tx1.Token.E.Transfer)"], /at most 100000 at once/, 2, [0, 100_000]],
+      [["system.emitted(tx1.Token.E.Transferr)"], /expression 1 does not check at offset \d+: .*Transferr/, 1],
+      [["--block-range", "-1", "system.emitted(tx1.Token.E.Transfer)"], /--block-range must be 0 or more/, 2],
+      [["--literal-defs", "{", "system.emitted(tx1.Token.E.Transfer)"], /--literal-defs/, 2]
     ]
-    for (const [args, expected, range] of cases) {
+    for (const [args, expected, code, range] of cases) {
       const run = await backtest(args, range)
-      assert.strictEqual(run.code, 1, `${args.join(" ")}: ${run.stderr}`)
+      assert.strictEqual(run.code, code, `${args.join(" ")}: ${run.stderr}`)
+      assert.strictEqual(run.stdout, "")
       assert.match(run.stderr, expected)
       assert.strictEqual(run.stderr.trim().split("\n").length, 1, run.stderr)
     }

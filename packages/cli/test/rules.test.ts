@@ -146,3 +146,23 @@ describe("vigil rules check", () => {
     assert.strictEqual(joined.code, 0, joined.stdout)
   })
 })
+
+describe("vigil rules check --json", () => {
+  it("prints one JSON record: the normal form, or each problem with its offset and candidates (exit 1)", async () => {
+    const cwd = withContracts()
+    const args = ["rules", "check", "--contracts", "contracts.json", "--chain", "1", "--json"]
+    const good = await runVigil(cwd, {}, [...args, "system.emitted(tx1.USDC.E.Transfer)"])
+    assert.strictEqual(good.code, 0, good.stderr)
+    assert.deepStrictEqual(JSON.parse(good.stdout), { ok: true, normal: "system.emitted(tx1.USDC.E.Transfer)" })
+    const bad = await runVigil(cwd, {}, [...args, "system.emitted(tx1.USDC.E.Transferr)"])
+    assert.strictEqual(bad.code, 1)
+    const record = JSON.parse(bad.stdout) as {
+      ok: boolean
+      problems: ReadonlyArray<{ expression: number; offset: number; candidates: ReadonlyArray<string> }>
+    }
+    assert.isFalse(record.ok)
+    assert.strictEqual(record.problems[0]!.expression, 0)
+    assert.include(record.problems[0]!.candidates.join(" "), "Transfer")
+    assert.strictEqual(bad.stdout.trim().split("\n").length, 1, "one record")
+  })
+})

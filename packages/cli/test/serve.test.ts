@@ -126,11 +126,17 @@ describe("vigil serve", () => {
   it("rejects an out-of-range port and a malformed VIGIL_PORT", async () => {
     const cwd = tempDir()
     const flag = await runVigil(cwd, {}, ["serve", "--port", "70000"])
-    assert.strictEqual(flag.code, 1)
-    assert.match(flag.stdout + flag.stderr, /Invalid value for flag --port: "70000"/)
+    assert.strictEqual(flag.code, 2)
+    assert.strictEqual(flag.stdout, "")
+    assert.match(flag.stderr, /^vigil serve: invalid value for flag --port: "70000"\. .*; see vigil serve --help\n$/)
+    // A bad environment value names the variable, the value and what is expected.
     const env = await runVigil(cwd, { VIGIL_PORT: "eighty" }, ["serve"])
-    assert.strictEqual(env.code, 1)
-    assert.match(env.stdout + env.stderr, /VIGIL_PORT/)
+    assert.strictEqual(env.code, 2)
+    assert.strictEqual(env.stdout, "")
+    assert.strictEqual(
+      env.stderr,
+      'vigil serve: invalid VIGIL_PORT "eighty" (the --port setting): expected a number; see vigil serve --help\n'
+    )
     assert.isFalse(existsSync(join(cwd, ".vigil")), "nothing is created when the configuration is invalid")
   })
 
