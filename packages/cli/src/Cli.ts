@@ -4,6 +4,7 @@ import { Cause, Config, Console, Effect, Exit, Option, Runtime } from "effect"
 import { CliError, Command } from "effect/cli"
 import * as CalibrateCommand from "./CalibrateCommand.ts"
 import * as CheckCommand from "./CheckCommand.ts"
+import * as DemoCommand from "./DemoCommand.ts"
 import * as DetectCommand from "./DetectCommand.ts"
 import * as FollowCommand from "./FollowCommand.ts"
 import * as IngestCommand from "./IngestCommand.ts"
@@ -32,7 +33,8 @@ export const vigil = Command.make("vigil").pipe(
     CheckCommand.command,
     RulesCommand.command,
     MonitorCommand.command,
-    FollowCommand.command
+    FollowCommand.command,
+    DemoCommand.command
   ])
 )
 
