@@ -88,7 +88,8 @@ const routesOver = (
         NotificationHandlers.layer
       ])
     ),
-    HttpApiScalar.layer(VigilApi, { path: "/docs" }),
+    // The reference page loads nothing from other hosts: no CDN (the script is bundled), no web fonts.
+    HttpApiScalar.layer(VigilApi, { path: "/docs", scalar: { withDefaultFonts: false } }),
     Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)
   )
 

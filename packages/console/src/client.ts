@@ -146,8 +146,24 @@ export const clientFor = (key: string) => {
         headers: { "x-api-key": key },
         params: { path: { botId, alertId } }
       }),
-    contracts: (chainId: number) =>
-      client.GET("/v1/contracts", { headers: { "x-api-key": key }, params: { query: { chainId: String(chainId) } } }),
+    /** The key's contracts, of one chain or (without `chainId`) of every chain. */
+    contracts: (chainId?: number) =>
+      client.GET("/v1/contracts", {
+        headers: { "x-api-key": key },
+        params: { query: chainId === undefined ? {} : { chainId: String(chainId) } }
+      }),
+    deleteContract: (contractId: string, force = false) =>
+      client.DELETE("/v1/contracts/{contractId}", {
+        headers: { "x-api-key": key },
+        params: { path: { contractId }, query: force ? { force: "true" } : {} }
+      }),
+    deleteChannel: (channelId: string) =>
+      client.DELETE("/v1/notifications/{channelId}", {
+        headers: { "x-api-key": key },
+        params: { path: { channelId } }
+      }),
+    deleteBot: (botId: string) =>
+      client.DELETE("/v1/bots/{botId}", { headers: { "x-api-key": key }, params: { path: { botId } } }),
     /** Checks `expressions` on the chain as a bot would take them; with the settings of `bot` when it is edited. */
     checkRule: (chainId: number, expressions: ReadonlyArray<string>, bot?: Bot) =>
       client.POST("/v1/rules/check", {
@@ -170,9 +186,34 @@ export const clientFor = (key: string) => {
   }
 }
 
-/** The message of an error answer, whatever its flavour. */
+/** How each refusal starts, in words: what the analyst can do about it, not an HTTP code. */
+const lead: Readonly<Record<number, string>> = {
+  400: "Not accepted",
+  401: "This key is not accepted",
+  403: "Not allowed for this key",
+  404: "Not found",
+  408: "The request took too long",
+  409: "Not possible now",
+  413: "Too large",
+  422: "Could not be done",
+  429: "Too many requests; wait a moment",
+  502: "The chain's node did not answer",
+  503: "The server is busy; try again shortly",
+  504: "The server took too long"
+}
+
+/**
+ * The message of an error answer in words, whatever its flavour: what went wrong and, where the server said, what
+ * was tried (a contract registered without an ABI) and what to do.
+ */
 export const errorMessage = (error: unknown, status: number): string => {
-  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string")
-    return `${status}: ${error.message}`
-  return `${status}: the server refused the request`
+  const start = lead[status] ?? (status >= 500 ? "The server could not answer" : "Refused")
+  const body = typeof error === "object" && error !== null ? (error as Record<string, unknown>) : {}
+  const message = typeof body.message === "string" ? body.message : undefined
+  const details =
+    typeof body.details === "object" && body.details !== null ? (body.details as Record<string, unknown>) : {}
+  const tried = Array.isArray(details.tried) ? details.tried.filter((t): t is string => typeof t === "string") : []
+  if (tried.length > 0)
+    return `No ABI was found for this contract. Tried: ${tried.join("; ")}. Paste its ABI (JSON) to register it, or check the address and chain id.`
+  return message === undefined ? `${start}.` : `${start}: ${message}`
 }

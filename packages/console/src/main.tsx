@@ -1,7 +1,7 @@
 /** The Vigil console: sign in with an API key, screen addresses (at any date), and see the key's usage. */
 import { Chain } from "@vigil/core"
 import { type ComponentChildren, render } from "preact"
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import {
   type BatchItem,
   batchLimit,
@@ -49,6 +49,7 @@ const SignIn = ({ onKey }: { readonly onKey: (key: string) => void }) => {
           type="password"
           autocomplete="off"
           required
+          autofocus
           value={key}
           onInput={(e) => setKey(e.currentTarget.value)}
         />
@@ -309,6 +310,13 @@ const sorted = (items: ReadonlyArray<BatchItem>, key: SortKey): ReadonlyArray<Ba
   )
 }
 
+/** A count with thousands separators, as the reader's locale writes them. */
+const count = (n: number): string => n.toLocaleString()
+
+/** Days from an ISO date to today (UTC). */
+const daysSince = (day: string): number =>
+  Math.round((Date.parse(new Date().toISOString().slice(0, 10)) - Date.parse(day)) / 86_400_000)
+
 const Batch = ({ keyValue }: { readonly keyValue: string }) => {
   const [text, setText] = useState("")
   const [fileText, setFileText] = useState("")
@@ -406,21 +414,25 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
                 {header("address", "Address")}
                 {header("action", "Action")}
                 {header("score", "Score")}
+                <th scope="col">Sanctioned</th>
+                <th scope="col">Entity</th>
                 <th scope="col">Signals</th>
               </>
             }
           >
             {sorted(items, sortKey).map((item) => (
               <tr key={item.address}>
-                <td class="mono">{item.address}</td>
+                <td class="mono nowrap">{item.address}</td>
                 {"error" in item ? (
-                  <td colSpan={3}>{item.error.message}</td>
+                  <td colSpan={5}>{item.error.message}</td>
                 ) : (
                   <>
                     <td>
                       <span class={actionClass(item.recommendation.action)}>{item.recommendation.action}</span>
                     </td>
                     <td>{item.score}</td>
+                    <td>{item.flags.sanctioned ? "yes" : "no"}</td>
+                    <td>{item.entity.name ?? ""}</td>
                     <td>{item.signals.map((sig) => `${sig.type} (${sig.evidence.list})`).join(", ")}</td>
                   </>
                 )}
@@ -436,6 +448,7 @@ const Batch = ({ keyValue }: { readonly keyValue: string }) => {
 const Lists = ({ keyValue }: { readonly keyValue: string }) => {
   const [lists, setLists] = useState<ReadonlyArray<ListStatus> | undefined>()
   const [problem, setProblem] = useState<string | undefined>()
+  const [filter, setFilter] = useState("")
   useEffect(() => {
     void clientFor(keyValue)
       .lists()
@@ -452,9 +465,31 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
       </p>
     )
   if (lists === undefined) return <p>Loading the lists…</p>
-  if (lists.length === 0) return <p>No list has been ingested yet: every answer is incomplete until one is.</p>
+  if (lists.length === 0)
+    return (
+      <p>
+        No list has been ingested yet: every answer is incomplete until one is. A new store starts with the built-in
+        official lists unless VIGIL_BUILTIN_LISTS=off; vigil refresh or vigil ingest adds them.
+      </p>
+    )
+  // Official lists first (only they decide the sanctioned flag), then by name.
+  const needle = filter.trim().toLowerCase()
+  const shown = [...lists]
+    .sort(
+      (a, b) => Number(b.authority === "official") - Number(a.authority === "official") || a.list.localeCompare(b.list)
+    )
+    .filter(
+      (l) => needle === "" || [l.list, l.source, l.kind, l.authority].some((t) => t.toLowerCase().includes(needle))
+    )
   return (
     <section aria-label="Lists">
+      <label for="list-filter">Filter (name, publisher, kind or authority)</label>
+      <input id="list-filter" type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+      <p class="meta">
+        {shown.length === lists.length
+          ? `${count(lists.length)} lists`
+          : `${count(shown.length)} of ${count(lists.length)} lists`}
+      </p>
       <Results
         label="Stored lists"
         testId="lists"
@@ -470,7 +505,7 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
           </>
         }
       >
-        {lists.map((l) => (
+        {shown.map((l) => (
           <tr key={l.list}>
             <td>
               <strong>{l.list}</strong>
@@ -480,8 +515,8 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
             <td>
               {l.kind}, {l.authority}
             </td>
-            <td>
-              {l.version} of {l.asOf}
+            <td data-testid="list-version">
+              {l.version} of {l.asOf} ({count(daysSince(l.asOf))} days old)
               <br />
               <span class="meta">
                 ingested {l.ingestedAt.slice(0, 10)} from {l.origin.split("/").at(-1)}
@@ -489,7 +524,7 @@ const Lists = ({ keyValue }: { readonly keyValue: string }) => {
             </td>
             <td>{l.versions.join(", ")}</td>
             <td>
-              {l.active} in force, {l.delisted} de-listed
+              {count(l.active)} in force, {count(l.delisted)} de-listed
             </td>
             <td>{l.problem === undefined ? "no damage found" : <span class="problem">{l.problem}</span>}</td>
             <td data-testid="refresh">
@@ -613,7 +648,10 @@ const RulesView = ({
   readonly editing: Bot | undefined
   readonly onNew: () => void
 }) => {
-  const [chainId, setChainId] = useState(String(editing?.chainId ?? 1))
+  const keyChain = useKeyChain(keyValue)
+  const [chosen, setChainId] = useState<string | undefined>(editing === undefined ? undefined : String(editing.chainId))
+  // A new rule opens on the chain the key uses (its contracts', else its bots'), once that is known.
+  const chainId = chosen ?? keyChain ?? ""
   const [text, setText] = useState(editing?.watchRule.expressions.join("\n") ?? "")
   const [labels, setLabels] = useState<ReadonlyArray<string>>([])
   const [found, setFound] = useState<RuleCheck | undefined>()
@@ -715,20 +753,50 @@ const valueText = (v: AbiValue | ReadonlyArray<unknown>): string =>
           .map(([k, x]) => `${k}: ${valueText(x)}`)
           .join(", ")
 
+/** An instant in the reader's local time, the UTC instant on hover. */
+const When = ({ at }: { readonly at: string }) => (
+  <time
+    dateTime={at}
+    title={`${at
+      .replace("T", " ")
+      .replace(/\.\d+Z$/, "Z")
+      .replace("Z", " UTC")}`}
+  >
+    {new Date(at).toLocaleString()}
+  </time>
+)
+
+/** A delivery's state in words: a retried delivery's old error is said as past, a dead one stands out. */
+const deliveryText = (n: Alert["notifications"][number], channel: string): string => {
+  const attempts = `${n.attempts} attempt${n.attempts === 1 ? "" : "s"}`
+  if (n.status === "delivered")
+    return `${n.kind} to ${channel}: delivered after ${attempts}${n.lastError === undefined || n.attempts <= 1 ? "" : ` (an earlier attempt failed: ${n.lastError})`}`
+  if (n.status === "dead")
+    return `${n.kind} to ${channel}: not delivered, gave up after ${attempts}${n.lastError === undefined ? "" : ` (${n.lastError})`}`
+  return `${n.kind} to ${channel}: ${n.status} after ${attempts}${n.lastError === undefined ? "" : ` (last attempt: ${n.lastError})`}`
+}
+
 const AlertItem = ({
   alert,
+  bot,
   channelNames,
   onRedeliver
 }: {
   readonly alert: Alert
+  readonly bot: Bot | undefined
   readonly channelNames: ReadonlyMap<string, string>
   readonly onRedeliver: () => void
 }) => (
   <li class={`alert alert-${alert.state}`} data-testid="alert">
     <p>
+      {bot === undefined ? null : (
+        <>
+          <strong>{bot.botName}</strong> <span class={`severity severity-${bot.severity}`}>{bot.severity}</span> ·{" "}
+        </>
+      )}
       <span class={`state state-${alert.state}`}>{alert.state}</span>
       {alert.suppressed === undefined ? "" : <span class="meta"> · suppressed ({alert.suppressed})</span>} · block{" "}
-      {alert.blockNumber} · {alert.created}
+      {count(alert.blockNumber)} · <When at={alert.created} />
     </p>
     <p class="mono">{alert.expression}</p>
     <ul class="occurrences" aria-label="evidence">
@@ -749,8 +817,8 @@ const AlertItem = ({
     {alert.notifications.length === 0 ? null : (
       <ul class="deliveries" aria-label="deliveries">
         {alert.notifications.map((n) => (
-          <li>
-            {`${n.kind} to ${channelNames.get(n.channelId) ?? n.channelId}: ${n.status} after ${n.attempts} attempt${n.attempts === 1 ? "" : "s"}${n.lastError === undefined ? "" : ` (${n.lastError})`}`}
+          <li class={`delivery delivery-${n.status}`} data-testid="delivery">
+            {deliveryText(n, channelNames.get(n.channelId) ?? n.channelId)}
           </li>
         ))}
       </ul>
@@ -803,7 +871,13 @@ const Monitoring = ({ keyValue, onEdit }: { readonly keyValue: string; readonly 
       </p>
     )
   if (bots === undefined) return <p>Loading the bots…</p>
-  if (bots.length === 0) return <p>This key has no bot yet (POST /v1/bots).</p>
+  if (bots.length === 0)
+    return (
+      <p data-testid="bots-empty">
+        This key has no bot yet, so there is no alert to show. Register a contract (Contracts), write its rule in Rules
+        and create the bot there; its alerts then appear here as the chain is followed.
+      </p>
+    )
   return (
     <section aria-label="Monitoring">
       <label for="bot">Bot</label>
@@ -835,7 +909,23 @@ const Monitoring = ({ keyValue, onEdit }: { readonly keyValue: string; readonly 
             >
               {b.active ? "Pause" : "Resume"}
             </button>{" "}
-            <button onClick={() => onEdit(b)}>Edit rule</button>
+            <button onClick={() => onEdit(b)}>Edit rule</button>{" "}
+            <button
+              onClick={() => {
+                if (!window.confirm(`Delete the bot ${b.botName}? It stops watching at once.`)) return
+                void clientFor(keyValue)
+                  .deleteBot(b.id)
+                  .then((answer) => {
+                    if (answer.data === undefined) return setProblem(errorMessage(answer.error, answer.response.status))
+                    const rest = bots.filter((x) => x.id !== b.id)
+                    setBots(rest)
+                    setSelected(rest[0]?.id)
+                    setAlerts([])
+                  })
+              }}
+            >
+              Delete bot
+            </button>
           </>
         ))}
       <h2>Alerts</h2>
@@ -847,6 +937,7 @@ const Monitoring = ({ keyValue, onEdit }: { readonly keyValue: string; readonly 
             <AlertItem
               key={a.id}
               alert={a}
+              bot={bots.find((b) => b.id === a.botId)}
               channelNames={channelNames}
               onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)}
             />
@@ -857,9 +948,39 @@ const Monitoring = ({ keyValue, onEdit }: { readonly keyValue: string; readonly 
   )
 }
 
+/**
+ * The chain a monitoring view opens on: the chain of the key's first contract, else of its first bot, else
+ * Ethereum (1); undefined while it is being read.
+ */
+const useKeyChain = (keyValue: string): string | undefined => {
+  const [chain, setChain] = useState<string | undefined>()
+  useEffect(() => {
+    let current = true
+    void Promise.all([clientFor(keyValue).contracts(), clientFor(keyValue).bots()]).then(([contracts, bots]) => {
+      if (!current) return
+      const id = contracts.data?.contracts[0]?.chainId ?? bots.data?.bots[0]?.chainId ?? 1
+      setChain(String(id))
+    })
+    return () => {
+      current = false
+    }
+  }, [keyValue])
+  return chain
+}
+
 const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
+  const keyChain = useKeyChain(keyValue)
+  return keyChain === undefined ? (
+    <p>Loading the contracts…</p>
+  ) : (
+    <ContractsOn keyValue={keyValue} initialChain={keyChain} />
+  )
+}
+
+const ContractsOn = ({ keyValue, initialChain }: { readonly keyValue: string; readonly initialChain: string }) => {
   const [contracts, setContracts] = useState<ReadonlyArray<Contract>>([])
-  const [chainId, setChainId] = useState("1")
+  const [chainId, setChainId] = useState(initialChain)
+  const [inUse, setInUse] = useState<{ readonly contract: Contract; readonly bots: string } | undefined>()
   const [address, setAddress] = useState("")
   const [label, setLabel] = useState("")
   const [abi, setAbi] = useState("")
@@ -878,6 +999,7 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
   }, [keyValue, chainId, version])
   const register = async (event: Event) => {
     event.preventDefault()
+    setOutcome(undefined)
     const answer = await clientFor(keyValue).registerContract({
       chainId: Number(chainId),
       contractAddress: address.trim(),
@@ -891,6 +1013,20 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
       ok: true,
       text: `Registered ${c.label} (ABI ${c.abiSource}${c.proxy === undefined ? "" : `, a proxy of ${c.proxy.implementation}`}).`
     })
+    setVersion((v) => v + 1)
+  }
+  /** Deletes a contract; one that bots use is deleted only when confirmed, as the API asks (409, then ?force). */
+  const remove = async (c: Contract, force: boolean) => {
+    const answer = await clientFor(keyValue).deleteContract(c.id, force)
+    if (answer.response.status === 409 && !force) {
+      const details = (answer.error as { details?: { bots?: ReadonlyArray<{ botName: string }> } } | undefined)?.details
+      setInUse({ contract: c, bots: (details?.bots ?? []).map((b) => b.botName).join(", ") })
+      return
+    }
+    setInUse(undefined)
+    if (answer.data === undefined)
+      return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
+    setOutcome({ ok: true, text: `Deleted ${c.label}.` })
     setVersion((v) => v + 1)
   }
   return (
@@ -937,6 +1073,7 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
             <th scope="col">Address</th>
             <th scope="col">ABI</th>
             <th scope="col">Proxy of</th>
+            <th scope="col">Delete</th>
           </>
         }
       >
@@ -948,9 +1085,30 @@ const Contracts = ({ keyValue }: { readonly keyValue: string }) => {
               {c.abiSource}, {c.ABI.length} entries
             </td>
             <td class="mono">{c.proxy?.implementation ?? ""}</td>
+            <td>
+              <button onClick={() => void remove(c, false)} aria-label={`Delete ${c.label}`}>
+                Delete
+              </button>
+            </td>
           </tr>
         ))}
       </Results>
+      {inUse === undefined ? null : (
+        <div role="alertdialog" aria-label="Delete a contract in use" class="confirm" data-testid="confirm-delete">
+          <p>
+            {inUse.contract.label} is used by {inUse.bots || "bots of this key"}: their rules would no longer check
+            without it, and they would stop alerting. Delete it anyway?
+          </p>
+          <button onClick={() => void remove(inUse.contract, true)}>Delete anyway</button>{" "}
+          <button onClick={() => setInUse(undefined)}>Keep it</button>
+        </div>
+      )}
+      {contracts.length === 0 ? (
+        <p class="note" data-testid="contracts-empty">
+          No contract of this key on chain {chainId}. Register one above (its ABI pasted, or fetched when the contract
+          is verified), or change the chain id.
+        </p>
+      ) : null}
     </section>
   )
 }
@@ -992,6 +1150,23 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
     if (answer.data === undefined)
       return setOutcome({ ok: false, text: errorMessage(answer.error, answer.response.status) })
     setOutcome({ ok: true, text: `Created ${answer.data.channel.name}.` })
+    setVersion((v) => v + 1)
+  }
+  /** Deletes a channel; the API refuses one that bots still send to (409), and says which. */
+  const remove = async (channel: Channel) => {
+    const answer = await clientFor(keyValue).deleteChannel(channel.id)
+    if (answer.data === undefined) {
+      const bots = (answer.error as { details?: { bots?: ReadonlyArray<{ botName: string }> } } | undefined)?.details
+        ?.bots
+      return setOutcome({
+        ok: false,
+        text:
+          answer.response.status === 409 && bots !== undefined
+            ? `${channel.name} is used by ${bots.map((b) => b.botName).join(", ")}: take it off those bots first.`
+            : errorMessage(answer.error, answer.response.status)
+      })
+    }
+    setOutcome({ ok: true, text: `Deleted ${channel.name}.` })
     setVersion((v) => v + 1)
   }
   const test = async (channel: Channel) => {
@@ -1048,6 +1223,12 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
         </p>
       )}
       <button onClick={() => setVersion((v) => v + 1)}>Refresh</button>
+      {channels.length === 0 ? (
+        <p class="note" data-testid="channels-empty">
+          No channel yet: alerts are kept and shown under Alerts, but sent nowhere. Create one above and choose it for a
+          bot in Rules.
+        </p>
+      ) : null}
       <Results
         label="Notification channels"
         testId="channels"
@@ -1067,12 +1248,15 @@ const Channels = ({ keyValue }: { readonly keyValue: string }) => {
             <td>
               {c.name} ({c.type}){c.disabled ? " · disabled" : ""}
             </td>
-            <td>{c.deliveries.delivered}</td>
-            <td>{c.deliveries.pending}</td>
-            <td>{c.deliveries.failed}</td>
+            <td>{count(c.deliveries.delivered)}</td>
+            <td>{count(c.deliveries.pending)}</td>
+            <td>{count(c.deliveries.failed)}</td>
             <td>{c.deliveries.lastError ?? ""}</td>
             <td>
-              <button onClick={() => void test(c)}>Send test</button>
+              <button onClick={() => void test(c)}>Send test</button>{" "}
+              <button onClick={() => void remove(c)} aria-label={`Delete ${c.name}`}>
+                Delete
+              </button>
             </td>
           </tr>
         ))}
@@ -1093,9 +1277,15 @@ const Usage = ({ keyValue }: { readonly keyValue: string }) => {
         setStatus(s.status)
         setRows([
           ["Client", s.client.name],
-          ["Requests per second", String(s.client.qps)],
-          ["Today", `${s.usage.dailyUsed} used, ${s.usage.dailyRemaining} left of ${s.client.dailyLimit}`],
-          ["This month", `${s.usage.monthlyUsed} used, ${s.usage.monthlyRemaining} left of ${s.client.monthlyLimit}`]
+          ["Requests per second", count(s.client.qps)],
+          [
+            "Today",
+            `${count(s.usage.dailyUsed)} used, ${count(s.usage.dailyRemaining)} left of ${count(s.client.dailyLimit)}`
+          ],
+          [
+            "This month",
+            `${count(s.usage.monthlyUsed)} used, ${count(s.usage.monthlyRemaining)} left of ${count(s.client.monthlyLimit)}`
+          ]
         ])
       })
   }, [keyValue])
@@ -1122,9 +1312,17 @@ const App = () => {
   const [view, setView] = useState<
     "screen" | "batch" | "lists" | "contracts" | "channels" | "rules" | "monitoring" | "usage"
   >("screen")
+  const heading = useRef<HTMLHeadingElement>(null)
+  // After sign-in, focus goes to the page's heading, so a screen reader starts from the top of what is new.
+  useEffect(() => {
+    if (key !== undefined) heading.current?.focus()
+  }, [key])
   if (key === undefined) return <SignIn onKey={setKey} />
   return (
     <>
+      <h1 class="visually-hidden" tabIndex={-1} ref={heading}>
+        Vigil console
+      </h1>
       <nav aria-label="Console">
         <strong>Vigil</strong>
         <button aria-pressed={view === "screen"} onClick={() => setView("screen")}>

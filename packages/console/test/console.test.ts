@@ -162,6 +162,8 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } })
     const watched = watch(page, new URL(url).origin)
     await page.goto(`${url}/console`)
+    // The key field has the focus at load.
+    assert.strictEqual(await page.evaluate("document.activeElement?.id"), "key")
     // A wrong key is refused where the analyst types it.
     await page.getByLabel("API key").fill("vgl_not_a_key")
     await page.getByRole("button", { name: "Sign in" }).click()
@@ -169,6 +171,15 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.include(await page.getByRole("alert").innerText(), "This key is invalid")
     await page.getByLabel("API key").fill(key)
     await page.getByRole("button", { name: "Sign in" }).click()
+    // Signed in, the focus is on the page's heading; the navigation bar's focus ring shows on its dark background.
+    await page.getByRole("navigation", { name: "Console" }).waitFor()
+    assert.strictEqual(await page.evaluate("document.activeElement?.tagName"), "H1")
+    await page.keyboard.press("Tab")
+    assert.strictEqual(await page.evaluate("document.activeElement?.textContent"), "Screening")
+    assert.strictEqual(
+      await page.evaluate("getComputedStyle(document.activeElement).outlineColor"),
+      "rgb(255, 209, 102)"
+    )
 
     // Detected as it is typed, with the checksum warning for a mixed case that breaks it.
     const address = page.getByLabel("Address (any of the 18 networks)")
@@ -212,17 +223,32 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.getByRole("button", { name: "Usage" }).click()
     await page.getByText("Key status: authenticated").waitFor()
     assert.include(await page.locator("table").innerText(), "Analyst")
+    // Numbers with thousands separators.
+    assert.match(await page.locator("table").innerText(), /left of 10,000\b/)
     await page.screenshot({ path: join(shots, "usage.png"), fullPage: true })
 
     // The lists behind the answers, with every version in effect.
     await page.getByRole("button", { name: "Lists" }).click()
     const lists = await page.getByTestId("lists").innerText()
     assert.match(lists, /ofac-sdn[\s\S]*official[\s\S]*2 of 2025-11-19[\s\S]*2025-03-04, 2025-11-19/)
+    // Official lists first, each with its age.
+    const rows = page.getByTestId("lists").locator("tbody tr")
+    assert.include(await rows.first().innerText(), "ofac-sdn")
+    const age = Math.round((Date.parse(new Date().toISOString().slice(0, 10)) - Date.parse("2025-11-19")) / 86_400_000)
+    assert.include(
+      await rows.first().getByTestId("list-version").innerText(),
+      `(${age.toLocaleString("en-US")} days old)`
+    )
     // Where a refresh was refused, the row says when and why: the list may be behind its publisher.
     const refreshes = await page.getByTestId("refresh").allInnerTexts()
-    assert.match(refreshes[0]!, /^refused \d{4}-\d\d-\d\d \d\d:\d\d UTC: empty\.txt holds no valid record/)
-    assert.strictEqual(refreshes[1], "in force")
+    assert.strictEqual(refreshes[0], "in force")
+    assert.match(refreshes[1]!, /^refused \d{4}-\d\d-\d\d \d\d:\d\d UTC: empty\.txt holds no valid record/)
     await page.screenshot({ path: join(shots, "lists.png"), fullPage: true })
+    // A filter narrows them.
+    await page.getByLabel("Filter (name, publisher, kind or authority)").fill("curated")
+    assert.strictEqual(await rows.count(), 1)
+    assert.include(await rows.first().innerText(), "desk-watch")
+    assert.include(await page.getByText(/1 of 2 lists/).innerText(), "1 of 2")
 
     // On a phone's width the answer reads without scrolling sideways.
     await page.setViewportSize({ width: 390, height: 844 })
@@ -285,6 +311,15 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     await page.getByText("100 of 100 screened").waitFor()
     const rows = page.getByTestId("batch-results").locator("tbody tr")
     assert.strictEqual(await rows.count(), 100)
+    // The columns of the CSV an analyst sorts by, and addresses kept on one line.
+    const head = await page.getByTestId("batch-results").locator("thead").innerText()
+    assert.match(head, /Sanctioned[\s\S]*Entity/)
+    assert.strictEqual(
+      await page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=batch-results] tbody td')).whiteSpace"
+      ),
+      "nowrap"
+    )
     // Sorted by score, the listed addresses come first.
     await page.getByRole("button", { name: "Score" }).click()
     assert.include(await rows.first().innerText(), "BLOCK")
@@ -340,6 +375,26 @@ describe.skipIf(!hasSharedData)("the console in a real browser", () => {
     assert.include(await page.getByTestId("rule-ok").innerText(), "Transfer")
     watched.clean()
     await page.close()
+  }, 60_000)
+})
+
+describe("the API reference", () => {
+  it("serves /docs loading nothing from other hosts: no CDN, no web fonts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vigil-docs-"))
+    const started = await serve(join(dir, "vigil.db"), { VIGIL_BUILTIN_LISTS: "off" })
+    const browser = await launch()
+    try {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
+      const watched = watch(page, new URL(started.url).origin)
+      await page.goto(`${started.url}/docs`, { waitUntil: "networkidle" })
+      await page.getByText("/api/v3/intel").first().waitFor()
+      watched.clean()
+      await page.close()
+    } finally {
+      await browser.close()
+      started.child.kill("SIGKILL")
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 60_000)
 })
 
@@ -399,8 +454,22 @@ describe("the console's monitoring views on a followed chain", () => {
     const watched = watch(page, new URL(url).origin)
     await signInAt(page, url, key)
 
-    // The contract, registered with its ABI pasted.
+    // A key with nothing yet: each view says why it is empty and what to do.
     await page.getByRole("button", { name: "Contracts" }).click()
+    assert.include(await page.getByTestId("contracts-empty").innerText(), "No contract of this key on chain 1")
+    await page.getByRole("button", { name: "Alerts" }).click()
+    assert.include(await page.getByTestId("bots-empty").innerText(), "This key has no bot yet")
+    await page.getByRole("button", { name: "Channels" }).click()
+    assert.include(await page.getByTestId("channels-empty").innerText(), "No channel yet")
+    // A refusal is said in words, not as an HTTP code.
+    await page.getByRole("button", { name: "Contracts" }).click()
+    await page.getByLabel("Contract address").fill("0x1234")
+    await page.getByLabel("Label (the name rules use)").fill("Nothing")
+    await page.getByLabel("ABI (JSON; empty: fetched from Sourcify or an explorer)").fill("[]")
+    await page.getByRole("button", { name: "Register" }).click()
+    assert.match(await page.getByTestId("contract-outcome").innerText(), /^Not accepted: /)
+
+    // The contract, registered with its ABI pasted.
     await page.getByLabel("Chain id").fill(String(anvil.chainId))
     await page.getByLabel("Contract address").fill(deployed.address)
     await page.getByLabel("Label (the name rules use)").fill("Token")
@@ -425,8 +494,9 @@ describe("the console's monitoring views on a followed chain", () => {
 
     // The bot is written in the console: a typo shown with its caret, fixed, then saved with the channel.
     await page.getByRole("button", { name: "Rules" }).click()
-    await page.getByLabel("Chain id").fill(String(anvil.chainId))
+    // A new rule opens on the chain the key's contracts are on.
     await page.getByText("Contracts of this key on the chain: Token").waitFor()
+    assert.strictEqual(await page.getByLabel("Chain id").inputValue(), String(anvil.chainId))
     const rule = page.getByLabel("Rule: one expression per line, AND-ed as a bot takes them")
     await rule.fill("system.emitted(tx1.Tokn.E.Transfer)")
     assert.include(await page.getByTestId("problem").innerText(), "did you mean Token")
@@ -463,6 +533,9 @@ describe("the console's monitoring views on a followed chain", () => {
     await alert.waitFor({ timeout: 20_000 })
     assert.include(await alert.innerText(), moved.hash)
     assert.include(await alert.innerText(), "active")
+    // Whose alert, how severe, and when in local time (UTC on hover).
+    assert.match(await alert.innerText(), /^Token moves High · active/)
+    assert.match((await alert.locator("time").getAttribute("title")) ?? "", /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
     // With its decoded evidence: the Transfer's arguments as the rule bound them.
     const evidence = (await alert.getByRole("list", { name: "evidence" }).innerText()).toLowerCase()
     assert.match(evidence, /token\.transfer\(from: 0x[0-9a-f]{40}, to: 0x[0-9a-f]{40}, value: 5\)/)
@@ -471,6 +544,7 @@ describe("the console's monitoring views on a followed chain", () => {
     await receiver!.until((got) => got.length >= 2)
     await alert.getByText(/delivered/).waitFor({ timeout: 20_000 })
     assert.match(await alert.innerText(), /alert to ops: delivered after 1 attempt/)
+    assert.strictEqual(await alert.getByTestId("delivery").getAttribute("class"), "delivery delivery-delivered")
     assert.deepStrictEqual(await accessibilityViolations(page), [], "the alerts feed, with an alert")
     await page.screenshot({ path: join(shots, "alerts.png") })
 
@@ -512,6 +586,21 @@ describe("the console's monitoring views on a followed chain", () => {
       .getByTestId("bot-state")
       .getByText(/AND system\.uintCompare\(tx1\.Token\.E\.Transfer\.value, >, 10\)/)
       .waitFor()
+
+    // Deleting what a bot uses: the contract only once confirmed (the API names the bot), the channel not at all.
+    await page.getByRole("button", { name: "Contracts" }).click()
+    await page.getByRole("button", { name: "Delete Token" }).click()
+    assert.include(await page.getByTestId("confirm-delete").innerText(), "Token is used by Token moves")
+    assert.deepStrictEqual(await accessibilityViolations(page), [], "deleting a contract in use")
+    await page.screenshot({ path: join(shots, "contract-in-use.png") })
+    await page.getByRole("button", { name: "Keep it" }).click()
+    assert.strictEqual(await page.getByTestId("contracts").locator("tbody tr").count(), 1)
+    await page.getByRole("button", { name: "Channels" }).click()
+    await page.getByRole("button", { name: "Delete ops" }).click()
+    assert.strictEqual(
+      await page.getByTestId("channel-outcome").innerText(),
+      "ops is used by Token moves: take it off those bots first."
+    )
     watched.clean()
     await page.close()
   }, 90_000)
