@@ -269,6 +269,22 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             )
     )
 
+  const call = (chainId: number, address: string, data: string) =>
+    Effect.flatMap(
+      all(chainId, "call", [{ method: "eth_call", params: [{ to: address, data }, "latest"] }]),
+      ([out]) =>
+        typeof out === "string" && /^0x[0-9a-f]*$/i.test(out)
+          ? Effect.succeed(out)
+          : Effect.fail(
+              new ChainDataError({
+                reason: "Invalid",
+                chainId,
+                operation: "call",
+                message: "eth_call did not answer hex data"
+              })
+            )
+    )
+
   const traceCall = (n: number): RpcCall => ({
     method: "debug_traceBlockByNumber",
     params: [hex(n), { tracer: "callTracer", tracerConfig: { withLog: true } }]
@@ -496,7 +512,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
 
   const trouble = (chainId: number) => Effect.sync(() => troubles.get(chainId))
 
-  return { head, newHeads, hashes, storageAt, tracesAvailable, blocks, trouble }
+  return { head, newHeads, hashes, storageAt, call, tracesAvailable, blocks, trouble }
 }
 
 const causeOf = (e: unknown): string => {

@@ -15,6 +15,7 @@ const abi = Schema.decodeUnknownSync(Abi.Abi)([transferEvent])
 const noNodes = Layer.succeed(ChainData.ChainData)(
   ChainData.ChainData.of({
     storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
+    call: (chainId) => Effect.fail(unconfigured(chainId)),
     trouble: () => Effect.succeed(undefined),
     head: (chainId) => Effect.fail(unconfigured(chainId)),
     newHeads: (chainId) => Effect.fail(unconfigured(chainId)),

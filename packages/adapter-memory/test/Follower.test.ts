@@ -93,6 +93,7 @@ class Scripted {
   /** The node, as the follower sees it. */
   readonly service = ChainData.ChainData.of({
     storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
+    call: (chainId) => Effect.fail(unconfigured(chainId)),
     trouble: () => Effect.succeed(undefined),
     head: (chainId) => {
       const error = this.trouble(chainId, "head")

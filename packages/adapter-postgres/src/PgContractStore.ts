@@ -15,6 +15,7 @@ interface ContractRow {
   readonly abi: string
   readonly abi_source: string
   readonly proxy_implementation: string | null
+  readonly decimals: number | null
   readonly created: string
 }
 
@@ -44,11 +45,12 @@ const toContract = (r: ContractRow): Effect.Effect<ContractStore.Contract, Store
     ...(r.proxy_implementation === null
       ? {}
       : { proxy: { standard: "EIP-1967" as const, implementation: r.proxy_implementation } }),
+    ...(r.decimals === null ? {} : { decimals: r.decimals }),
     created: r.created
   })
 }
 
-const columns = "id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, created"
+const columns = "id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, decimals, created"
 
 const make = Effect.gen(function* () {
   const { sql, run, transaction } = yield* PgDatabase
@@ -62,9 +64,10 @@ const make = Effect.gen(function* () {
             SELECT count(*)::int AS n FROM monitor_contracts WHERE key_id = ${c.keyId}`
           if ((count?.n ?? 0) >= max) return "limit reached" as const
           const inserted = yield* sql<{ readonly id: string }>`
-            INSERT INTO monitor_contracts (id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, created)
+            INSERT INTO monitor_contracts
+              (id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, decimals, created)
             VALUES (${c.id}, ${c.keyId}, ${c.chainId}, ${c.address}, ${c.label}, ${encodeAbi(c.abi)}, ${c.abiSource},
-                    ${c.proxy?.implementation ?? null}, ${c.created})
+                    ${c.proxy?.implementation ?? null}, ${c.decimals ?? null}, ${c.created})
             ON CONFLICT (key_id, chain_id, label) DO NOTHING
             RETURNING id`
           return inserted.length === 1 ? ("added" as const) : ("label taken" as const)

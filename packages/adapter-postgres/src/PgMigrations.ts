@@ -415,5 +415,9 @@ export const migrations = {
   // The source a curated entry says it took the listing from: what ties it to the lists it re-publishes.
   "14_record_citations": statements(`
     ALTER TABLE intel_records ADD COLUMN cites text
+  `),
+  // What a token contract's decimals() answered when it was registered: how its amounts read in whole units.
+  "15_token_decimals": statements(`
+    ALTER TABLE monitor_contracts ADD COLUMN decimals integer
   `)
 }

@@ -15,6 +15,7 @@ interface ContractRow {
   readonly abi: string
   readonly abi_source: string
   readonly proxy_implementation: string | null
+  readonly decimals: number | null
   readonly created: string
 }
 
@@ -42,6 +43,7 @@ const toContract = (r: ContractRow): ContractStore.Contract => {
     ...(r.proxy_implementation === null
       ? {}
       : { proxy: { standard: "EIP-1967", implementation: r.proxy_implementation } }),
+    ...(r.decimals === null ? {} : { decimals: r.decimals }),
     created: r.created
   }
 }
@@ -49,9 +51,9 @@ const toContract = (r: ContractRow): ContractStore.Contract => {
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("ContractStore.prepare", (db) => ({
-    insert: db.prepare<[string, string, number, string, string, string, string, string | null, string]>(
-      `INSERT INTO monitor_contracts (id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, created)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id, chain_id, label) DO NOTHING`
+    insert: db.prepare<[string, string, number, string, string, string, string, string | null, number | null, string]>(
+      `INSERT INTO monitor_contracts (id, key_id, chain_id, address, label, abi, abi_source, proxy_implementation, decimals, created)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id, chain_id, label) DO NOTHING`
     ),
     list: db.prepare<[string], ContractRow>("SELECT * FROM monitor_contracts WHERE key_id = ? ORDER BY created, rowid"),
     listChain: db.prepare<[string, number], ContractRow>(
@@ -74,6 +76,7 @@ const make = Effect.gen(function* () {
           encodeAbi(c.abi),
           c.abiSource,
           c.proxy?.implementation ?? null,
+          c.decimals ?? null,
           c.created
         ).changes
         return inserted === 1 ? ("added" as const) : ("label taken" as const)

@@ -411,6 +411,14 @@ export const migrations: ReadonlyArray<Migration> = [
     sql: `
       ALTER TABLE intel_records ADD COLUMN cites TEXT;
     `
+  },
+  {
+    version: 25,
+    name: "token decimals",
+    // What a token contract's decimals() answered when it was registered: how its amounts read in whole units.
+    sql: `
+      ALTER TABLE monitor_contracts ADD COLUMN decimals INTEGER;
+    `
   }
 ]
 

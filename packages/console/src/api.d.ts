@@ -1519,6 +1519,8 @@ export interface components {
                 standard: "EIP-1967";
                 implementation: string;
             };
+            /** @description A token's decimals, as its decimals() answered through the chain's node when it was registered (present when the ABI has decimals() and the node answered 0-255): how its amounts read in whole units */
+            decimals?: number;
             /**
              * @description ISO 8601 UTC instant
              * @example 2026-11-22T10:00:01.000Z

@@ -477,6 +477,7 @@ describe("the console's monitoring views on a followed chain", () => {
     await page.getByRole("button", { name: "Register" }).click()
     assert.strictEqual(await page.getByTestId("contract-outcome").innerText(), "Registered Token (ABI supplied).")
     await page.getByTestId("contracts").getByText(deployed.address.toLowerCase()).waitFor()
+    assert.include(await page.getByTestId("contracts").innerText(), "18 decimals")
 
     // A Slack channel (the local receiver), and its test message.
     await page.getByRole("button", { name: "Channels" }).click()
@@ -538,7 +539,9 @@ describe("the console's monitoring views on a followed chain", () => {
     assert.match((await alert.locator("time").getAttribute("title")) ?? "", /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
     // With its decoded evidence: the Transfer's arguments as the rule bound them.
     const evidence = (await alert.getByRole("list", { name: "evidence" }).innerText()).toLowerCase()
-    assert.match(evidence, /token\.transfer\(from: 0x[0-9a-f]{40}, to: 0x[0-9a-f]{40}, value: 5\)/)
+    // The amount in whole tokens (the Token's decimals() said 18 when it was registered), the raw value on hover.
+    assert.match(evidence, /token\.transfer\(from: 0x[0-9a-f]{40}, to: 0x[0-9a-f]{40}, value: 0\.000000000000000005\)/)
+    assert.strictEqual(await alert.getByTestId("amount").getAttribute("title"), "5 (raw, 18 decimals)")
     assert.include(evidence, `to: ${anvil.accounts[1]!.toLowerCase()}`)
     // Its message reached the channel, and the feed says so.
     await receiver!.until((got) => got.length >= 2)

@@ -1,6 +1,7 @@
 /** A bot's alerts, followed live. */
 import { useEffect, useState } from "preact/hooks"
 import { clientFor, errorMessage, type AbiValue, type Alert, type Bot } from "../client"
+import { Value } from "ox"
 import { useRead } from "../fetching"
 import { count, When } from "../ui"
 
@@ -17,6 +18,37 @@ const valueText = (v: AbiValue | ReadonlyArray<unknown>): string =>
           .map(([k, x]) => `${k}: ${valueText(x)}`)
           .join(", ")
 
+/** The names an amount of tokens goes by in events and calls (ERC-20's `value`, `amount`, DAI's `wad`). */
+const amountName = /^_?(value|amount|wad)$/i
+
+/**
+ * An occurrence's arguments, each an amount of its token shown in whole units where the token's decimals are known
+ * (the raw value on hover), the rest as {@link valueText} writes them.
+ */
+const Args = ({
+  args,
+  decimals
+}: {
+  readonly args: Record<string, AbiValue>
+  readonly decimals: number | undefined
+}) => (
+  <>
+    {Object.entries(args).map(([k, x], i) => (
+      <>
+        {i === 0 ? "" : ", "}
+        {`${k}: `}
+        {decimals !== undefined && amountName.test(k) && typeof x === "string" && /^[0-9]+$/.test(x) ? (
+          <span class="amount" title={`${x} (raw, ${decimals} decimals)`} data-testid="amount">
+            {Value.format(BigInt(x), decimals)}
+          </span>
+        ) : (
+          valueText(x)
+        )}
+      </>
+    ))}
+  </>
+)
+
 /** A delivery's state in words: a retried delivery's old error is said as past, a dead one stands out. */
 const deliveryText = (n: Alert["notifications"][number], channel: string): string => {
   const attempts = `${n.attempts} attempt${n.attempts === 1 ? "" : "s"}`
@@ -30,11 +62,14 @@ const deliveryText = (n: Alert["notifications"][number], channel: string): strin
 const AlertItem = ({
   alert,
   bot,
+  decimalsOf,
   channelNames,
   onRedeliver
 }: {
   readonly alert: Alert
   readonly bot: Bot | undefined
+  /** The decimals of a token contract by its label, where known. */
+  readonly decimalsOf: (label: string) => number | undefined
   readonly channelNames: ReadonlyMap<string, string>
   readonly onRedeliver: () => void
 }) => (
@@ -53,7 +88,9 @@ const AlertItem = ({
     <ul class="occurrences" aria-label="evidence">
       {Object.entries(alert.evidence.occurrences).map(([ref, o]) => (
         <li key={ref} class="mono">
-          {`${ref}: ${o.contract}.${o.name}(${valueText(o.args)})${o.reverted === true ? " (reverted)" : ""}`}
+          {`${ref}: ${o.contract}.${o.name}(`}
+          <Args args={o.args as Record<string, AbiValue>} decimals={decimalsOf(o.contract)} />
+          {`)${o.reverted === true ? " (reverted)" : ""}`}
         </li>
       ))}
     </ul>
@@ -108,6 +145,13 @@ export const Monitoring = ({
     alertsPollMillis
   )
   const alerts: ReadonlyArray<Alert> = feed.value?.alerts ?? []
+  // Token amounts read in whole units: the decimals of the key's contracts, by chain and label.
+  const contracts = useRead(() => clientFor(keyValue).contracts(), [keyValue])
+  const decimals = new Map(
+    (contracts.value?.contracts ?? []).flatMap((c) =>
+      c.decimals === undefined ? [] : [[`${c.chainId}:${c.label}`, c.decimals] as const]
+    )
+  )
   if (problem !== undefined || feed.problem !== undefined)
     return (
       <p role="alert" class="problem">
@@ -181,6 +225,7 @@ export const Monitoring = ({
               key={a.id}
               alert={a}
               bot={bots.find((b) => b.id === a.botId)}
+              decimalsOf={(label) => decimals.get(`${a.chainId}:${label}`)}
               channelNames={channelNames}
               onRedeliver={() => void clientFor(keyValue).redeliver(a.botId, a.id)}
             />

@@ -107,7 +107,7 @@ const ContractsOn = ({ keyValue, initialChain }: { readonly keyValue: string; re
             <td>{c.label}</td>
             <td class="mono">{c.contractAddress}</td>
             <td>
-              {c.abiSource}, {c.ABI.length} entries
+              {c.abiSource}, {c.ABI.length} entries{c.decimals === undefined ? "" : `, ${c.decimals} decimals`}
             </td>
             <td class="mono">{c.proxy?.implementation ?? ""}</td>
             <td>

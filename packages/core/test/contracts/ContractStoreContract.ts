@@ -56,16 +56,20 @@ export const suite = (name: string, layer: Layer.Layer<ContractStore.ContractSto
         }).pipe(Effect.provide(layer))
       )
 
-    test("keeps a contract exactly: its ABI, where the ABI came from, and a proxy's implementation", (store) =>
+    test("keeps a contract exactly: its ABI, where the ABI came from, a proxy's implementation, a token's decimals", (store) =>
       Effect.gen(function* () {
         const proxied = contract("2", {
           abiSource: "sourcify",
           proxy: { standard: "EIP-1967", implementation: `0x${"9".repeat(40)}` }
         })
-        assert.strictEqual(yield* store.add(contract("1")), "added")
-        assert.strictEqual(yield* store.add(proxied), "added")
+        const token = contract("3", { label: "Usdc", decimals: 6 })
+        const whole = contract("4", { label: "Whole", decimals: 0 })
+        for (const c of [contract("1"), proxied, token, whole]) assert.strictEqual(yield* store.add(c), "added")
         assert.deepStrictEqual(yield* store.get("key-a", "1"), contract("1"))
         assert.deepStrictEqual(yield* store.get("key-a", "2"), proxied)
+        assert.deepStrictEqual(yield* store.get("key-a", "3"), token)
+        assert.deepStrictEqual(yield* store.get("key-a", "4"), whole, "0 decimals is kept, not taken for none")
+        assert.isUndefined((yield* store.get("key-a", "1"))?.decimals)
       }))
 
     test("a label names one contract per key and chain", (store) =>

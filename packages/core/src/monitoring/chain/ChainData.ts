@@ -54,6 +54,8 @@ export class ChainData extends Context.Service<
   {
     /** A storage word of a contract at the newest block (`eth_getStorageAt`), as 0x hex. */
     readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
+    /** What a call of a contract returns at the newest block (`eth_call` of `data` to `address`), as 0x hex. */
+    readonly call: (chainId: number, address: string, data: string) => Effect.Effect<string, ChainDataError>
     /**
      * The node's trouble as the reader sees it while it retries: since when (epoch ms) its requests fail, and the
      * last failure; undefined once a request goes through. What a follower reports from the first failed

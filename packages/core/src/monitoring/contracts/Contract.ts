@@ -31,6 +31,8 @@ export const Contract = Schema.Struct({
   /** Where the ABI came from: `supplied`, or the verified-source service that gave it. */
   abiSource: AbiSourceName,
   proxy: Schema.optionalKey(Proxy),
+  /** What the token's `decimals()` answered when it was registered, when its ABI has one and its chain a node. */
+  decimals: Schema.optionalKey(Schema.Int),
   /** ISO 8601 instant of registration. */
   created: Instant.Timestamp
 })
@@ -45,6 +47,12 @@ export const View = Schema.Struct({
   ABI: Abi.Abi.annotate({ description: "The ABI's entries rules are checked and decoded with" }),
   abiSource: AbiSourceName,
   proxy: Schema.optionalKey(Proxy),
+  decimals: Schema.optionalKey(
+    Schema.Int.annotate({
+      description:
+        "A token's decimals, as its decimals() answered through the chain's node when it was registered (present when the ABI has decimals() and the node answered 0-255): how its amounts read in whole units"
+    })
+  ),
   created: Instant.Timestamp
 }).annotate({ identifier: "Contract" })
 export interface View extends Schema.Schema.Type<typeof View> {}
@@ -58,6 +66,7 @@ export const view = (c: Contract): View => ({
   ABI: c.abi,
   abiSource: c.abiSource,
   ...(c.proxy === undefined ? {} : { proxy: c.proxy }),
+  ...(c.decimals === undefined ? {} : { decimals: c.decimals }),
   created: c.created
 })
 

@@ -52,6 +52,35 @@ export class ContractNotFound extends Schema.TaggedError<ContractNotFound>()("Co
 /** What registering a contract takes: the request's decoded fields ({@link Request}). */
 export type Registration = Request
 
+/** The selector of `decimals()`, the first 4 bytes of its keccak-256. */
+const decimalsSelector = "0x313ce567"
+
+/**
+ * What a token's `decimals()` answers through the chain's node, when the ABI has it (no inputs, one unsigned integer
+ * out) and the answer is a whole number from 0 to 255; undefined otherwise (no node, a revert, a strange answer): an
+ * amount is then shown as it is stored.
+ */
+const decimalsOf = (chain: ChainData["Service"], chainId: number, address: string, abi: Abi.Abi) => {
+  const declared = abi.some(
+    (i) =>
+      i.type === "function" &&
+      i.name === "decimals" &&
+      i.inputs.length === 0 &&
+      i.outputs?.length === 1 &&
+      /^uint\d*$/.test(i.outputs[0]!.type)
+  )
+  if (!declared) return Effect.succeed(undefined)
+  return chain.call(chainId, address, decimalsSelector).pipe(
+    Effect.map((out) => {
+      const word = out.replace(/^0x/, "")
+      if (word.length !== 64) return undefined
+      const n = BigInt(`0x${word}`)
+      return n <= 255n ? Number(n) : undefined
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+}
+
 const AbiFromText = Schema.fromJsonString(Abi.Abi)
 
 /** The ABI of a registration: an array, or a JSON string of one (as explorers give it); with functions or events. */
@@ -123,6 +152,7 @@ export class Contracts extends Context.Service<
                 Effect.provideService(ChainData, chain)
               )
             : { abi: yield* suppliedAbi(r.ABI), source: "supplied" }
+        const decimals = yield* decimalsOf(chain, chainId, lower, found.abi)
         const now = yield* Clock.currentTimeMillis
         const contract: Contract = {
           id: `ct_${now}_${RandomIds.alphanumeric(9)}`,
@@ -133,6 +163,7 @@ export class Contracts extends Context.Service<
           abi: found.abi,
           abiSource: found.source,
           ...("proxy" in found && found.proxy !== undefined ? { proxy: found.proxy } : {}),
+          ...(decimals === undefined ? {} : { decimals }),
           created: Instant.iso(now)
         }
         // Checked again as it is stored, in one transaction: two requests racing never pass the cap or share a label.
