@@ -101,11 +101,25 @@ describe.skipIf(!hasSharedData)(`vigil refresh${hasSharedData ? "" : ` (${missin
     sdnBody = readFileSync(subset, "utf8").replace("<Day>19</Day>", "<Day>26</Day>").replace(lazarus, moved)
     const usdt = { abi: Solidity.fixtures().TetherFreezes.abi, address: usdtAddress } as const
     const usdc = { abi: Solidity.fixtures().CircleFreezes.abi, address: usdcAddress } as const
+
+    assert.strictEqual((await screen(cwd, moved)).recommendation.action, "ALLOW")
+    // Before any freeze of USDC: no list is made of nothing (the SDN's address answers 404 this once).
+    const early = await runVigil(cwd, { ...env(), VIGIL_REFRESH_SDN_URL: sdnUrl.replace("sdn_advanced", "missing") }, [
+      "refresh",
+      "--json"
+    ])
+    assert.strictEqual(early.code, 1)
+    assert.match(early.stderr, /ofac-sdn not refreshed/)
+    const usdcEarly = early.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { list: string; status: string; line: string })
+      .find((r) => r.list === "usdc-ethereum")!
+    assert.strictEqual(usdcEarly.status, "unchanged")
+    assert.match(usdcEarly.line, /^usdc-ethereum: no freeze in blocks \d+–\d+ of chain 1; no list made$/)
     await node.send(usdt, "addBlackList", [frozenOnUsdt])
     await node.send(usdt, "removeBlackList", [unfrozen])
     await node.send(usdc, "blacklist", [frozenOnUsdc])
-
-    assert.strictEqual((await screen(cwd, moved)).recommendation.action, "ALLOW")
     const first = await refresh(cwd)
     assert.strictEqual(first.code, 0, first.stderr)
     const byList = Object.fromEntries(first.reports.map((r) => [r.list, r]))

@@ -231,6 +231,13 @@ const refreshFreezes = (source: Ingestion.Freezes.Source, settings: Settings) =>
     const { to, events, day } = read.success
     const held = before === undefined ? [] : yield* recordsOf(source.list)
     const next = Ingestion.Freezes.apply(held, events, source.token)
+    // A contract that never froze anything on this chain makes no list (an empty version would be refused).
+    if (before === undefined && next.records.length === 0)
+      return {
+        list: source.list,
+        status: "unchanged" as const,
+        line: `${source.list}: no freeze in blocks ${from}–${Math.max(from, to)} of chain ${source.chainId}; no list made`
+      }
     if (before !== undefined && next.added === 0 && next.ended === 0)
       return {
         list: source.list,
