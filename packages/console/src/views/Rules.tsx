@@ -172,7 +172,10 @@ export const RulesView = ({
         onInput={(e) => setChainId(e.currentTarget.value)}
       />
       <p class="note">
-        Contracts of this key on the chain: {labels.length === 0 ? "none (POST /v1/contracts)" : labels.join(", ")}
+        Contracts of this key on the chain:{" "}
+        {labels.length === 0
+          ? "none yet. Rules name contracts by their label: register one under Contracts first (its ABI pasted, or fetched when it is verified)."
+          : labels.join(", ")}
       </p>
       <label for="rule">Rule: one expression per line, AND-ed as a bot takes them</label>
       <textarea id="rule" rows={4} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} />
