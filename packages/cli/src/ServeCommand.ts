@@ -6,7 +6,7 @@ import { hostname } from "node:os"
 import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Refresh } from "@vigil/engine"
-import { Config, Duration, Effect, Layer, Option, Predicate, Schedule, Schema } from "effect"
+import { Cause, Config, Duration, Effect, Layer, Option, Predicate, Schedule, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as Store from "./Store.ts"
@@ -483,7 +483,8 @@ const refreshing = (settings: Refresh.Settings, hours: number) =>
             discard: true
           })
         ),
-        Effect.catch((e) => Effect.logError(`refresh: storage: ${e.message}`)),
+        // Whatever goes wrong in one round, the next one is still made.
+        Effect.catchCause((cause) => Effect.logError(`refresh: ${Cause.pretty(cause).split("\n")[0]}`)),
         Effect.repeat(Schedule.spaced(Duration.hours(hours)))
       )
     )

@@ -62,15 +62,18 @@ const call = (url: string, method: string, params: ReadonlyArray<unknown>) =>
     )
   )
 
+/** A JSON-RPC quantity (0x and hex digits). */
+const Quantity = Schema.String.check(Schema.makeFilter((t: string) => /^0x[0-9a-f]+$/i.test(t) || "not a hex quantity"))
+
 const Log = Schema.Struct({
   topics: Schema.Array(Schema.String),
   data: Schema.String,
-  blockNumber: Schema.String,
-  logIndex: Schema.String,
+  blockNumber: Quantity,
+  logIndex: Quantity,
   transactionHash: Schema.String
 })
 const Logs = Schema.Array(Log)
-const Block = Schema.Struct({ timestamp: Schema.String })
+const Block = Schema.Struct({ timestamp: Quantity })
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
@@ -210,7 +213,11 @@ const refreshFreezes = (source: Ingestion.Freezes.Source, settings: Settings) =>
     const where = `chain ${source.chainId}'s node`
     const from = (before === undefined ? undefined : Ingestion.Freezes.lastBlock(before.origin)) ?? source.deployBlock
     const read = yield* Effect.gen(function* () {
-      const head = Number(BigInt((yield* call(url, "eth_blockNumber", [])) as string))
+      const head = yield* call(url, "eth_blockNumber", []).pipe(
+        Effect.flatMap(Schema.decodeUnknownEffect(Quantity)),
+        Effect.map((text) => Number(BigInt(text))),
+        Effect.mapError(() => new NodeFailed({ message: "eth_blockNumber: the node did not answer a block number" }))
+      )
       const to = head - (settings.confirmations?.(source.chainId) ?? defaultConfirmations)
       if (to < from) return { to, events: [], day: undefined }
       const logs = yield* logsOf(url, source, from, to)
