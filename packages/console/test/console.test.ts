@@ -604,6 +604,19 @@ describe("the console's monitoring views on a followed chain", () => {
       await page.getByTestId("channel-outcome").innerText(),
       "ops is used by Token moves: take it off those bots first."
     )
+    // Confirmed, the contract goes; the bot, deleted (after the browser's confirmation), frees the channel.
+    await page.getByRole("button", { name: "Contracts" }).click()
+    await page.getByRole("button", { name: "Delete Token" }).click()
+    await page.getByRole("button", { name: "Delete anyway" }).click()
+    assert.strictEqual(await page.getByTestId("contract-outcome").innerText(), "Deleted Token.")
+    await page.getByTestId("contracts-empty").waitFor()
+    await page.getByRole("button", { name: "Alerts" }).click()
+    page.once("dialog", (dialog) => void dialog.accept())
+    await page.getByRole("button", { name: "Delete bot" }).click()
+    await page.getByTestId("bots-empty").waitFor()
+    await page.getByRole("button", { name: "Channels" }).click()
+    await page.getByRole("button", { name: "Delete ops" }).click()
+    assert.strictEqual(await page.getByTestId("channel-outcome").innerText(), "Deleted ops.")
     watched.clean()
     await page.close()
   }, 90_000)

@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { clientFor, errorMessage, type AbiValue, type Alert, type Bot } from "../client"
 import { Value } from "ox"
+import { deliveryText } from "../deliveries"
 import { useRead } from "../fetching"
 import { count, When } from "../ui"
 
@@ -48,16 +49,6 @@ const Args = ({
     ))}
   </>
 )
-
-/** A delivery's state in words: a retried delivery's old error is said as past, a dead one stands out. */
-const deliveryText = (n: Alert["notifications"][number], channel: string): string => {
-  const attempts = `${n.attempts} attempt${n.attempts === 1 ? "" : "s"}`
-  if (n.status === "delivered")
-    return `${n.kind} to ${channel}: delivered after ${attempts}${n.lastError === undefined || n.attempts <= 1 ? "" : ` (an earlier attempt failed: ${n.lastError})`}`
-  if (n.status === "dead")
-    return `${n.kind} to ${channel}: not delivered, gave up after ${attempts}${n.lastError === undefined ? "" : ` (${n.lastError})`}`
-  return `${n.kind} to ${channel}: ${n.status} after ${attempts}${n.lastError === undefined ? "" : ` (last attempt: ${n.lastError})`}`
-}
 
 const AlertItem = ({
   alert,
