@@ -35,7 +35,7 @@ export const seed: Effect.Effect<
   ReadonlyArray<Ingestion.Ingest.Outcome>,
   BuiltinListsUnreadable | Ingestion.Ingest.IngestFailed | StoreError.StoreError,
   IntelIndex.IntelIndex
-> = Effect.flatMap(snapshot, Ingestion.Builtin.seed)
+> = Ingestion.Builtin.seed(snapshot)
 
 /** One line saying what seeding did, for a log; undefined when the store was not new. */
 export const summary = (outcomes: ReadonlyArray<Ingestion.Ingest.Outcome>): string | undefined =>

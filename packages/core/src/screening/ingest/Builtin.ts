@@ -84,13 +84,13 @@ export const ingestList = (list: List) =>
   )
 
 /**
- * Starts a new store with the snapshot: when nothing was ever committed to the store's lists, each list of the
- * snapshot is ingested; a store that holds or held any list (even one since deleted) is left as it is. The
- * outcomes of the lists ingested (none for a store that was not new).
+ * Starts a new store with the snapshot: when nothing was ever committed to the store's lists, the snapshot is read
+ * (only then) and each of its lists ingested; a store that holds or held any list (even one since deleted) is left
+ * as it is. The outcomes of the lists ingested (none for a store that was not new).
  */
-export const seed = (snapshot: Snapshot) =>
+export const seed = <E, R>(snapshot: Effect.Effect<Snapshot, E, R>) =>
   Effect.gen(function* () {
     const index = yield* IntelIndex
     if ((yield* index.generation) !== 0 || (yield* index.lists).length > 0) return []
-    return yield* Effect.forEach(snapshot.lists, ingestList)
+    return yield* Effect.forEach((yield* snapshot).lists, ingestList)
   })
