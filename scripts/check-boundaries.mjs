@@ -1,5 +1,7 @@
 // Enforces the dependency rule: core imports only `effect` and a short list of small pure libraries;
-// adapters import core, never each other; no relative import leaves its own package. Inside core, the bounded
+// adapters import core, never each other (so the outbound adapters never reach the inbound HTTP server); the engine,
+// which composes the outbound adapters in a Node process, never imports the HTTP server either; no relative import
+// leaves its own package. Inside core, the bounded
 // contexts depend one way (kernel <- access, screening, delivery <- monitoring), a context reaches another only
 // through its index.ts, and no module imports itself through a cycle. Inside monitoring, the sub-contexts follow the
 // flow block -> facts -> rules -> alerts -> outbox -> channels and depend one way too (listed below).
@@ -59,6 +61,16 @@ const packageOf = (specifier) =>
 
 const isBuiltin = (specifier) => specifier.startsWith("node:") || builtinModules.includes(packageOf(specifier))
 
+/** The adapters: inbound (the HTTP server) and outbound (storage, chains' nodes, deliveries). */
+const adapters = [
+  "adapter-http",
+  "adapter-memory",
+  "adapter-sqlite",
+  "adapter-postgres",
+  "adapter-evm",
+  "adapter-delivery"
+]
+
 /** Rules per source tree: a function from an import specifier to a complaint, or undefined when allowed. */
 const rules = [
   {
@@ -70,14 +82,23 @@ const rules = [
       return `core may import only effect and ${corePureLibraries.join(", ")}`
     }
   },
-  ...["adapter-memory", "adapter-sqlite", "adapter-postgres", "adapter-http"].map((name) => ({
+  ...adapters.map((name) => ({
     tree: `packages/${name}/src`,
     check: (s) => {
       const pkg = packageOf(s)
       if (pkg.startsWith("@vigil/") && pkg !== "@vigil/core") return `an adapter must not import ${pkg}`
       return undefined
     }
-  }))
+  })),
+  {
+    tree: "packages/engine/src",
+    check: (s) => {
+      const pkg = packageOf(s)
+      if (pkg === "@vigil/adapter-http" || pkg === "@vigil/cli" || pkg === "@vigil/console")
+        return `the engine must not import ${pkg} (it composes core with the outbound adapters only)`
+      return undefined
+    }
+  }
 ]
 
 const walk = (dir) =>
@@ -92,6 +113,8 @@ const packageRoots = [
   "packages/adapter-sqlite",
   "packages/adapter-postgres",
   "packages/adapter-http",
+  "packages/adapter-evm",
+  "packages/adapter-delivery",
   "packages/engine",
   "packages/cli",
   "packages/testkit",

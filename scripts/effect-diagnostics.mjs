@@ -9,6 +9,8 @@ const projects = [
   "packages/adapter-sqlite",
   "packages/adapter-postgres",
   "packages/adapter-http",
+  "packages/adapter-evm",
+  "packages/adapter-delivery",
   "packages/cli",
   "packages/engine",
   "examples",

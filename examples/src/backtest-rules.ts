@@ -7,7 +7,7 @@
  * `npm run build` (contracts.json: `[{chainId, contractAddress, label, ABI}]`, as `POST /v1/contracts` takes).
  */
 import { readFileSync } from "node:fs"
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { Abi, ChainData, Rules, Scan } from "@vigil/core"
 import { Effect, Schema } from "effect"
 

@@ -3,9 +3,10 @@
  * forwards each request under `/vigil` (method, headers and body) and writes back Vigil's response.
  * Run: `node examples/dist/web-handler.js` after `npm run build`, then `curl localhost:3000/vigil/health`.
  */
-import { Outbound, VigilServer } from "@vigil/adapter-http"
+import { VigilServer } from "@vigil/adapter-http"
 import { MemoryAdapter } from "@vigil/adapter-memory"
 import { Engine, type StorageProbe, type StoreError } from "@vigil/core"
+import { Outbound } from "@vigil/engine"
 import { Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"

@@ -3,7 +3,7 @@
  * the contracts' ABIs and rule evaluation) beside a bare JSON-RPC fetch of the same blocks (block, receipts and call
  * traces, in the same batches, parsed and dropped): the floor, since a scan must at least read the blocks.
  */
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { Abi, ChainData, Rules, Scan } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Schema } from "effect"

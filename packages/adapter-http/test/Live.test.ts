@@ -6,7 +6,7 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { ChainData, Follower, Reanchor } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Fiber, Schedule } from "effect"

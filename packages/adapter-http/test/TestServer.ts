@@ -2,9 +2,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type GatedServer, Outbound, VigilServer } from "@vigil/adapter-http"
+import { type GatedServer, VigilServer } from "@vigil/adapter-http"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeys, Engine, type Exposure, type Follower, type Intel, Ingestion } from "@vigil/core"
+import { Outbound } from "@vigil/engine"
 import { Clock, Context, Effect, Layer, Logger, Stream } from "effect"
 import { HttpServer } from "effect/http"
 

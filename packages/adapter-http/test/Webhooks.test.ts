@@ -1,6 +1,7 @@
 /** Webhooks on the real server (SQLite, ephemeral port) delivering to a real HTTPS receiver on loopback. */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { HttpsWebhookTransport, Schemas } from "@vigil/adapter-http"
+import { HttpsWebhookTransport } from "@vigil/adapter-delivery"
+import { Schemas } from "@vigil/adapter-http"
 import { ApiKeys, WebhookSigning, WebhookStore, WebhookTransport } from "@vigil/core"
 import { Effect, Schedule, Schema } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"

@@ -5,7 +5,7 @@
  * retracted or marked unverified against the node's chain (`Reanchor`). Prints one JSON line of what it did.
  * The node is `--rpc`, else `VIGIL_RPC_URL_<chainId>`. A running server picks the new cursor up at its next step.
  */
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { ChainData, Reanchor } from "@vigil/core"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"

@@ -6,7 +6,7 @@
  * deploying a bot. Several expressions are AND-ed into one rule, as a bot's are (`tx1` is the same transaction in
  * each); `--separately` runs each as a rule of its own (rule index = its position).
  */
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { ChainData, Rules, Scan } from "@vigil/core"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"

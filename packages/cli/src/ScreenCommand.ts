@@ -1,5 +1,5 @@
 /** `vigil screen <address>... | --file FILE`: one v3 result per line; an invalid address gives an error line. */
-import { EvmTransfers } from "@vigil/adapter-http"
+import { EvmTransfers } from "@vigil/adapter-evm"
 import { Chain, Exposure, Instant, Screening } from "@vigil/core"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"

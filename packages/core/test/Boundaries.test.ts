@@ -10,12 +10,12 @@ const script = fileURLToPath(new URL("../../../scripts/check-boundaries.mjs", im
 const dirs: Array<string> = []
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
-/** A core tree of `files` (paths under packages/core/src), checked; the exit code and what was printed. */
-const check = (files: Record<string, string>) => {
+/** A tree of `files` (paths under `base`, by default packages/core/src), checked; the exit code and what was printed. */
+const check = (files: Record<string, string>, base = "packages/core/src") => {
   const root = mkdtempSync(join(tmpdir(), "vigil-boundaries-"))
   dirs.push(root)
   for (const [path, text] of Object.entries(files)) {
-    const file = join(root, "packages/core/src", path)
+    const file = join(root, base, path)
     mkdirSync(dirname(file), { recursive: true })
     writeFileSync(file, text)
   }
@@ -79,5 +79,31 @@ describe("check-boundaries", () => {
     })
     assert.strictEqual(status, 1)
     assert.include(output, "monitoring/rules must not depend on monitoring/bots")
+  })
+
+  it("keeps the outbound adapters and the engine off the inbound HTTP server", () => {
+    const tree = {
+      "packages/adapter-evm/src/EvmRpc.ts": 'import { ChainData } from "@vigil/core"\nexport const rpc = ChainData\n',
+      "packages/engine/src/Outbound.ts": 'import { EvmRpc } from "@vigil/adapter-evm"\nexport const layer = EvmRpc\n'
+    }
+    assert.strictEqual(check(tree, ".").status, 0, check(tree, ".").output)
+    const evm = check(
+      {
+        ...tree,
+        "packages/adapter-evm/src/EvmRpc.ts": 'import { Api } from "@vigil/adapter-http"\nexport const rpc = Api\n'
+      },
+      "."
+    )
+    assert.strictEqual(evm.status, 1)
+    assert.include(evm.output, 'packages/adapter-evm/src/EvmRpc.ts: "@vigil/adapter-http": an adapter must not import')
+    const engine = check(
+      {
+        ...tree,
+        "packages/engine/src/Outbound.ts": 'import { Api } from "@vigil/adapter-http"\nexport const layer = Api\n'
+      },
+      "."
+    )
+    assert.strictEqual(engine.status, 1)
+    assert.include(engine.output, 'packages/engine/src/Outbound.ts: "@vigil/adapter-http": the engine must not import')
   })
 })

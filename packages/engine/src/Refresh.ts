@@ -4,7 +4,7 @@
  * the list's current version read. Each becomes a new dated version through the same guard as any ingest. A source
  * that cannot be reached is reported in one line and noted beside its list (the list in force keeps serving).
  */
-import { NodePost } from "@vigil/adapter-http"
+import { NodePost } from "@vigil/adapter-evm"
 import { Ingestion, Instant, IntelIndex, type StoreError } from "@vigil/core"
 import { Clock, Effect, Schema } from "effect"
 import * as Input from "./Input.ts"

@@ -3,7 +3,7 @@
  * Promise methods over one ManagedRuntime holding the same core services the server answers with (the
  * screening policy and its cache, ingest, API keys). Effect users compose `Engine` and the adapters instead.
  */
-import { EvmTransfers } from "@vigil/adapter-http"
+import { EvmTransfers } from "@vigil/adapter-evm"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import {
   ApiKeys,

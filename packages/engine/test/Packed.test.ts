@@ -42,7 +42,9 @@ describe.skipIf(!hasSharedData)(`packed install${hasSharedData ? "" : ` (${missi
         "-w",
         "@vigil/adapter-sqlite",
         "-w",
-        "@vigil/adapter-http",
+        "@vigil/adapter-evm",
+        "-w",
+        "@vigil/adapter-delivery",
         "-w",
         "@vigil/engine"
       ],
@@ -50,7 +52,8 @@ describe.skipIf(!hasSharedData)(`packed install${hasSharedData ? "" : ` (${missi
     )
     const packed = readdirSync(tarballs).sort()
     assert.deepStrictEqual(packed, [
-      "vigil-adapter-http-0.1.0.tgz",
+      "vigil-adapter-delivery-0.1.0.tgz",
+      "vigil-adapter-evm-0.1.0.tgz",
       "vigil-adapter-sqlite-0.1.0.tgz",
       "vigil-core-0.1.0.tgz",
       "vigil-engine-0.1.0.tgz"

@@ -1,6 +1,6 @@
 /** The HTTPS transport on its own, against a real HTTPS receiver on loopback: what each answer means for a delivery. */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { HttpsWebhookTransport } from "@vigil/adapter-http"
+import { HttpsWebhookTransport } from "@vigil/adapter-delivery"
 import { WebhookTransport } from "@vigil/core"
 import { Effect } from "effect"
 import { createServer } from "node:net"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { fc, test } from "@fast-check/vitest"
-import { NodeMac } from "@vigil/adapter-http"
+import { NodeMac } from "@vigil/adapter-delivery"
 import { WebhookSigning } from "@vigil/core"
 
 describe("NodeMac", () => {

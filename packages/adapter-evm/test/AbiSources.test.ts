@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { AbiSources, EvmRpc } from "@vigil/adapter-http"
+import { AbiSources, EvmRpc } from "@vigil/adapter-evm"
 import { MemoryContractStore } from "@vigil/adapter-memory"
 import { Abi, AbiSource, ChainData, Contracts } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"

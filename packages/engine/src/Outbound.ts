@@ -3,6 +3,8 @@
  * mail relay of email channels, the verified-source services ABIs are fetched from, and the chains' nodes
  * (JSON-RPC: blocks for monitoring, accounts and transfers for screening's on-chain evidence).
  */
+import { HttpsWebhookTransport, NodeHostResolver, SmtpMailer } from "@vigil/adapter-delivery"
+import { AbiSources, EvmAccounts, EvmRpc, EvmTransfers } from "@vigil/adapter-evm"
 import {
   type AbiSource,
   type ChainActivity,
@@ -13,13 +15,6 @@ import {
   type WebhookTransport
 } from "@vigil/core"
 import { Layer } from "effect"
-import * as AbiSources from "./AbiSources.ts"
-import * as EvmAccounts from "./EvmAccounts.ts"
-import * as EvmRpc from "./EvmRpc.ts"
-import * as EvmTransfers from "./EvmTransfers.ts"
-import * as HttpsWebhookTransport from "./HttpsWebhookTransport.ts"
-import * as NodeHostResolver from "./NodeHostResolver.ts"
-import * as SmtpMailer from "./SmtpMailer.ts"
 
 /** Options of outbound traffic. */
 export interface Options {

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { EvmRpc } from "@vigil/adapter-http"
+import { EvmRpc } from "@vigil/adapter-evm"
 import { Abi, ChainData, ChainFacts, Rules, Scan } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Fiber, Schema, Stream } from "effect"
