@@ -1,32 +1,19 @@
 /**
- * AccountReader over EVM JSON-RPC: one batch per read (`eth_getTransactionCount`, `eth_getBalance`, `eth_getCode`
- * at `latest`) to the chain's node, on Node's fetch; when they show nothing, one `eth_getLogs` for a token
- * `Transfer` to the address over the whole chain (an address that only ever received tokens is active). No retry:
- * the caller's time budget is short, and a node that does not answer makes the answer partial, not late. The RPC
- * URLs are the operator's own configuration.
+ * AccountReader over EVM JSON-RPC (through `JsonRpc`): one batch per read (`eth_getTransactionCount`, `eth_getBalance`,
+ * `eth_getCode` at `latest`) to the chain's node; when they show nothing, one `eth_getLogs` for a token `Transfer` to
+ * the address over the whole chain (an address that only ever received tokens is active). No retry: the caller's
+ * time budget is short, and a node that does not answer makes the answer partial, not late. The RPC URLs are the
+ * operator's own configuration.
  */
 import { ChainActivity } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import { topicOf, transferTopic } from "./EvmTransfers.ts"
-import * as NodePost from "./NodePost.ts"
+import * as JsonRpc from "./JsonRpc.ts"
 
 const Quantity = Schema.String.check(Schema.isPattern(/^0x[0-9a-fA-F]*$/))
-
-/** A JSON-RPC batch answer of the three reads (in any order, by id). */
-const Answers = Schema.Array(
-  Schema.Struct({
-    id: Schema.Number,
-    result: Schema.optionalKey(Quantity),
-    error: Schema.optionalKey(Schema.Struct({ message: Schema.String }))
-  })
-)
-const decodeAnswers = Schema.decodeUnknownEffect(Schema.fromJsonString(Answers))
+const isQuantity = Schema.is(Quantity)
 /** The answer to `eth_getLogs`: only whether it holds any log matters. */
-const LogsAnswer = Schema.Struct({
-  result: Schema.optionalKey(Schema.Array(Schema.Unknown)),
-  error: Schema.optionalKey(Schema.Struct({ message: Schema.String }))
-})
-const decodeLogsAnswer = Schema.decodeUnknownEffect(Schema.fromJsonString(LogsAnswer))
+const decodeLogs = Schema.decodeUnknownEffect(Schema.Array(Schema.Unknown))
 
 const quantity = (hex: string): bigint => (hex === "0x" ? 0n : BigInt(hex))
 
@@ -38,49 +25,35 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<ChainActiv
       const url = urls.get(chainId)
       const failed = (message: string) => new ChainActivity.AccountReadError({ message })
       if (url === undefined) return Effect.fail(failed(`no node for chain ${chainId}`))
-      const calls = ["eth_getTransactionCount", "eth_getBalance", "eth_getCode"].map((method, id) => ({
-        jsonrpc: "2.0",
-        id,
-        method,
-        params: [address, "latest"]
-      }))
-      const post = (body: unknown) => NodePost.post(url, body, failed)
+      const methods = ["eth_getTransactionCount", "eth_getBalance", "eth_getCode"] as const
+      const refused = (e: JsonRpc.RpcFailure) => failed(`the node could not be read: ${e.message}`)
       /** Whether a token `Transfer` log names the address as recipient, anywhere in the chain. */
-      const receivedTokens = post({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "eth_getLogs",
-        params: [
-          {
-            fromBlock: "0x0",
-            toBlock: "latest",
-            topics: [transferTopic, null, topicOf(address)]
-          }
-        ]
-      }).pipe(
-        Effect.flatMap((text) =>
-          Effect.mapError(decodeLogsAnswer(text), () => failed("eth_getLogs: the answer is not JSON-RPC"))
+      const receivedTokens = JsonRpc.call(url, "eth_getLogs", [
+        { fromBlock: "0x0", toBlock: "latest", topics: [transferTopic, null, topicOf(address)] }
+      ]).pipe(
+        Effect.flatMap((result) =>
+          Effect.mapError(decodeLogs(result), () => failed("eth_getLogs: the answer is not a list of logs"))
         ),
-        Effect.flatMap((answer) =>
-          answer.result === undefined
-            ? Effect.fail(
-                failed(
-                  `its nonce, balance and code show nothing, and its token receipts could not be read (eth_getLogs: ${answer.error?.message ?? "no result"})`
-                )
+        Effect.mapError((e) =>
+          e._tag === "RpcFailure"
+            ? failed(
+                `its nonce, balance and code show nothing, and its token receipts could not be read (${e.message})`
               )
-            : Effect.succeed(answer.result.length > 0)
-        )
-      )
-      return post(calls).pipe(
-        Effect.flatMap((text) =>
-          Effect.mapError(decodeAnswers(text), () => failed("the node's answer is not a JSON-RPC batch of quantities"))
+            : e
         ),
+        Effect.map((logs) => logs.length > 0)
+      )
+      return JsonRpc.batch(
+        url,
+        methods.map((method) => ({ method, params: [address, "latest"] }))
+      ).pipe(
+        Effect.mapError(refused),
         Effect.flatMap((answers) => {
           const results: Array<string> = []
-          for (let id = 0; id < calls.length; id++) {
-            const answer = answers.find((a) => a.id === id)
-            if (answer?.result === undefined)
-              return Effect.fail(failed(`${calls[id]!.method}: ${answer?.error?.message ?? "no result"}`))
+          for (const [i, answer] of answers.entries()) {
+            if (!answer.ok) return Effect.fail(failed(`${methods[i]}: ${answer.message}`))
+            if (!isQuantity(answer.result))
+              return Effect.fail(failed(`${methods[i]}: the node's answer is not a quantity`))
             results.push(answer.result)
           }
           return Effect.succeed({ nonce: quantity(results[0]!), balance: quantity(results[1]!), code: results[2]! })

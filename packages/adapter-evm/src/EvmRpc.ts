@@ -1,5 +1,5 @@
 /**
- * ChainData over EVM JSON-RPC (HTTP). Each block is read with `eth_getBlockByNumber` (full transactions),
+ * ChainData over EVM JSON-RPC (HTTP, through `JsonRpc`). Each block is read with `eth_getBlockByNumber` (full transactions),
  * `eth_getBlockReceipts` (or each transaction's receipt when the node lacks it) and, when asked, with
  * `debug_traceBlockByNumber` (`callTracer`, `withLog`). Requests of several blocks go in JSON-RPC batches, a few
  * batches in flight; timeouts, HTTP 429 and 5xx are retried with exponential backoff. The RPC URLs are the
@@ -8,12 +8,11 @@
  * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (through
  * Effect's socket on the `ws` client that `@effect/platform-node` ships, since Node 20 has no WebSocket).
  */
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { NodeSocket } from "@effect/platform-node"
 import { ChainData, type ChainFacts, NodeAnswers } from "@vigil/core"
 import { Clock, Effect, Layer, Result, Schedule, Schema, Stream } from "effect"
 import { Socket } from "effect/socket"
+import * as JsonRpc from "./JsonRpc.ts"
 
 type ChainDataError = ChainData.ChainDataError
 const ChainDataError = ChainData.ChainDataError
@@ -36,28 +35,12 @@ export interface Options {
   readonly retryBaseMillis?: number
 }
 
-interface RpcCall {
-  readonly method: string
-  readonly params: ReadonlyArray<unknown>
-}
-
-type RpcAnswer =
-  | { readonly ok: true; readonly result: unknown }
-  | { readonly ok: false; readonly code: number; readonly message: string }
+type RpcCall = JsonRpc.Call
+type RpcAnswer = JsonRpc.Answer
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
-/** A JSON-RPC error's meaning: a missing method is `Unsupported`, a limit `RateLimited`, else `Invalid`. */
-const classifyRpcError = (code: number, message: string): ChainData.ChainDataErrorReason =>
-  code === -32601 || /not (found|supported|available)|does not exist|unsupported|disabled/i.test(message)
-    ? "Unsupported"
-    : code === -32005 || code === 429 || /rate|limit|too many/i.test(message)
-      ? "RateLimited"
-      : "Invalid"
-
-const Json = Schema.fromJsonString(Schema.Unknown)
-const encodeJson = Schema.encodeSync(Json)
-const decodeJson = Schema.decodeUnknownEffect(Json)
+const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
 
 /** A node's answers decoded by their Schemas: a malformed one is refused with what is wrong, never cast. */
 const decodeHeader = Schema.decodeUnknownResult(NodeAnswers.RpcHeader)
@@ -65,46 +48,10 @@ const decodeBlock = Schema.decodeUnknownResult(NodeAnswers.RpcBlock)
 const decodeReceipts = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.RpcReceipt))
 const decodeTraces = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.TraceEntry))
 
-const timedOut = (e: unknown) => e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")
-
 /** A hex string in lower case (nodes may differ in case), anything else as it is. */
 const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
-/** Connections to nodes are kept open between requests (a follower asks every poll interval). */
-const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
-
-/** POSTs `body` as JSON to `url`; resolves with the response once its headers arrive. */
-const postJson = (url: string, body: string, signal: AbortSignal) =>
-  new Promise<IncomingMessage>((resolve, reject) => {
-    const target = new URL(url)
-    const https = target.protocol === "https:"
-    const req = (https ? httpsRequest : httpRequest)(
-      target,
-      {
-        method: "POST",
-        agent: https ? agents.https : agents.http,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        signal
-      },
-      resolve
-    )
-    req.on("error", reject)
-    req.end(body)
-  })
-
-/** The whole body of a response, as text; rejects with the deadline's reason when it passes first. */
-const textOf = (response: IncomingMessage, deadline: AbortSignal) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    response.on("data", (c: Buffer) => chunks.push(c))
-    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    response.on("error", (e) => reject(deadline.aborted ? deadline.reason : e))
-    response.on("close", () => {
-      if (!response.complete) reject(deadline.aborted ? deadline.reason : new Error("the connection closed"))
-    })
-  })
 
 /** The JSON-RPC chain reader. */
 export const make = (options: Options): ChainData.ChainData["Service"] => {
@@ -119,7 +66,6 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
   const traces = new Map<number, boolean>()
   /** Since when each chain's requests fail, and the last failure (cleared by one that goes through). */
   const troubles = new Map<number, { since: number; message: string }>()
-  let nextId = 1
 
   const urlOf = (chainId: number, operation: string) => {
     const url = options.urls.get(chainId)
@@ -143,46 +89,10 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
   ): Effect.Effect<ReadonlyArray<RpcAnswer>, ChainDataError> =>
     Effect.gen(function* () {
       const url = yield* urlOf(chainId, operation)
-      const fail = (reason: ChainData.ChainDataErrorReason, message: string) =>
-        new ChainDataError({ reason, chainId, operation, message })
-      const ids = calls.map(() => nextId++)
-      const body = encodeJson(calls.map((c, i) => ({ jsonrpc: "2.0", id: ids[i], ...c })))
-      const deadline = AbortSignal.timeout(timeoutMillis)
-      const response = yield* Effect.tryPromise({
-        try: (signal) => postJson(url, body, AbortSignal.any([signal, deadline])),
-        catch: (e) =>
-          timedOut(e)
-            ? fail("Timeout", `the node did not answer within ${timeoutMillis} ms`)
-            : fail("Unavailable", `the node cannot be reached: ${causeOf(e)}`)
-      })
-      const status = response.statusCode ?? 0
-      // An answer not read to its end would keep its connection from being used again.
-      if (status === 429 || status >= 500) response.resume()
-      if (status === 429) return yield* fail("RateLimited", "the node answered HTTP 429 (too many requests)")
-      if (status >= 500) return yield* fail("Unavailable", `the node answered HTTP ${status}`)
-      const text = yield* Effect.tryPromise({
-        try: () => textOf(response, deadline),
-        catch: (e) =>
-          timedOut(e)
-            ? fail("Timeout", `the node did not finish its answer within ${timeoutMillis} ms`)
-            : fail("Unavailable", `the node's answer was cut off: ${causeOf(e)}`)
-      })
-      if (status !== 200) return yield* fail("Invalid", `the node answered HTTP ${status}`)
-      const parsed = yield* Effect.mapError(decodeJson(text), () => fail("Invalid", "the node's answer is not JSON"))
-      // A node may answer a batch with one error object (some refuse batches, or are rate limiting).
-      if (isObject(parsed) && isObject(parsed.error)) {
-        const code = Number(parsed.error.code)
-        const message = String(parsed.error.message)
-        return yield* fail(classifyRpcError(code, message), `the node refused the batch: ${message} (${code})`)
-      }
-      if (!Array.isArray(parsed)) return yield* fail("Invalid", "the node's answer to a batch is not a list")
-      const byId = new Map<unknown, unknown>(parsed.map((a) => [isObject(a) ? a.id : undefined, a]))
-      return ids.map((id, i): RpcAnswer => {
-        const a = byId.get(id)
-        if (!isObject(a)) return { ok: false, code: 0, message: `no answer to ${calls[i]!.method}` }
-        if (isObject(a.error)) return { ok: false, code: Number(a.error.code), message: String(a.error.message) }
-        return { ok: true, result: a.result }
-      })
+      return yield* Effect.mapError(
+        JsonRpc.batch(url, calls, { timeoutMillis }),
+        (e) => new ChainDataError({ reason: e.reason, chainId, operation, message: e.message })
+      )
     }).pipe(
       // Every attempt counts: trouble shows from the first failure, not once the retries give up.
       Effect.tapError((e) =>
@@ -201,10 +111,10 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
     Effect.flatMap(post(chainId, operation, calls), (answers) => {
       const failed = answers.findIndex((a) => !a.ok)
       if (failed === -1) return Effect.succeed(answers.map((a) => (a as { result: unknown }).result))
-      const a = answers[failed] as { code: number; message: string }
+      const a = answers[failed] as Extract<RpcAnswer, { ok: false }>
       return Effect.fail(
         new ChainDataError({
-          reason: classifyRpcError(a.code, a.message),
+          reason: a.reason,
           chainId,
           operation,
           message: `${calls[failed]!.method}: ${a.message} (${a.code})`
@@ -294,12 +204,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
     traces.has(chainId)
       ? Effect.succeed(traces.get(chainId)!)
       : Effect.flatMap(post(chainId, "traces", [traceCall(0)]), ([a]) => {
-          const available =
-            a === undefined
-              ? false
-              : a.ok
-                ? Array.isArray(a.result)
-                : classifyRpcError(a.code, a.message) !== "Unsupported"
+          const available = a === undefined ? false : a.ok ? Array.isArray(a.result) : a.reason !== "Unsupported"
           traces.set(chainId, available)
           return Effect.succeed(available)
         })
@@ -324,7 +229,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
             error: new ChainDataError({ reason, chainId, operation: "blocks", message })
           })
         if (!blockAnswer!.ok) {
-          missing(classifyRpcError(blockAnswer!.code, blockAnswer!.message), `block ${number}: ${blockAnswer!.message}`)
+          missing(blockAnswer!.reason, `block ${number}: ${blockAnswer!.message}`)
           continue
         }
         if (blockAnswer!.result === null) {
@@ -342,7 +247,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         const block = decodedBlock.success
         let receiptsAnswered: unknown = receiptsAnswer!.ok ? receiptsAnswer!.result : undefined
         if (!receiptsAnswer!.ok) {
-          if (classifyRpcError(receiptsAnswer!.code, receiptsAnswer!.message) !== "Unsupported") {
+          if (receiptsAnswer!.reason !== "Unsupported") {
             missing("Invalid", `block ${number}: eth_getBlockReceipts: ${receiptsAnswer!.message}`)
             continue
           }
@@ -381,7 +286,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
         let frames: ReadonlyArray<ChainFacts.CallFrame> | undefined
         if (withTraces) {
           if (!traceAnswer!.ok) {
-            const reason = classifyRpcError(traceAnswer!.code, traceAnswer!.message)
+            const reason = traceAnswer!.reason
             if (reason === "Unsupported") {
               traces.set(chainId, false)
               return yield* new ChainDataError({
@@ -445,12 +350,12 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           e.reason._tag === "SocketOpenError" && e.reason.kind === "Timeout" ? "Timeout" : "Unavailable",
           e.reason._tag === "SocketCloseError"
             ? `the websocket closed (${e.reason.code}${e.reason.closeReason ? `: ${e.reason.closeReason}` : ""})`
-            : `the websocket failed: ${e.reason.message} (${causeOf(isObject(e.reason.cause) && "error" in e.reason.cause ? e.reason.cause.error : e.reason.cause)})`
+            : `the websocket failed: ${e.reason.message} (${JsonRpc.causeOf(isObject(e.reason.cause) && "error" in e.reason.cause ? e.reason.cause.error : e.reason.cause)})`
         )
       const socket = yield* Socket.makeWebSocket(url, { openTimeout: `${timeoutMillis} millis` })
       const reader = yield* Effect.mapError(socket.reader, lost)
       const writer = yield* socket.writer
-      const id = nextId++
+      const id = 1
       yield* Effect.mapError(
         writer.write(encodeJson({ jsonrpc: "2.0", id, method: "eth_subscribe", params: ["newHeads"] })),
         lost
@@ -485,7 +390,7 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
           const code = Number(answer.error.code)
           const message = String(answer.error.message)
           return yield* fail(
-            classifyRpcError(code, message) === "RateLimited" ? "RateLimited" : "Unsupported",
+            JsonRpc.classify(code, message) === "RateLimited" ? "RateLimited" : "Unsupported",
             `the node refused the newHeads subscription: ${message} (${code})`
           )
         }
@@ -513,11 +418,6 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
   const trouble = (chainId: number) => Effect.sync(() => troubles.get(chainId))
 
   return { head, newHeads, hashes, storageAt, call, tracesAvailable, blocks, trouble }
-}
-
-const causeOf = (e: unknown): string => {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e
-  return cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause)
 }
 
 /** The JSON-RPC chain reader as a layer. */

@@ -1,16 +1,17 @@
 /**
- * TransferReader over EVM JSON-RPC, on Node's fetch: `eth_blockNumber` (or a search by timestamp, for a past day)
+ * TransferReader over EVM JSON-RPC (through `JsonRpc`): `eth_blockNumber` (or a search by timestamp, for a past day)
  * for the window, then `eth_getLogs` (ERC-20 and ERC-721 `Transfer` logs with the address as sender, and as
  * recipient) and `trace_filter` (native transfers from and to it). A range the node refuses (anvil serves at most
  * 300 blocks of traces; hosted nodes limit logs) is split in halves and asked again in one batch, until every part
  * is read or the parts would be too many; what is still not read is a gap, and a node that does not serve
- * `trace_filter` at all (JSON-RPC code -32601) leaves native transfers as a gap over the whole window. Every answer
+ * `trace_filter` at all (classified `Unsupported`: JSON-RPC code -32601) leaves native transfers as a gap over the
+ * whole window. Every answer
  * is decoded by Schema; a malformed one fails the read. No retry of a failed request: the caller's budget is
  * short, and a node that does not answer makes the answer partial, not late.
  */
 import { Exposure } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
-import * as NodePost from "./NodePost.ts"
+import * as JsonRpc from "./JsonRpc.ts"
 
 /** keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 and ERC-721 transfers alike. */
 export const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
@@ -39,20 +40,10 @@ const Trace = Schema.Struct({
   error: Schema.optionalKey(Schema.String)
 })
 
-const Answer = Schema.Struct({
-  id: Schema.Number,
-  result: Schema.optionalKey(Schema.Unknown),
-  error: Schema.optionalKey(Schema.Struct({ code: Schema.optionalKey(Schema.Number), message: Schema.String }))
-})
-const decodeBatch = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Array(Answer)))
-const decodeSingle = Schema.decodeUnknownEffect(Schema.fromJsonString(Answer))
 const decodeLogs = Schema.decodeUnknownEffect(Schema.Array(Log))
 const decodeTraces = Schema.decodeUnknownEffect(Schema.Array(Trace))
 const decodeQuantity = Schema.decodeUnknownEffect(Hex)
 const decodeHeader = Schema.decodeUnknownEffect(Schema.Struct({ number: Hex, timestamp: Hex }))
-
-/** JSON-RPC's "method not found": the node does not serve the method at all. */
-const methodNotFound = -32601
 
 /** The most parts a window is split into before what is still refused is left as a gap. */
 const maxParts = 512
@@ -143,8 +134,8 @@ const bothReader =
   (
     batch: (
       chainId: number,
-      calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>
-    ) => Effect.Effect<ReadonlyArray<typeof Answer.Type>, Exposure.TransferReadError>
+      calls: ReadonlyArray<JsonRpc.Call>
+    ) => Effect.Effect<ReadonlyArray<JsonRpc.Answer>, Exposure.TransferReadError>
   ) =>
   (chainId: number, self: string, from: number, to: number) =>
     Effect.gen(function* () {
@@ -164,9 +155,9 @@ const bothReader =
         const unserved = new Set<Kind>()
         for (const [i, part] of parts.entries()) {
           const pair = [answers[2 * i]!, answers[2 * i + 1]!]
-          const error = pair.find((x) => x.result === undefined || x.result === null)
+          const error = pair.find((x) => !x.ok || x.result === null)
           if (error !== undefined) {
-            if (error.error?.code === methodNotFound) {
+            if (!error.ok && error.reason === "Unsupported") {
               // Not served at all: nothing of this kind can be read, whatever the range.
               if (!unserved.has(part.kind))
                 gaps.push({
@@ -176,12 +167,13 @@ const bothReader =
                   reason: `the node does not serve ${callsOf(part.kind, self, from, to)[0]!.method}`
                 })
               unserved.add(part.kind)
-            } else refused.push({ ...part, reason: error.error?.message ?? "no result" })
+            } else refused.push({ ...part, reason: error.ok ? "no result" : error.message })
             continue
           }
           for (const [side, answer] of pair.entries()) {
+            const result = answer.ok ? answer.result : undefined
             if (part.kind === "token") {
-              const logs = yield* Effect.mapError(decodeLogs(answer.result), () =>
+              const logs = yield* Effect.mapError(decodeLogs(result), () =>
                 failed("eth_getLogs: the answer is not a list of logs")
               )
               for (const log of logs) {
@@ -190,7 +182,7 @@ const bothReader =
                 if (t !== undefined && !(side === 1 && t.from === self)) found.push(t)
               }
             } else {
-              const traces = yield* Effect.mapError(decodeTraces(answer.result), () =>
+              const traces = yield* Effect.mapError(decodeTraces(result), () =>
                 failed("trace_filter: the answer is not a list of traces")
               )
               for (const trace of traces) {
@@ -217,36 +209,29 @@ const bothReader =
 
 /** The reader of the nodes in `urls` (chain id → JSON-RPC URL). */
 export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.TransferReader> => {
-  const post = (chainId: number, body: unknown) => {
+  const urlOf = (chainId: number) => {
     const url = urls.get(chainId)
-    return url === undefined ? Effect.fail(failed(`no node for chain ${chainId}`)) : NodePost.post(url, body, failed)
+    return url === undefined ? Effect.fail(failed(`no node for chain ${chainId}`)) : Effect.succeed(url)
   }
-  /** One batch of calls; the answers in the calls' order (a missing one fails the read). */
-  const batch = (chainId: number, calls: ReadonlyArray<{ readonly method: string; readonly params: unknown }>) =>
-    post(
-      chainId,
-      calls.map((c, id) => ({ jsonrpc: "2.0", id, ...c }))
-    ).pipe(
-      Effect.flatMap((text) =>
-        Effect.mapError(decodeBatch(text), () => failed("the node's answer is not a JSON-RPC batch"))
-      ),
-      Effect.flatMap((answers) => {
-        const byId = new Map(answers.map((a) => [a.id, a]))
-        const ordered = calls.map((_, id) => byId.get(id))
-        return ordered.every((a) => a !== undefined)
-          ? Effect.succeed(ordered as ReadonlyArray<typeof Answer.Type>)
-          : Effect.fail(failed("the node's batch answer misses some calls"))
-      })
+  const unread = (e: JsonRpc.RpcFailure) => failed(`the node could not be read: ${e.message}`)
+  /** One batch of calls; the answers in the calls' order (one the node left out fails the read). */
+  const batch = (chainId: number, calls: ReadonlyArray<JsonRpc.Call>) =>
+    Effect.flatMap(urlOf(chainId), (url) =>
+      JsonRpc.batch(url, calls).pipe(
+        Effect.mapError(unread),
+        Effect.filterOrFail(
+          (answers) => answers.every((a) => a.ok || a.code !== 0),
+          () => failed("the node's batch answer misses some calls")
+        )
+      )
     )
   const single = (chainId: number, method: string, params: ReadonlyArray<unknown>) =>
-    post(chainId, { jsonrpc: "2.0", id: 0, method, params }).pipe(
-      Effect.flatMap((text) =>
-        Effect.mapError(decodeSingle(text), () => failed(`the node's answer to ${method} is not JSON-RPC`))
-      ),
-      Effect.flatMap((answer) =>
-        answer.result === undefined || answer.result === null
-          ? Effect.fail(failed(`${method}: ${answer.error?.message ?? "no result"}`))
-          : Effect.succeed(answer.result)
+    Effect.flatMap(urlOf(chainId), (url) =>
+      JsonRpc.call(url, method, params).pipe(
+        Effect.mapError((e) => failed(e.message)),
+        Effect.flatMap((result) =>
+          result === null ? Effect.fail(failed(`${method}: no result`)) : Effect.succeed(result)
+        )
       )
     )
   const head = (chainId: number) =>
@@ -303,7 +288,7 @@ export const layer = (urls: ReadonlyMap<number, string>): Layer.Layer<Exposure.T
               const found = new Map<string, number>()
               for (const [i, answer] of answers.entries()) {
                 // A uint8 in one 32-byte word; anything else is not an answer.
-                const r = answer.result
+                const r = answer.ok ? answer.result : undefined
                 if (typeof r !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(r)) continue
                 const d = BigInt(r)
                 if (d <= 77n) found.set(tokens[i]!, Number(d))

@@ -4,7 +4,7 @@
  * the list's current version read. Each becomes a new dated version through the same guard as any ingest. A source
  * that cannot be reached is reported in one line and noted beside its list (the list in force keeps serving).
  */
-import { NodePost } from "@vigil/adapter-evm"
+import { JsonRpc } from "@vigil/adapter-evm"
 import { Ingestion, Instant, IntelIndex, type StoreError } from "@vigil/core"
 import { Clock, Effect, Schema } from "effect"
 import * as Input from "./Input.ts"
@@ -38,28 +38,16 @@ export interface Report {
 }
 
 /** A node that cannot be read, or answers with an error. */
-class NodeFailed extends Schema.TaggedError<NodeFailed>()("NodeFailed", { message: Schema.String }) {}
+class NodeFailed extends Schema.TaggedError<NodeFailed>()("NodeFailed", {
+  message: Schema.String,
+  /** The node answered, refusing the call (a range too wide, say), rather than not answering at all. */
+  refused: Schema.optionalKey(Schema.Boolean)
+}) {}
 
-const RpcAnswer = Schema.fromJsonString(
-  Schema.Struct({
-    result: Schema.optionalKey(Schema.Unknown),
-    error: Schema.optionalKey(Schema.Struct({ code: Schema.Number, message: Schema.String }))
-  })
-)
-
-/** One JSON-RPC call; its result, or the node's error in words. */
+/** One JSON-RPC call; its result, or the node's failure or refusal in words. */
 const call = (url: string, method: string, params: ReadonlyArray<unknown>) =>
-  NodePost.post(url, { jsonrpc: "2.0", id: 1, method, params }, (message) => new NodeFailed({ message })).pipe(
-    Effect.flatMap((text) =>
-      Schema.decodeUnknownEffect(RpcAnswer)(text).pipe(
-        Effect.mapError(() => new NodeFailed({ message: `${method}: the node's answer is not JSON-RPC` }))
-      )
-    ),
-    Effect.flatMap((answer) =>
-      answer.error !== undefined
-        ? Effect.fail(new NodeFailed({ message: `${method}: ${answer.error.message} (${answer.error.code})` }))
-        : Effect.succeed(answer.result)
-    )
+  JsonRpc.call(url, method, params).pipe(
+    Effect.mapError((e) => new NodeFailed({ message: e.message, refused: e.code !== undefined }))
   )
 
 /** A JSON-RPC quantity (0x and hex digits). */
@@ -94,9 +82,18 @@ const logsOf = (url: string, source: Ingestion.Freezes.Source, from: number, to:
       const answer = yield* call(url, "eth_getLogs", [
         { address: source.contract, fromBlock: hex(start), toBlock: hex(end), topics }
       ]).pipe(
-        Effect.flatMap(Schema.decodeUnknownEffect(Logs)),
+        Effect.flatMap((result) =>
+          Effect.mapError(
+            Schema.decodeUnknownEffect(Logs)(result),
+            (e) => new NodeFailed({ message: `eth_getLogs: not a list of logs: ${e.message}` })
+          )
+        ),
         Effect.map((logs) => ({ logs }) as const),
-        Effect.catch((e) => Effect.succeed({ refused: e.message } as const))
+        // A node that answers but refuses the range (too wide, too many logs): asked again in halves.
+        Effect.catchIf(
+          (e) => e.refused === true,
+          (e) => Effect.succeed({ refused: e.message } as const)
+        )
       )
       if ("refused" in answer) {
         if (width === 1) return yield* new NodeFailed({ message: `eth_getLogs at block ${start}: ${answer.refused}` })
