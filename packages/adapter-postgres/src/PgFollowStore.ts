@@ -4,8 +4,8 @@
  * cursor it started from (compare-and-set): of two instances stepping one chain at once, one moves it and the
  * other is told it moved, so no block is processed twice and no alert is stored twice.
  */
-import { FollowStore } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { FollowStore, StoredJson, type StoreError } from "@vigil/core"
+import { Effect, Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
 import { inserter } from "./PgWebhookStore.ts"
@@ -37,12 +37,26 @@ interface AlertRow {
 const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
 
 /** A value as JSON text. */
-const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
+/** Stored columns through their codecs (a row that does not decode is `Corrupt`, not a cast). */
+const readTransactions = StoredJson.reader(FollowStore.TransactionsJson, "FollowStore", "transactions")
+const readEvidence = StoredJson.reader(FollowStore.EvidenceJson, "FollowStore", "evidence")
+const encodeTransactions = Schema.encodeSync(FollowStore.TransactionsJson)
+const encodeEvidence = Schema.encodeSync(FollowStore.EvidenceJson)
 
-/** Stored evidence read back through its Schema (a row that does not decode is a store fault, not a cast). */
-const decodeEvidence = Schema.decodeUnknownSync(FollowStore.Evidence)
+const toAlert = (r: AlertRow): Result.Result<FollowStore.Alert, StoreError.StoreError> =>
+  Result.map(
+    Result.all({
+      transactions: readTransactions(r.transactions, `alert ${r.id}`),
+      evidence: readEvidence(r.evidence, `alert ${r.id}`)
+    }),
+    ({ transactions, evidence }) => alertOf(r, transactions, evidence)
+  )
 
-const toAlert = (r: AlertRow): FollowStore.Alert => ({
+const alertOf = (
+  r: AlertRow,
+  transactions: FollowStore.Alert["transactions"],
+  evidence: FollowStore.Alert["evidence"]
+): FollowStore.Alert => ({
   id: r.id,
   keyId: r.key_id,
   botId: r.bot_id,
@@ -52,8 +66,8 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   blockTime: r.block_time,
   rule: r.rule,
   expression: r.expression,
-  transactions: JSON.parse(r.transactions) as Record<string, string>,
-  evidence: decodeEvidence(JSON.parse(r.evidence)),
+  transactions,
+  evidence,
   created: r.created,
   ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at }),
   ...(r.unverified_at === null ? {} : { unverifiedAt: r.unverified_at }),
@@ -71,7 +85,7 @@ const make = Effect.gen(function* () {
   const deliver = inserter(database)
 
   const alerts = (operation: string, rows: Effect.Effect<ReadonlyArray<AlertRow>, SqlError.SqlError>) =>
-    Effect.map(run(operation, rows), (found) => found.map(toAlert))
+    Effect.flatMap(run(operation, rows), (found) => StoredJson.each(found, toAlert))
 
   /** Takes the chain's lock; true when its cursor is still `expected`. */
   const still = (chainId: number, expected: FollowStore.Mark | undefined) =>
@@ -160,7 +174,7 @@ const make = Effect.gen(function* () {
               INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
                 expression, transactions, evidence, created, suppressed)
               VALUES (${a.id}, ${a.keyId}, ${a.botId}, ${a.chainId}, ${a.blockNumber}, ${a.blockHash}, ${a.blockTime},
-                ${a.rule}, ${a.expression}, ${toJson(a.transactions)}, ${toJson(a.evidence)},
+                ${a.rule}, ${a.expression}, ${encodeTransactions(a.transactions)}, ${encodeEvidence(a.evidence)},
                 ${a.created}, ${a.suppressed ?? null})
               ON CONFLICT (id) DO NOTHING RETURNING id`
             if (inserted.length > 0) stored.add(a.id)

@@ -4,8 +4,8 @@
  * force. Changes to one list take its advisory lock: two instances ingesting or amending the same list take turns.
  * Records go in thousands per statement.
  */
-import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Calibration, Intel, IntelIndex, StoredJson, StoreError } from "@vigil/core"
+import { Clock, Effect, Layer, Result, Schema } from "effect"
 import { batcher, onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
 
@@ -43,7 +43,9 @@ interface VersionRow {
 
 /** A calibration model as stored: its JSON. */
 const encodeModel = Schema.encodeSync(Schema.fromJsonString(Calibration.Model))
-const decodeModel = Schema.decodeUnknownSync(Schema.fromJsonString(Calibration.Model))
+const readModel = StoredJson.reader(Schema.fromJsonString(Calibration.Model), "IntelIndex", "calibration model")
+const readStaged = StoredJson.reader(Intel.ParsedRecordJson, "IntelIndex", "staged record")
+const encodeStaged = Schema.encodeSync(Intel.ParsedRecordJson)
 
 const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   list: row.list,
@@ -168,9 +170,9 @@ const make = Effect.gen(function* () {
     )
   const stagedVersion = (id: number) => Effect.map(versionOf(id), (row) => (row?.state === "staged" ? row : undefined))
   const stagedRecords = (id: number) =>
-    Effect.map(
+    Effect.flatMap(
       sql<{ readonly record: string }>`SELECT record FROM intel_staged WHERE version = ${id} ORDER BY seq`,
-      (rows) => rows.map((r) => JSON.parse(r.record) as Intel.ParsedRecord)
+      (rows) => StoredJson.each(rows, (r) => readStaged(r.record))
     )
   const listRecords = (list: string) =>
     Effect.map(sql<RecordRow>`SELECT ${sql.literal(recordColumns)} FROM intel_records WHERE list = ${list}`, (rows) =>
@@ -269,7 +271,7 @@ const make = Effect.gen(function* () {
         Effect.gen(function* () {
           if ((yield* stagedVersion(version)) === undefined) return yield* notStaged("IntelIndex.append", version)
           for (let i = 0; i < records.length; i += chunk) {
-            const part = records.slice(i, i + chunk).map((r) => JSON.stringify(r))
+            const part = records.slice(i, i + chunk).map((r) => encodeStaged(r))
             yield* sql`INSERT INTO intel_staged (version, record) SELECT ${version}, r FROM unnest(${part}::text[]) AS t(r)`
           }
         })
@@ -431,13 +433,16 @@ const make = Effect.gen(function* () {
           (rows) => ({ version: rows[0]!.version, ...model })
         )
       ),
-    models: Effect.map(
+    models: Effect.flatMap(
       run(
         "IntelIndex.models",
         sql<{ readonly version: number; readonly model: string }>`
           SELECT version::int AS version, model FROM intel_models ORDER BY version`
       ),
-      (rows) => rows.map((row) => ({ version: row.version, ...decodeModel(row.model) }))
+      (rows) =>
+        StoredJson.each(rows, (row) =>
+          Result.map(readModel(row.model, `version ${row.version}`), (model) => ({ version: row.version, ...model }))
+        )
     ),
     // Commits raise the newest committed version id; deletions, amendments and models add to their counts.
     generation,

@@ -7,22 +7,24 @@
  * across instances.
  */
 import { randomUUID } from "node:crypto"
-import { WebhookStore } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { StoredJson, StoreError, WebhookStore } from "@vigil/core"
+import { Effect, Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
 
-interface WebhookRow {
-  readonly id: string
-  readonly key_id: string
-  readonly url: string
-  readonly secret: string
-  readonly created: string
-  readonly delivery_count: number
-  readonly last_delivery: string | null
-  readonly disabled_at: string | null
-  readonly channel: string | null
-}
+/** A row of `webhooks`, as selected and as `vigil_claim_read` sends it (JSON, in its `w`). */
+const WebhookRow = Schema.Struct({
+  id: Schema.String,
+  key_id: Schema.String,
+  url: Schema.String,
+  secret: Schema.String,
+  created: Schema.String,
+  delivery_count: Schema.Number,
+  last_delivery: Schema.NullOr(Schema.String),
+  disabled_at: Schema.NullOr(Schema.String),
+  channel: Schema.NullOr(Schema.String)
+})
+type WebhookRow = typeof WebhookRow.Type
 
 interface DeliveryRow {
   readonly id: string
@@ -36,7 +38,16 @@ interface DeliveryRow {
   readonly last_error: string | null
 }
 
-const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
+const readChannel = StoredJson.reader(WebhookStore.ChannelJson, "WebhookStore", "channel")
+const encodeChannel = Schema.encodeSync(WebhookStore.ChannelJson)
+
+/** A row as a destination; a channel column that does not decode is `Corrupt`. */
+const toWebhook = (r: WebhookRow): Result.Result<WebhookStore.Webhook, StoreError.StoreError> =>
+  r.channel === null
+    ? Result.succeed(webhookOf(r))
+    : Result.map(readChannel(r.channel, `destination ${r.id}`), (channel) => webhookOf(r, channel))
+
+const webhookOf = (r: WebhookRow, channel?: WebhookStore.Channel): WebhookStore.Webhook => ({
   id: r.id,
   keyId: r.key_id,
   url: r.url,
@@ -45,7 +56,7 @@ const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   deliveryCount: r.delivery_count,
   ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
   ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at }),
-  ...(r.channel === null ? {} : { channel: JSON.parse(r.channel) as WebhookStore.Channel })
+  ...(channel === undefined ? {} : { channel })
 })
 
 /** A stored delivery, its due time told on the instance's clock (stored: on the database's, `skew` ahead). */
@@ -61,9 +72,6 @@ const toDelivery = (r: DeliveryRow, skew: number): WebhookStore.Delivery => ({
   ...(r.last_error === null ? {} : { lastError: r.last_error })
 })
 
-/** A value as JSON text. */
-const toJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
-
 /** What `vigil_claim_read` answers (as JSON): the candidates, each with its destination's row as JSON, and the other instances' leases. */
 const decodeClaimRead = Schema.decodeUnknownEffect(
   Schema.fromJsonString(
@@ -78,7 +86,7 @@ const decodeClaimRead = Schema.decodeUnknownEffect(
           next_attempt_at: Schema.Number,
           status: Schema.Literals(["pending", "delivered", "dead"]),
           last_error: Schema.NullOr(Schema.String),
-          w: Schema.String
+          w: Schema.fromJsonString(WebhookRow)
         })
       ),
       held: Schema.Array(Schema.Struct({ key_id: Schema.String, webhook_id: Schema.String, n: Schema.Number }))
@@ -211,7 +219,15 @@ const make = Effect.gen(function* () {
         SELECT vigil_claim_read(${sent.map((x) => x.id)}::text[], ${sent.map((x) => x.attempt)}::int[],
                                 ${sent.map((x) => x.at)}::text[], ${now}, ${each}, ${instance})::text AS r`
       // What the function answers is this build's own SQL: a shape it does not have is a defect.
-      const { rows, held } = yield* Effect.orDie(decodeClaimRead(read!.r))
+      const { rows, held } = yield* Effect.mapError(
+        decodeClaimRead(read!.r),
+        (e) =>
+          new StoreError.StoreError({
+            reason: "Corrupt",
+            operation: "WebhookStore.claim",
+            message: `vigil_claim_read's answer does not decode: ${e.message}`
+          })
+      )
       const others = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
       for (const r of held) {
         others.keys[r.key_id] = (others.keys[r.key_id] ?? 0) + r.n
@@ -232,18 +248,18 @@ const make = Effect.gen(function* () {
           if ((count?.n ?? 0) >= max) return false
           yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
                      VALUES (${w.id}, ${w.keyId}, ${w.url}, ${w.secret}, ${w.created},
-                             ${w.channel === undefined ? null : toJson(w.channel)})`
+                             ${w.channel === undefined ? null : encodeChannel(w.channel)})`
           return true
         })
       ),
     list: (keyId, scope) =>
-      Effect.map(
+      Effect.flatMap(
         run(
           "WebhookStore.list",
           sql<WebhookRow>`SELECT ${sql.literal(webhookColumns)} FROM webhooks
                           WHERE key_id = ${keyId} AND (channel IS NOT NULL) = ${scoped(scope)} ORDER BY created, seq`
         ),
-        (rows) => rows.map(toWebhook)
+        (rows) => StoredJson.each(rows, toWebhook)
       ),
     remove: (keyId, id, scope) =>
       transaction(
@@ -271,16 +287,13 @@ const make = Effect.gen(function* () {
           const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey))
           const { rows, others } = yield* claimRead(allDelivered ? settle : [], dbNow, each)
           if (rows.length === 0) return []
-          const picked = WebhookStore.fairPick(
-            rows.map((r) => ({
-              delivery: toDelivery({ ...r, body: "" }, skew),
-              webhook: toWebhook(JSON.parse(r.w) as WebhookRow)
-            })),
-            limit,
-            perKey,
-            perDestination,
-            { keys: plus(inFlight.keys, others.keys), destinations: plus(inFlight.destinations, others.destinations) }
+          const candidates = yield* StoredJson.each(rows, (r) =>
+            Result.map(toWebhook(r.w), (webhook) => ({ delivery: toDelivery({ ...r, body: "" }, skew), webhook }))
           )
+          const picked = WebhookStore.fairPick(candidates, limit, perKey, perDestination, {
+            keys: plus(inFlight.keys, others.keys),
+            destinations: plus(inFlight.destinations, others.destinations)
+          })
           if (picked.length === 0) return []
           const leased = yield* sql<{ readonly id: string; readonly body: string }>`
             UPDATE webhook_deliveries

@@ -4,7 +4,7 @@
  * newer build refused, and a server that does not answer named in one line.
  */
 import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
-import { ApiKeyStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
+import { ApiKeyStore, FollowStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { settled } from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import { Postgres } from "@vigil/testkit"
 import { Clock, Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
@@ -467,6 +467,45 @@ describe("PostgreSQL: migrations", () => {
       const { sql } = Context.get(context, PgDatabase.PgDatabase)
       const [row] = yield* sql<{ readonly statement_timeout: string }>`SHOW statement_timeout`
       assert.strictEqual(row?.statement_timeout, "1234ms")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
+  it("reads stored JSON columns through their codecs: a channel or an alert's evidence that does not decode is Corrupt, named", () =>
+    Effect.gen(function* () {
+      const [context] = yield* instances(1, Postgres.schemaName())
+      const { sql } = Context.get(context!, PgDatabase.PgDatabase)
+      const webhooks = Context.get(context!, WebhookStore.WebhookStore)
+      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
+                 VALUES ('wh_1_a', 'key-a', 'https://example.com/hook', 'whsec_x', '2026-01-01T00:00:00.000Z', '{"type":"pager"}')`
+      const evidence = '{"transactions":{},"frames":{},"occurrences":{},"held":[]}'
+      for (const [id, text] of [
+        ["al_good", evidence],
+        ["al_bad", '{"amount":']
+      ] as const)
+        yield* sql`INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
+                     expression, transactions, evidence, created)
+                   VALUES (${id}, 'key-a', 'bot_1', 1, 5, '0x05', 10, 0, 'true', '{"tx":"0x01"}', ${text}, '2026-01-01T00:00:00.000Z')`
+      const listed = yield* Effect.flip(webhooks.list("key-a", "channels"))
+      assert.strictEqual(listed.reason, "Corrupt")
+      assert.strictEqual(listed.message, "the stored channel of destination wh_1_a does not decode")
+      // The claim reads its destinations through the same codec.
+      yield* webhooks.enqueue([
+        {
+          id: "msg_1",
+          webhookId: "wh_1_a",
+          keyId: "key-a",
+          correlationId: "c1",
+          body: "{}",
+          attempts: 0,
+          nextAttemptAt: 0,
+          status: "pending"
+        }
+      ])
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* Effect.flip(webhooks.claim({ now, limit: 10, perKey: 10, leaseUntil: now + 60_000 }))
+      assert.strictEqual(claimed.message, "the stored channel of destination wh_1_a does not decode")
+      const recent = yield* Effect.flip(Context.get(context!, FollowStore.FollowStore).recent("bot_1", 0))
+      assert.strictEqual(recent.reason, "Corrupt")
+      assert.strictEqual(recent.message, "the stored evidence of alert al_bad does not decode")
     }).pipe(Effect.scoped, Effect.runPromise))
 
   it("refuses a database a newer build has migrated, saying so", () =>

@@ -2,7 +2,7 @@
  * FollowStore on SQLite: cursors, recent block hashes and alerts in the same file as the outbox, so a step's
  * alerts, their deliveries and the cursor move in one immediate transaction.
  */
-import { FollowStore } from "@vigil/core"
+import { FollowStore, StoredJson } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 import { inserter } from "./SqliteWebhookStore.ts"
@@ -33,8 +33,11 @@ interface AlertRow {
 
 const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.hash, parentHash: r.parent_hash })
 
-/** Stored evidence read back through its Schema (a row that does not decode is a store fault, not a cast). */
-const decodeEvidence = Schema.decodeUnknownSync(FollowStore.Evidence)
+/** Stored columns read back through their codecs (a row that does not decode is `Corrupt`, not a cast). */
+const readTransactions = StoredJson.reader(FollowStore.TransactionsJson, "FollowStore", "transactions")
+const readEvidence = StoredJson.reader(FollowStore.EvidenceJson, "FollowStore", "evidence")
+const encodeTransactions = Schema.encodeSync(FollowStore.TransactionsJson)
+const encodeEvidence = Schema.encodeSync(FollowStore.EvidenceJson)
 
 const toAlert = (r: AlertRow): FollowStore.Alert => ({
   id: r.id,
@@ -46,8 +49,8 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   blockTime: r.block_time,
   rule: r.rule,
   expression: r.expression,
-  transactions: JSON.parse(r.transactions) as Record<string, string>,
-  evidence: decodeEvidence(JSON.parse(r.evidence)),
+  transactions: StoredJson.orThrow(readTransactions(r.transactions, `alert ${r.id}`)),
+  evidence: StoredJson.orThrow(readEvidence(r.evidence, `alert ${r.id}`)),
   created: r.created,
   ...(r.retracted_at === null ? {} : { retractedAt: r.retracted_at }),
   ...(r.unverified_at === null ? {} : { unverifiedAt: r.unverified_at }),
@@ -154,8 +157,8 @@ const make = Effect.gen(function* () {
             a.blockTime,
             a.rule,
             a.expression,
-            JSON.stringify(a.transactions),
-            JSON.stringify(a.evidence),
+            encodeTransactions(a.transactions),
+            encodeEvidence(a.evidence),
             a.created,
             a.suppressed ?? null
           ).changes

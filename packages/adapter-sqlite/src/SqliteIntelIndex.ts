@@ -4,7 +4,7 @@
  * large list never holds the write lock for long.
  */
 import { createHash } from "node:crypto"
-import { Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
+import { Calibration, Intel, IntelIndex, StoredJson, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 
@@ -44,7 +44,7 @@ interface VersionRow {
 
 /** A calibration model as stored: its JSON. */
 const encodeModel = Schema.encodeSync(Schema.fromJsonString(Calibration.Model))
-const decodeModel = Schema.decodeUnknownSync(Schema.fromJsonString(Calibration.Model))
+const readModel = StoredJson.reader(Schema.fromJsonString(Calibration.Model), "IntelIndex", "calibration model")
 
 const fromRow = (row: RecordRow): Intel.IntelRecord => ({
   list: row.list,
@@ -97,7 +97,9 @@ const infoOf = (row: VersionRow): IntelIndex.VersionInfo => ({
 const notStaged = (operation: string, version: number) =>
   new StoreError.StoreError({ reason: "Conflict", operation, message: `version ${version} is not staged` })
 
-const parseStaged = (row: { record: string }) => JSON.parse(row.record) as Intel.ParsedRecord
+const readStaged = StoredJson.reader(Intel.ParsedRecordJson, "IntelIndex", "staged record")
+const encodeStaged = Schema.encodeSync(Intel.ParsedRecordJson)
+const parseStaged = (row: { record: string }) => StoredJson.orThrow(readStaged(row.record))
 
 /** A refusal raised inside a transaction, so that everything the transaction did is rolled back. */
 class Refusal {
@@ -523,7 +525,7 @@ const make = Effect.gen(function* () {
       database
         .transaction("IntelIndex.append", () => {
           if (stagedVersion(version) === undefined) return false
-          for (const r of records) s.stageRecord.run(version, JSON.stringify(r))
+          for (const r of records) s.stageRecord.run(version, encodeStaged(r))
           return true
         })
         .pipe(Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(notStaged("IntelIndex.append", version))))),
@@ -662,7 +664,9 @@ const make = Effect.gen(function* () {
         })
         .pipe(Effect.ensuring(forget)),
     models: database.use("IntelIndex.models", () =>
-      s.models.all().map((row) => ({ version: row.version, ...decodeModel(row.model) }))
+      s.models
+        .all()
+        .map((row) => ({ version: row.version, ...StoredJson.orThrow(readModel(row.model, `version ${row.version}`)) }))
     ),
     generation: database.use("IntelIndex.generation", () =>
       generation.through("generation", () => s.generation.get()?.g ?? 0)

@@ -2,8 +2,8 @@
  * WebhookStore on SQLite: webhooks and their outbox in the same file, every change in an immediate transaction
  * (deliveries stored in one event-loop turn share one; a claim stores the settlements handed to it in its own).
  */
-import { WebhookStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { StoredJson, WebhookStore } from "@vigil/core"
+import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase, type SqliteHandle } from "./SqliteDatabase.ts"
 
 interface WebhookRow {
@@ -30,6 +30,9 @@ interface DeliveryRow {
   readonly last_error: string | null
 }
 
+const readChannel = StoredJson.reader(WebhookStore.ChannelJson, "WebhookStore", "channel")
+const encodeChannel = Schema.encodeSync(WebhookStore.ChannelJson)
+
 const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   id: r.id,
   keyId: r.key_id,
@@ -39,7 +42,7 @@ const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   deliveryCount: r.delivery_count,
   ...(r.last_delivery === null ? {} : { lastDelivery: r.last_delivery }),
   ...(r.disabled_at === null ? {} : { disabledAt: r.disabled_at }),
-  ...(r.channel === null ? {} : { channel: JSON.parse(r.channel) as WebhookStore.Channel })
+  ...(r.channel === null ? {} : { channel: StoredJson.orThrow(readChannel(r.channel, `destination ${r.id}`)) })
 })
 
 /** `1` for notification channels, `0` for intelligence webhooks: the value of `channel IS NOT NULL`. */
@@ -288,7 +291,7 @@ const make = Effect.gen(function* () {
           w.url,
           w.secret,
           w.created,
-          w.channel === undefined ? null : JSON.stringify(w.channel)
+          w.channel === undefined ? null : encodeChannel(w.channel)
         )
         return true
       }),

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
-import { ContractStore, IntelIndex, QuotaStore } from "@vigil/core"
+import { ContractStore, FollowStore, IntelIndex, QuotaStore, WebhookStore } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { tempPath } from "./TempDatabase.ts"
@@ -166,6 +166,42 @@ describe("SqliteDatabase", () => {
       assert.strictEqual(error.reason, "Corrupt")
       assert.match(error.message, /the stored ABI of contract ct_1_a does not decode/)
     })
+  )
+
+  it.effect(
+    "reads stored JSON columns through their codecs: a channel or an alert's evidence that does not decode is Corrupt, named",
+    () =>
+      Effect.gen(function* () {
+        const filename = yield* tempPath()
+        yield* withAdapter(filename, charge(1))
+        const raw = new Database(filename)
+        raw
+          .prepare("INSERT INTO webhooks (id, key_id, url, secret, created, channel) VALUES (?, ?, ?, ?, ?, ?)")
+          .run("wh_1_a", "key-a", "https://example.com/hook", "whsec_x", "2026-01-01T00:00:00.000Z", '{"type":"pager"}')
+        const alert = raw.prepare(
+          `INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, rule, expression,
+           transactions, evidence, created, block_time) VALUES (?, 'key-a', 'bot_1', 1, 5, '0x05', 0, 'true', ?, ?, '2026-01-01T00:00:00.000Z', 10)`
+        )
+        alert.run("al_good", '{"tx":"0x01"}', '{"transactions":{},"frames":{},"occurrences":{},"held":[]}')
+        alert.run("al_bad", '{"tx":"0x01"}', '{"amount":')
+        raw.close()
+        const channel = yield* Effect.flip(
+          withAdapter(
+            filename,
+            Effect.flatMap(Effect.service(WebhookStore.WebhookStore), (s) => s.list("key-a", "channels"))
+          )
+        )
+        assert.strictEqual(channel.reason, "Corrupt")
+        assert.strictEqual(channel.message, "the stored channel of destination wh_1_a does not decode")
+        const evidence = yield* Effect.flip(
+          withAdapter(
+            filename,
+            Effect.flatMap(Effect.service(FollowStore.FollowStore), (s) => s.recent("bot_1", 0))
+          )
+        )
+        assert.strictEqual(evidence.reason, "Corrupt")
+        assert.strictEqual(evidence.message, "the stored evidence of alert al_bad does not decode")
+      })
   )
 
   it.effect("reports a file that is not a database as Corrupt and does not overwrite it", () =>

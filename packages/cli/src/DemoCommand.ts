@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Console, Effect } from "effect"
+import { Console, Effect, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { AbiConstructor, AbiFunction } from "ox"
 import { CommandFailed } from "./CommandFailed.ts"
@@ -20,10 +20,17 @@ import { CommandFailed } from "./CommandFailed.ts"
 const require = createRequire(import.meta.url)
 
 /** The demo's token, compiled from `demo/DemoToken.sol`. */
-const token = JSON.parse(readFileSync(fileURLToPath(new URL("../demo/DemoToken.json", import.meta.url)), "utf8")) as {
-  readonly abi: ReadonlyArray<unknown>
-  readonly bytecode: `0x${string}`
-}
+const token = Schema.decodeUnknownSync(
+  Schema.fromJsonString(
+    Schema.Struct({
+      abi: Schema.Array(Schema.Unknown),
+      bytecode: Schema.TemplateLiteral(["0x", Schema.String])
+    })
+  )
+)(readFileSync(fileURLToPath(new URL("../demo/DemoToken.json", import.meta.url)), "utf8"))
+
+/** What `vigil keys create` prints. */
+const decodeIssued = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Struct({ key: Schema.String })))
 
 /** The anvil binary of this platform, as `npm ci` installs it with the dev dependencies; undefined without it. */
 const anvilBinary = (): string | undefined => {
@@ -133,7 +140,7 @@ const demo = async (say: (line: string) => void, keep: boolean, timeoutMillis: n
       child.stdout.on("data", (c: Buffer) => (out += c.toString()))
       child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`vigil keys create exited ${code}`))))
     })
-    const key = (JSON.parse(issued) as { key: string }).key
+    const key = decodeIssued(issued).key
     say(`3. An API key (printed once; only its hash is stored):`)
     say(`   $ VIGIL_DB=${db} npx vigil keys create --name demo`)
 

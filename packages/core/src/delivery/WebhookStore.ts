@@ -4,7 +4,7 @@
  * a notification channel of monitoring (`/v1/notifications`: signed webhook, Slack, Discord, Telegram, email);
  * both kinds share the outbox and its dispatcher, and each call says which kind it lists, removes or counts.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { StoreError } from "../kernel/index.ts"
 
 /** The kinds of notification channel. */
@@ -12,16 +12,22 @@ export const channelTypes = ["webhook", "slack", "discord", "telegram", "email"]
 export type ChannelType = (typeof channelTypes)[number]
 
 /** What makes a destination a notification channel, and how its messages are sent. */
-export interface Channel {
-  readonly type: ChannelType
-  readonly name: string
+export const Channel = Schema.Struct({
+  type: Schema.Literals(channelTypes),
+  name: Schema.String,
   /** Telegram: the chat the messages go to (the bot token is the destination's `secret`). */
-  readonly chatId?: string
+  chatId: Schema.optionalKey(Schema.String),
   /** Email: the recipients (the destination's `url` is `mailto:` them). */
-  readonly to?: ReadonlyArray<string>
+  to: Schema.optionalKey(Schema.Array(Schema.String)),
   /** The message template, when not the type's default. */
-  readonly template?: string
-}
+  template: Schema.optionalKey(Schema.String)
+})
+
+/** What makes a destination a notification channel. */
+export type Channel = typeof Channel.Type
+
+/** A channel's stored column: the JSON of its {@link Channel}. */
+export const ChannelJson = Schema.fromJsonString(Channel)
 
 /** Which destinations a call is about: intelligence webhooks or notification channels. */
 export type Scope = "webhooks" | "channels"

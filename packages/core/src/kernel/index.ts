@@ -1,4 +1,4 @@
-/** The shared kernel: networks and address formats, store errors and probe, constant-time compare, bounded memo, instants, pacing of long work, random ids. */
+/** The shared kernel: networks and address formats, store errors and probe, stored JSON codecs, constant-time compare, bounded memo, instants, pacing of long work, random ids. */
 export * as BoundedMemo from "./BoundedMemo.ts"
 export * as Chain from "./Chain.ts"
 export * as ConstantTime from "./ConstantTime.ts"
@@ -7,4 +7,5 @@ export * as Pace from "./Pace.ts"
 export * as RandomIds from "./RandomIds.ts"
 export * as StorageProbe from "./StorageProbe.ts"
 export * as StoreError from "./StoreError.ts"
+export * as StoredJson from "./StoredJson.ts"
 export * as Version from "./Version.ts"

@@ -86,23 +86,29 @@ export const IntelRecord = Schema.Struct({
 /** A stored record. */
 export type IntelRecord = typeof IntelRecord.Type
 
-/** A record as a parser produces it, before the index dates and stamps it. */
-export interface ParsedRecord {
-  readonly address: string
-  readonly family: Chain.Family
-  readonly category: Category
-  readonly reference: string
-  readonly jurisdiction?: string
-  readonly entityName?: string
-  readonly entityType?: string
-  readonly label?: string
+/** A record as a parser produces it, before the index dates and stamps it (staged versions keep it as JSON). */
+export const ParsedRecord = Schema.Struct({
+  address: Schema.String,
+  family: Chain.Family,
+  category: Category,
+  reference: Schema.String,
+  jurisdiction: Schema.optionalKey(Schema.String),
+  entityName: Schema.optionalKey(Schema.String),
+  entityType: Schema.optionalKey(Schema.String),
+  label: Schema.optionalKey(Schema.String),
   /** Omitted when the source gives no date: the version's issue date is used. */
-  readonly listedAt?: string
+  listedAt: Schema.optionalKey(Schema.String),
   /** Only for history sources (events) that state the end of a listing. */
-  readonly delistedAt?: string
+  delistedAt: Schema.optionalKey(Schema.String),
   /** The source the entry cites, when it names one. */
-  readonly cites?: string
-}
+  cites: Schema.optionalKey(Schema.String)
+})
+
+/** A record as a parser produces it. */
+export type ParsedRecord = typeof ParsedRecord.Type
+
+/** A staged record as stored: the JSON of a {@link ParsedRecord}. */
+export const ParsedRecordJson = Schema.fromJsonString(ParsedRecord)
 
 /** True when `record` was in force on `date` (ISO `YYYY-MM-DD`). */
 export const activeOn = (record: Pick<IntelRecord, "listedAt" | "delistedAt">, date: string): boolean =>

@@ -5,7 +5,7 @@
  * notification deliveries in the same transaction, so a crash leaves either all of a step or none of it; and
  * only when the cursor is still where the step began, so two instances never both take one step.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
 import type { Alert } from "../alerts/Alert.ts"
@@ -20,6 +20,12 @@ export interface Mark {
 
 /** The evidence of an alert (the evaluator's), kept as JSON. */
 export const Evidence = Evaluator.Evidence
+
+/** An alert's stored evidence column: the JSON of its {@link Evidence}. */
+export const EvidenceJson = Schema.fromJsonString(Evidence)
+
+/** An alert's stored transactions column: the JSON of its transaction hashes by the rule's labels. */
+export const TransactionsJson = Schema.fromJsonString(Schema.Record(Schema.String, Schema.String))
 
 export { Alert } from "../alerts/Alert.ts"
 
