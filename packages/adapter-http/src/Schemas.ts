@@ -16,7 +16,8 @@ import {
   IntelResult,
   Status,
   V2,
-  WebhookResponses
+  WebhookResponses,
+  Webhooks
 } from "@vigil/core"
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
@@ -420,9 +421,12 @@ export const ListsAnswer = Schema.Struct({
 
 /** Query of `GET /v1/contracts`. */
 export const ContractListQuery = Schema.Struct({
-  chainId: Schema.optionalKey(
-    Schema.NumberFromString.check(Schema.isInt()).annotate({ description: "Only the contracts of this chain" })
-  )
+  chainId: Schema.optionalKey(Schema.Int.annotate({ description: "Only the contracts of this chain" }))
+})
+
+/** `GET /v1/bots`'s query. */
+export const BotListQuery = Schema.Struct({
+  chainId: Schema.optionalKey(Schema.Int.annotate({ description: "Only the bots of this chain" }))
 })
 
 /** `DELETE /v1/bots/:botId`, and of a contract no bot needed. */
@@ -677,9 +681,7 @@ export const ChannelConflict = v2Body("Conflict", 409, "ChannelConflict", {
 
 /** Query of `GET /v1/bots/:botId/alerts`. */
 export const AlertQuery = Schema.Struct({
-  limit: Schema.optionalKey(
-    Schema.NumberFromString.check(Schema.isInt()).annotate({ description: "1 to 200 alerts per page; default 50" })
-  ),
+  limit: Schema.optionalKey(Schema.Int.annotate({ description: "1 to 200 alerts per page; default 50" })),
   before: Schema.optionalKey(Schema.String.annotate({ description: "The `next` of the previous page" })),
   state: Schema.optionalKey(Schema.Literals(["active", "retracted", "unverified"]))
 })
@@ -707,3 +709,9 @@ export const AlertList = Schema.Struct({
   next: Schema.optionalKey(Schema.String.annotate({ description: "Pass as `before` for the next (older) page" })),
   timestamp: Instant.Timestamp
 }).annotate({ identifier: "AlertList" })
+
+/** What an intelligence webhook receives (spec §6): an asynchronous screening's result in the delivery envelope. */
+export const IntelligenceDelivery = Webhooks.Envelope(V2.Delivered).annotate({ identifier: "IntelligenceDelivery" })
+
+/** What a `webhook` notification channel receives: an alert, its retraction or unverified notice, or a test. */
+export const ChannelWebhookMessage = ChannelModel.WebhookMessage

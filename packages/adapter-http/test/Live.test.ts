@@ -7,10 +7,13 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { EvmRpc } from "@vigil/adapter-evm"
+import { Api } from "@vigil/adapter-http"
 import { ChainData, Follower, Reanchor } from "@vigil/core"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { Effect, Fiber, Schedule } from "effect"
+import { OpenApi } from "effect/http-api"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
+import { compileWebhooks } from "./OpenApiConformance.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { call, issue } = TestServer
@@ -168,9 +171,13 @@ const followed = (done: (states: ReadonlyArray<Follower.ChainState>) => boolean)
 /** Waits until the follower of chain 31337 has processed block `n`. */
 const processed = (n: number) => followed((states) => (states.find((s) => s.chainId === 31337)?.cursor ?? -1) >= n)
 
-/** The alert and retraction messages the receiver got, as [kind, alert id]. */
+/** What /openapi.json's `webhooks` say a channel's message is. */
+const described = compileWebhooks(OpenApi.fromApi(Api.VigilApi) as unknown as Parameters<typeof compileWebhooks>[0])
+
+/** The alert and retraction messages the receiver got, as [kind, alert id], each as the document describes it. */
 const messages = (r: Receiver.Receiver) =>
   r.received.map((m) => {
+    assert.deepStrictEqual(described("channelMessage", m.headers, m.body), [], m.body)
     const body = JSON.parse(m.body)
     return [body.type as string, body.data.id as string, body.data.txHash as string] as const
   })

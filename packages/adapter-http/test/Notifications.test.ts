@@ -9,6 +9,7 @@ import { WebhookDispatcher, WebhookSigning } from "@vigil/core"
 import { Effect, Schedule } from "effect"
 import { MailRelay } from "@vigil/testkit"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
+import { compileWebhooks } from "./OpenApiConformance.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { call, issue } = TestServer
@@ -175,6 +176,11 @@ describe("/v1/notifications", () => {
           const at = (path: string) => r.received.find((x) => x.path === path)!
 
           const signed = at("/hook")
+          assert.deepStrictEqual(
+            compileWebhooks((yield* call("GET", "/openapi.json")).json)("channelMessage", signed.headers, signed.body),
+            [],
+            "as /openapi.json's webhooks say"
+          )
           const body = JSON.parse(signed.body)
           assert.strictEqual(body.type, "test")
           assert.strictEqual(body.webhook_id, hook.channel.id)

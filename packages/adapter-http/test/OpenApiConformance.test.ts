@@ -1,6 +1,6 @@
 /** The checker every test answer goes through must itself refuse what the document does not describe. */
 import { describe, expect, it } from "vitest"
-import { Api } from "@vigil/adapter-http"
+import { Api, VigilServer } from "@vigil/adapter-http"
 import { OpenApi } from "effect/http-api"
 import { compile } from "./OpenApiConformance.ts"
 
@@ -30,7 +30,7 @@ describe("OpenAPI conformance checker", () => {
 
   it("refuses an undocumented status", () => {
     expect(check("POST", "/api/v3/intel", 418, json(), v3Error)).toEqual([
-      "status 418 is not documented (documented: 200, 400, 401, 413, 415, 429, 500, 503)"
+      "status 418 is not documented (documented: 200, 400, 401, 408, 413, 415, 429, 500, 503)"
     ])
   })
 
@@ -80,5 +80,48 @@ describe("OpenAPI conformance checker", () => {
   it("tells the literal path from a templated one", () => {
     const stats = JSON.stringify({ success: true })
     expect(check("GET", "/api/v2/webhooks/stats", 200, json(), stats)[0]).toMatch(/required property 'stats'/)
+  })
+})
+
+describe("the document's own additions", () => {
+  const document = OpenApi.fromApi(Api.VigilApi) as unknown as {
+    paths: Record<string, Record<string, { parameters?: Array<any>; responses: Record<string, any> }>>
+    webhooks: Record<string, any>
+    components: { schemas: Record<string, unknown> }
+  }
+  const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ path, method, operation }))
+  )
+
+  it("gives query numbers as the integers the routes take", () => {
+    const query = (path: string, name: string) =>
+      document.paths[path]!.get!.parameters!.find((p) => p.in === "query" && p.name === name).schema
+    expect(query("/v1/bots/{botId}/alerts", "limit").type).toBe("integer")
+    expect(query("/v1/contracts", "chainId").type).toBe("integer")
+    expect(query("/v1/bots", "chainId")).toMatchObject({ type: "integer", description: "Only the bots of this chain" })
+    // No number travels as a pattern-checked string any more.
+    const texts = operations.flatMap(({ operation }) =>
+      (operation.parameters ?? []).filter((p) => p.schema?.type === "string" && /\\d/.test(p.schema?.pattern ?? ""))
+    )
+    expect(texts).toEqual([])
+  })
+
+  it("documents on every route the 408 the server's request timeout answers, with its default", () => {
+    const seconds = VigilServer.limits.requestTimeoutMillis.default / 1000
+    for (const { path, method, operation } of operations)
+      expect(operation.responses["408"]?.description, `${method} ${path}`).toContain(`default ${seconds} s`)
+  })
+
+  it("describes what Vigil sends receivers, with the Standard Webhooks headers, in `webhooks`", () => {
+    expect(Object.keys(document.webhooks).sort()).toEqual(["channelMessage", "intelligence"])
+    for (const hook of Object.values(document.webhooks)) {
+      const ref = hook.post.requestBody.content["application/json"].schema.$ref as string
+      expect(document.components.schemas[ref.replace("#/components/schemas/", "")]).toBeDefined()
+      expect(hook.post.parameters.map((p: { name: string }) => p.name)).toEqual([
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature"
+      ])
+    }
   })
 })

@@ -22,6 +22,15 @@ interface Document {
   readonly openapi: string
   readonly info: { readonly title: string }
   readonly paths: Record<string, Record<string, Operation | undefined>>
+  readonly webhooks?: Record<
+    string,
+    {
+      readonly post: {
+        readonly parameters: ReadonlyArray<{ readonly name: string; readonly in: string; readonly schema: unknown }>
+        readonly requestBody: { readonly content: Record<string, { readonly schema: unknown }> }
+      }
+    }
+  >
 }
 
 /** Headers of HTTP itself, which no operation documents. */
@@ -121,6 +130,37 @@ export const compile = (document: Document) => {
       }
     }
     return [...problems, ...validate(pointer(...base, "content", documented, "schema"), body, "body")]
+  }
+}
+
+/**
+ * A compiled document's `webhooks`: what is wrong with a request Vigil sent a receiver as the webhook `name` (its
+ * headers by lower-case name, its body as text), empty when the document describes it.
+ */
+export const compileWebhooks = (document: Document) => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false })
+  ajv.addSchema(document as object, "openapi")
+  return (name: string, headers: Readonly<Record<string, unknown>>, text: string): ReadonlyArray<string> => {
+    const hook = document.webhooks?.[name]
+    if (hook === undefined) return [`the document has no webhook ${name}`]
+    const problems: Array<string> = []
+    const check = (ref: string, value: unknown, what: string) => {
+      const v = ajv.compile({ $ref: `openapi${ref}` })
+      if (!v(value)) problems.push(`${what}: ${ajv.errorsText(v.errors, { dataVar: what })}`)
+    }
+    for (const [i, p] of hook.post.parameters.entries()) {
+      if (p.in !== "header") continue
+      const value = headers[p.name]
+      if (typeof value !== "string") problems.push(`header ${p.name} is missing`)
+      else check(pointer("webhooks", name, "post", "parameters", String(i), "schema"), value, `header ${p.name}`)
+    }
+    const contentType = String(headers["content-type"] ?? "")
+      .split(";")[0]!
+      .trim()
+    if (hook.post.requestBody.content[contentType] === undefined)
+      return [...problems, `content type "${contentType}" is not documented`]
+    check(pointer("webhooks", name, "post", "requestBody", "content", contentType, "schema"), JSON.parse(text), "body")
+    return problems
   }
 }
 

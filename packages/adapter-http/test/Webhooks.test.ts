@@ -5,6 +5,7 @@ import { Schemas } from "@vigil/adapter-http"
 import { ApiKeys, WebhookSigning, WebhookStore, WebhookTransport } from "@vigil/core"
 import { Effect, Schedule, Schema } from "effect"
 import * as Receiver from "@vigil/core-test/Receiver.ts"
+import { compileWebhooks } from "./OpenApiConformance.ts"
 import * as TestServer from "./TestServer.ts"
 
 const { call, issue, ingest } = TestServer
@@ -205,7 +206,9 @@ describe("asynchronous intelligence", () => {
       assert.match(accepted.json.correlation_id, /^req_/)
       yield* wait(r, (got) => got.length >= 2)
       const sync = (yield* call("GET", `/api/v2/intel?address=${LAZARUS}`, { headers: { "x-api-key": key } })).json
+      const described = compileWebhooks((yield* call("GET", "/openapi.json")).json)
       for (const got of r.received) {
+        assert.deepStrictEqual(described("intelligence", got.headers, got.body), [], "as /openapi.json's webhooks say")
         const body = JSON.parse(got.body)
         assert.deepStrictEqual(Object.keys(body).sort(), ["correlation_id", "data", "timestamp", "webhook_id"])
         assert.strictEqual(body.correlation_id, accepted.json.correlation_id)

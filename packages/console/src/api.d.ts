@@ -522,9 +522,255 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    intelligence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An asynchronous screening's result, to each webhook of the key (/api/v2/webhooks)
+         * @description Sent once per webhook for every POST /api/v2/webhooks/intel, after the screening; retried with backoff until a 2xx (at most 5 webhooks per key).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
+                    "webhook-id": string;
+                    /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
+                    "webhook-timestamp": string;
+                    /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["IntelligenceDelivery"];
+                };
+            };
+            responses: {
+                /** @description Gone: the destination is disabled, nothing more is sent to it */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Delivered: nothing more is sent for this delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    channelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An alert, its retraction or unverified notice, or a test, to a `webhook` notification channel
+         * @description Sent for each alert of a bot that notifies the channel; a retraction (its block left the chain) and an unverified notice carry the alert's id in correlation_id and data.id. Slack, Discord, Telegram and email channels receive their service's own format instead.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
+                    "webhook-id": string;
+                    /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
+                    "webhook-timestamp": string;
+                    /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ChannelWebhookMessage"];
+                };
+            };
+            responses: {
+                /** @description Gone: the destination is disabled, nothing more is sent to it */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Delivered: nothing more is sent for this delivery */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        IntelligenceDelivery: {
+            timestamp: string;
+            correlation_id: string;
+            webhook_id: string;
+            data: {
+                /** @enum {boolean} */
+                success: true;
+                data: {
+                    address: string;
+                    entity: {
+                        /** @enum {string} */
+                        type: "malicious" | "sanctioned" | "suspicious" | "service" | "individual" | "unknown";
+                        name: string | null;
+                    };
+                    risk_assessment: {
+                        risk_score: number;
+                        /** @enum {string} */
+                        risk_level: "critical" | "high" | "medium" | "low" | "clean";
+                    };
+                    recommendation: string;
+                    classification: string;
+                    /** @description Tags joined with "; ". */
+                    risk_tags: string;
+                    /** @enum {string} */
+                    priority: "URGENT" | "HIGH" | "MEDIUM" | "LOW" | "ROUTINE";
+                    labels: string[];
+                    chains_with_activity: string[];
+                    /** @description Present when something is not known: each network whose on-chain activity could not be checked, and why (`every network: … no node is configured` when none is), so an empty `chains_with_activity` is not read as an unused address. */
+                    warnings?: string[];
+                };
+                /** @enum {string} */
+                message: "Address intelligence processed successfully";
+                /**
+                 * @description ISO 8601 UTC instant
+                 * @example 2026-11-22T10:00:01.000Z
+                 */
+                timestamp: string;
+                processing_time_ms: number;
+                /** @enum {boolean} */
+                webhook_delivery: true;
+            };
+        };
+        ChannelWebhookMessage: {
+            /**
+             * @description ISO 8601 UTC instant
+             * @example 2026-11-22T10:00:01.000Z
+             */
+            timestamp: string;
+            /** @description The alert's id (a retraction's is the alert it takes back) */
+            correlation_id: string;
+            /** @description The channel's id */
+            webhook_id: string;
+            /**
+             * @description alert: a match; retraction: the alert's block left the chain (id is the alert's); unverified: the follower was re-anchored and the alert's block could not be checked; test: a test message
+             * @enum {string}
+             */
+            type: "alert" | "retraction" | "unverified" | "test";
+            data: {
+                id: string;
+                /**
+                 * @description alert: a match; retraction: the alert's block left the chain (id is the alert's); unverified: the follower was re-anchored and the alert's block could not be checked; test: a test message
+                 * @enum {string}
+                 */
+                kind: "alert" | "retraction" | "unverified" | "test";
+                bot: {
+                    id: string;
+                    name: string;
+                    severity: string;
+                    version?: string;
+                };
+                chainId: number;
+                blockNumber: number;
+                txHash: string;
+                /** @description Index of the expression in the bot's watchRule.expressions */
+                rule: number;
+                /** @description The expression in its normal form */
+                expression: string;
+                evidence: components["schemas"]["Evidence"];
+                /** @description The channel's template (or the default) applied to the alert */
+                text: string;
+            };
+        };
+        Evidence: {
+            /** @description The bound transactions by the rule's names (tx1, …) */
+            transactions: {
+                [key: string]: {
+                    hash: string;
+                    blockNumber: number;
+                    txIndex: number;
+                };
+            };
+            /** @description The bound call frames by the rule's names (tx1.itx2, …): index and from, to, type */
+            frames: {
+                [key: string]: {
+                    index: number;
+                    from?: components["schemas"]["AbiValue"];
+                    to?: components["schemas"]["AbiValue"];
+                    type?: components["schemas"]["AbiValue"];
+                };
+            };
+            /** @description The bound events (logIndex) and calls (frame, reverted) with their decoded arguments, by reference */
+            occurrences: {
+                [key: string]: {
+                    contract: string;
+                    name: string;
+                    signature: string;
+                    args: components["schemas"]["AbiValue"];
+                    logIndex?: number;
+                    frame?: number;
+                    reverted?: boolean;
+                };
+            };
+            /** @description The terms of the rule (in its normal form) that were true under this binding */
+            held: string[];
+        };
+        /** @description A decoded ABI value: integers as decimal strings, addresses and bytes as 0x hex, booleans, tuples as objects by component name, arrays */
+        AbiValue: string | boolean | components["schemas"]["AbiTuple"] | (string | boolean | components["schemas"]["AbiTuple"] | unknown[])[];
+        /** @description A tuple or struct: its components by name ($0, $1… when unnamed) */
+        AbiTuple: {
+            [key: string]: components["schemas"]["AbiValue"];
+        };
         /**
          * @example {
          *       "success": false,
@@ -1117,45 +1363,6 @@ export interface components {
                 attempts: number;
                 lastError?: string;
             }[];
-        };
-        Evidence: {
-            /** @description The bound transactions by the rule's names (tx1, …) */
-            transactions: {
-                [key: string]: {
-                    hash: string;
-                    blockNumber: number;
-                    txIndex: number;
-                };
-            };
-            /** @description The bound call frames by the rule's names (tx1.itx2, …): index and from, to, type */
-            frames: {
-                [key: string]: {
-                    index: number;
-                    from?: components["schemas"]["AbiValue"];
-                    to?: components["schemas"]["AbiValue"];
-                    type?: components["schemas"]["AbiValue"];
-                };
-            };
-            /** @description The bound events (logIndex) and calls (frame, reverted) with their decoded arguments, by reference */
-            occurrences: {
-                [key: string]: {
-                    contract: string;
-                    name: string;
-                    signature: string;
-                    args: components["schemas"]["AbiValue"];
-                    logIndex?: number;
-                    frame?: number;
-                    reverted?: boolean;
-                };
-            };
-            /** @description The terms of the rule (in its normal form) that were true under this binding */
-            held: string[];
-        };
-        /** @description A decoded ABI value: integers as decimal strings, addresses and bytes as 0x hex, booleans, tuples as objects by component name, arrays */
-        AbiValue: string | boolean | components["schemas"]["AbiTuple"] | (string | boolean | components["schemas"]["AbiTuple"] | unknown[])[];
-        /** @description A tuple or struct: its components by name ($0, $1… when unnamed) */
-        AbiTuple: {
-            [key: string]: components["schemas"]["AbiValue"];
         };
         /**
          * @example {
@@ -2668,6 +2875,13 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description PayloadTooLarge */
             413: {
                 headers: {
@@ -2715,6 +2929,13 @@ export interface operations {
                     "application/json": components["schemas"]["Liveness"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description PayloadTooLarge */
             413: {
                 headers: {
@@ -2752,6 +2973,13 @@ export interface operations {
                 content: {
                     "text/plain; version=0.0.4": string;
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description PayloadTooLarge */
             413: {
@@ -2818,6 +3046,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description PayloadTooLarge */
             413: {
@@ -2915,6 +3150,13 @@ export interface operations {
                     "application/json": components["schemas"]["Unauthorized"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description PayloadTooLarge */
             413: {
                 headers: {
@@ -3011,6 +3253,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -3072,6 +3321,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2StatusResult"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -3129,6 +3385,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -3214,6 +3477,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -3293,6 +3563,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -3377,6 +3654,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description WebhookConflict */
             409: {
@@ -3467,6 +3751,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -3548,6 +3839,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WebhookNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -3636,6 +3934,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description WebhookConflict */
             409: {
                 headers: {
@@ -3700,7 +4005,7 @@ export interface operations {
     "contracts.list": {
         parameters: {
             query?: {
-                chainId?: string;
+                chainId?: number;
             };
             header?: never;
             path?: never;
@@ -3735,6 +4040,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -3819,6 +4131,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2ContractLabelTaken | V2KeyLimitReached */
             409: {
@@ -3929,6 +4248,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2ContractNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -4022,6 +4348,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2ContractNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2ContractInUse */
             409: {
                 headers: {
@@ -4077,7 +4410,7 @@ export interface operations {
     "bots.list": {
         parameters: {
             query?: {
-                chainId?: string;
+                chainId?: number;
             };
             header?: never;
             path?: never;
@@ -4112,6 +4445,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -4196,6 +4536,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2KeyLimitReached */
             409: {
@@ -4306,6 +4653,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -4400,6 +4754,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2BotConflict */
             409: {
@@ -4510,6 +4871,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -4591,6 +4959,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -4686,6 +5061,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -4800,6 +5182,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2HistoryNotReady */
             409: {
                 headers: {
@@ -4864,7 +5253,7 @@ export interface operations {
     "bots.alerts": {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 before?: string;
                 state?: "active" | "retracted" | "unverified";
             };
@@ -4912,6 +5301,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2BotNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -4996,6 +5392,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2BotNotFound"] | components["schemas"]["V2AlertNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -5066,6 +5469,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {
@@ -5150,6 +5560,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2Unauthorized"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2ChannelConflict */
             409: {
@@ -5251,6 +5668,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2ChannelNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -5332,6 +5756,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2ChannelNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2ChannelConflict */
             409: {
@@ -5433,6 +5864,13 @@ export interface operations {
                     "application/json": components["schemas"]["V2ChannelNotFound"];
                 };
             };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description V2PayloadTooLarge */
             413: {
                 headers: {
@@ -5523,6 +5961,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2ChannelNotFound"];
                 };
+            };
+            /** @description The request was not received in full within the server's request timeout (VIGIL_REQUEST_TIMEOUT_MS, default 30 s): no body, and the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V2PayloadTooLarge */
             413: {

@@ -138,7 +138,7 @@ export const clientFor = (key: string) => {
     alerts: (botId: string) =>
       client.GET("/v1/bots/{botId}/alerts", {
         headers: { "x-api-key": key },
-        params: { path: { botId }, query: { limit: "50" } }
+        params: { path: { botId }, query: { limit: 50 } }
       }),
     redeliver: (botId: string, alertId: string) =>
       client.POST("/v1/bots/{botId}/alerts/{alertId}/redeliver", {
@@ -149,7 +149,7 @@ export const clientFor = (key: string) => {
     contracts: (chainId?: number) =>
       client.GET("/v1/contracts", {
         headers: { "x-api-key": key },
-        params: { query: chainId === undefined ? {} : { chainId: String(chainId) } }
+        params: { query: chainId === undefined ? {} : { chainId } }
       }),
     deleteContract: (contractId: string, force = false) =>
       client.DELETE("/v1/contracts/{contractId}", {

@@ -4,22 +4,35 @@
  * is plain (Slack's three control characters escaped, Discord mentions switched off, Telegram without markup), cut
  * to what each service accepts.
  */
-import type { Evidence } from "../rules/Evaluator.ts"
+import { Schema } from "effect"
+import { Evidence } from "../rules/Evidence.ts"
 
-/** What a bot's match tells its channels. */
-export interface Alert {
+/** What a message is about: an alert, its retraction (its block left the chain), its being left unverified, a test. */
+export const Kind = Schema.Literals(["alert", "retraction", "unverified", "test"]).annotate({
+  description:
+    "alert: a match; retraction: the alert's block left the chain (id is the alert's); unverified: the follower was re-anchored and the alert's block could not be checked; test: a test message"
+})
+
+/** What a bot's match tells its channels: the `data` of a `webhook` channel's message, and what templates read. */
+export const Alert = Schema.Struct({
   /** Identity of the alert; a retraction carries the id of the alert it takes back. */
-  readonly id: string
-  readonly kind: "alert" | "retraction" | "unverified" | "test"
-  readonly bot: { readonly id: string; readonly name: string; readonly severity: string; readonly version?: string }
-  readonly chainId: number
-  readonly blockNumber: number
-  readonly txHash: string
+  id: Schema.String,
+  kind: Kind,
+  bot: Schema.Struct({
+    id: Schema.String,
+    name: Schema.String,
+    severity: Schema.String,
+    version: Schema.optionalKey(Schema.String)
+  }),
+  chainId: Schema.Int,
+  blockNumber: Schema.Int,
+  txHash: Schema.String,
   /** Index of the expression in the bot's `watchRule.expressions`, and its normal form. */
-  readonly rule: number
-  readonly expression: string
-  readonly evidence: Evidence
-}
+  rule: Schema.Int.annotate({ description: "Index of the expression in the bot's watchRule.expressions" }),
+  expression: Schema.String.annotate({ description: "The expression in its normal form" }),
+  evidence: Evidence
+})
+export interface Alert extends Schema.Schema.Type<typeof Alert> {}
 
 /** The message of a stored alert of `bot` (or of its retraction, or of its being left unverified). */
 export const messageOf = (

@@ -8,6 +8,23 @@ import { WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
 
+/**
+ * The body a `webhook` channel receives, signed as Standard Webhooks (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`): the message (`data`, with the channel's template applied as `text`) in the envelope of every
+ * delivery. `correlation_id` is the alert's id, shared by its retraction and unverified notices.
+ */
+export const WebhookMessage = Schema.Struct({
+  timestamp: Instant.Timestamp,
+  correlation_id: Schema.String.annotate({ description: "The alert's id (a retraction's is the alert it takes back)" }),
+  webhook_id: Schema.String.annotate({ description: "The channel's id" }),
+  type: Messages.Kind,
+  data: Schema.Struct({
+    ...Messages.Alert.fields,
+    text: Schema.String.annotate({ description: "The channel's template (or the default) applied to the alert" })
+  })
+}).annotate({ identifier: "ChannelWebhookMessage" })
+export interface WebhookMessage extends Schema.Schema.Type<typeof WebhookMessage> {}
+
 /** The kinds of channel. */
 export const Type = Schema.Literals(WebhookStore.channelTypes)
 

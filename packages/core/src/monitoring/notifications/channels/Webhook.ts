@@ -1,6 +1,7 @@
 /** A `webhook` channel: Standard Webhooks signed JSON (the alert, its evidence and the text) to an HTTPS URL. */
 import { Effect } from "effect"
 import { WebhookDispatcher, WebhookSigning } from "../../../delivery/index.ts"
+import type { WebhookMessage } from "../Channel.ts"
 import { checkedUrl, type Kind } from "./Kind.ts"
 
 export const kind: Kind = {
@@ -13,7 +14,7 @@ export const kind: Kind = {
       webhook_id: destination.id,
       type: alert.kind,
       data: { ...alert, text: message }
-    }),
+    } satisfies WebhookMessage),
   send: WebhookDispatcher.signed,
   show: (destination) => ({ url: destination.url })
 }
