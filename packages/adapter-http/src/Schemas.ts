@@ -11,6 +11,7 @@ import {
   Chain,
   Evidence,
   Exposure,
+  History,
   Instant,
   IntelIndex,
   IntelResult,
@@ -540,10 +541,7 @@ export const ContractInUse = v2Body("Conflict", 409, "ContractInUse", {
 })
 
 /** Body of `POST /v1/bots/:botId/historical-blocks` (spec §2.10). */
-export const HistoricalBlocksRequest = Schema.Struct({
-  chainId: Schema.Int.annotate({ description: "The bot's chain" }),
-  blocks: Schema.Array(Schema.Int).annotate({ description: "1 to 1,000 block numbers" })
-}).annotate({ identifier: "HistoricalBlocksRequest" })
+export const HistoricalBlocksRequest = History.SubmitRequest.annotate({ identifier: "HistoricalBlocksRequest" })
 
 /** `POST /v1/bots/:botId/historical-blocks`: what became of each block. */
 export const HistoricalBlocksAnswer = Schema.Struct({

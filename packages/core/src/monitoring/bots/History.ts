@@ -138,13 +138,17 @@ const readStep = Effect.fnUntraced(function* (
   )
 })
 
-/** The submitted block numbers, distinct and in order; anything else is refused. */
-const blockNumbers = (list: unknown): Effect.Effect<ReadonlyArray<number>, InvalidHistoryRequest> =>
-  Array.isArray(list) &&
-  list.length > 0 &&
-  list.length <= maxBlocksPerRequest &&
-  list.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)
-    ? Effect.succeed([...new Set(list as ReadonlyArray<number>)].sort((a, b) => a - b))
+/** A submission of blocks for a bot, as decoded from its request: the bot's chain and the block numbers. */
+export const SubmitRequest = Schema.Struct({
+  chainId: Schema.Int.annotate({ description: "The bot's chain" }),
+  blocks: Schema.Array(Schema.Int).annotate({ description: "1 to 1,000 block numbers" })
+})
+export type SubmitRequest = typeof SubmitRequest.Type
+
+/** The submitted block numbers, distinct and in order; an empty list, too many, or a negative one is refused. */
+const blockNumbers = (list: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<number>, InvalidHistoryRequest> =>
+  list.length > 0 && list.length <= maxBlocksPerRequest && list.every((n) => Number.isSafeInteger(n) && n >= 0)
+    ? Effect.succeed([...new Set(list)].sort((a, b) => a - b))
     : Effect.fail(
         new InvalidHistoryRequest({
           field: "blocks",
@@ -181,12 +185,12 @@ export class History extends Context.Service<
     readonly submit: (
       keyId: string,
       botId: string,
-      request: { readonly chainId: unknown; readonly blocks: unknown }
+      request: SubmitRequest
     ) => Effect.Effect<Submitted, InvalidHistoryRequest | BotNotFound | ChainDataError | StoreError.StoreError>
     readonly execute: (
       keyId: string,
       botId: string,
-      request: { readonly chainId: unknown }
+      request: { readonly chainId: number }
     ) => Effect.Effect<Outcome, InvalidHistoryRequest | HistoryNotReady | BotNotFound | StoreError.StoreError>
     /** What the bot has been given so far, and how far a submission under way in this process has got. */
     readonly progress: (keyId: string, botId: string) => Effect.Effect<Progress, BotNotFound | StoreError.StoreError>
@@ -203,7 +207,7 @@ export class History extends Context.Service<
       /** Submissions under way in this process, by bot. */
       const running = new Map<string, { requested: number; processed: number; started: string }>()
 
-      const botOn = (keyId: string, botId: string, chainId: unknown) =>
+      const botOn = (keyId: string, botId: string, chainId: number) =>
         Effect.gen(function* () {
           const bot = yield* bots.get(keyId, botId)
           if (chainId !== bot.chainId)

@@ -10,6 +10,7 @@
  */
 import { AbiEvent, AbiFunction, AbiParameters } from "ox"
 import * as Abi from "../rules/Abi.ts"
+import type { Contract } from "../rules/Typing.ts"
 import type * as Facts from "../rules/Facts.ts"
 import type { CallFrame, RpcBlock, RpcReceipt, RpcTransaction } from "./NodeAnswers.ts"
 
@@ -22,12 +23,8 @@ export interface BlockData {
   readonly traces?: ReadonlyArray<CallFrame>
 }
 
-/** A contract to decode for: its label, address and ABI. */
-export interface Contract {
-  readonly label: string
-  readonly address: string
-  readonly abi: Abi.Abi
-}
+/** A contract to decode for: its label, address and ABI (the shape rules are checked against). */
+export type { Contract }
 
 const big = (hex: string | undefined): bigint => (hex === undefined || hex === "" ? 0n : BigInt(hex))
 const lower = (a: string | undefined | null) => (a ?? "").toLowerCase()
