@@ -131,7 +131,7 @@ export class HttpMetrics extends Context.Service<
       })
 
       // Deliveries: attempts by kind of destination and outcome (the difference since the last scrape), how long
-      // each took, and the outbox's backlog. Kinds are bounded (intelligence and the five channel types).
+      // each took, and the outbox's backlog. Kinds are bounded: intelligence and each registered kind of channel.
       const attemptsSeen = new Map<string, number>()
       const deliveries = Effect.gen(function* () {
         const taken = yield* deliveryCounts.take

@@ -153,5 +153,5 @@ export const layer = (
   ).pipe(
     // One wake-up queue: the outbox's `enqueue` and `wake` nudge the same delivery loop.
     Layer.provide(Outbox.Outbox.layer.pipe(Layer.provideMerge(WebhookDispatcher.Wake.layer))),
-    Layer.provideMerge(WebhookDispatcher.DeliveryCounts.layer)
+    Layer.provideMerge(WebhookDispatcher.DeliveryCounts.layer.pipe(Layer.provide(Channels.senders)))
   )

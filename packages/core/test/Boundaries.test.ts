@@ -56,6 +56,15 @@ describe("check-boundaries", () => {
     assert.include(output, "kernel must not depend on screening")
   })
 
+  it("keeps delivery from monitoring: channel kinds are monitoring's, opaque to delivery", () => {
+    const { status, output } = check({
+      ...clean,
+      "delivery/index.ts": 'import { watch } from "../monitoring/index.ts"\nexport const send = watch\n'
+    })
+    assert.strictEqual(status, 1)
+    assert.include(output, "delivery must not depend on monitoring")
+  })
+
   it("refuses an import cycle, even inside one context", () => {
     const { status, output } = check({
       ...clean,

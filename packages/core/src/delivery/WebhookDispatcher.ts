@@ -7,15 +7,7 @@
  */
 import { Clock, Context, Effect, FiberSet, Layer, Queue, Random } from "effect"
 import { Mailer } from "./Mailer.ts"
-import {
-  type ChannelType,
-  channelTypes,
-  type Delivery,
-  type Settle,
-  type Settlement,
-  type Webhook,
-  WebhookStore
-} from "./WebhookStore.ts"
+import { type Delivery, type Settle, type Settlement, type Webhook, WebhookStore } from "./WebhookStore.ts"
 import { type Outcome as SendOutcome, WebhookTransport } from "./WebhookTransport.ts"
 import { Instant, Version } from "../kernel/index.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
@@ -59,9 +51,11 @@ export class DeliveryCounts extends Context.Service<
     }>
   }
 >()("@vigil/core/WebhookDispatcher/DeliveryCounts") {
-  static readonly layer: Layer.Layer<DeliveryCounts, never, WebhookStore> = Layer.effect(DeliveryCounts)(
+  static readonly layer: Layer.Layer<DeliveryCounts, never, WebhookStore | Senders> = Layer.effect(DeliveryCounts)(
     Effect.gen(function* () {
       const store = yield* WebhookStore
+      // The kinds this process sends: the intelligence API's webhooks and each registered kind of channel.
+      const kinds = ["intelligence", ...Object.keys(yield* Senders)]
       const attempts = new Map<string, number>()
       let durations: Array<{ type: string; seconds: number }> = []
       return DeliveryCounts.of({
@@ -77,9 +71,7 @@ export class DeliveryCounts extends Context.Service<
           const stored = yield* Effect.orElseSucceed(store.backlog(), () => [])
           // Every kind, 0 where nothing waits: an absent series is not 0 in an alert rule, and a kind whose backlog
           // cleared must read 0, not its last count.
-          const backlog = ["intelligence", ...channelTypes].map(
-            (type) => stored.find((b) => b.type === type) ?? { type, pending: 0, dead: 0 }
-          )
+          const backlog = kinds.map((type) => stored.find((b) => b.type === type) ?? { type, pending: 0, dead: 0 })
           const taken = durations
           durations = []
           return { attempts: new Map(attempts), durations: taken, backlog }
@@ -166,10 +158,11 @@ export interface Via {
 export type Sender = (delivery: Delivery, destination: Webhook, via: Via) => Effect.Effect<SendOutcome>
 
 /**
- * The senders of notification channels, by type (each kind's own module provides its sender); a delivery to a
- * webhook of the intelligence API, which has no channel, is sent {@link signed}.
+ * The senders of channels, by kind, as the context that owns the kinds registers them (monitoring: one per kind of
+ * notification channel); a delivery to a webhook of the intelligence API, which has no channel, is sent
+ * {@link signed}. A channel of a kind no sender is registered for is dead-lettered, saying so.
  */
-export class Senders extends Context.Service<Senders, Readonly<Partial<Record<ChannelType, Sender>>>>()(
+export class Senders extends Context.Service<Senders, Readonly<Record<string, Sender>>>()(
   "@vigil/core/WebhookDispatcher/Senders"
 ) {
   /** No channels: only webhooks of the intelligence API are sent. */

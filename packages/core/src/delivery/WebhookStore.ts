@@ -1,32 +1,24 @@
 /**
  * Port: registered destinations and their durable outbox of deliveries, in one store so that accepting a request
  * and storing its deliveries is one atomic step. A destination is an intelligence webhook (`/api/v2/webhooks`) or
- * a notification channel of monitoring (`/v1/notifications`: signed webhook, Slack, Discord, Telegram, email);
- * both kinds share the outbox and its dispatcher, and each call says which kind it lists, removes or counts.
+ * a channel another context registered (monitoring's notification channels), whose kind that context owns; both
+ * share the outbox and its dispatcher, and each call says which it lists, removes or counts.
  */
 import { Context, type Effect, Schema } from "effect"
 import type { StoreError } from "../kernel/index.ts"
 
-/** The kinds of notification channel. */
-export const channelTypes = ["webhook", "slack", "discord", "telegram", "email"] as const
-export type ChannelType = (typeof channelTypes)[number]
-
-/** What makes a destination a notification channel, and how its messages are sent. */
-export const Channel = Schema.Struct({
-  type: Schema.Literals(channelTypes),
-  name: Schema.String,
-  /** Telegram: the chat the messages go to (the bot token is the destination's `secret`). */
-  chatId: Schema.optionalKey(Schema.String),
-  /** Email: the recipients (the destination's `url` is `mailto:` them). */
-  to: Schema.optionalKey(Schema.Array(Schema.String)),
-  /** The message template, when not the type's default. */
-  template: Schema.optionalKey(Schema.String)
-})
-
-/** What makes a destination a notification channel. */
+/**
+ * What makes a destination a channel of the context that registered it (monitoring's notification channels): its
+ * kind (`type`), owned by that context, which delivery only routes on (to the {@link WebhookDispatcher.Senders}
+ * entry of the kind) and counts by; its name; and the kind's own settings, which delivery keeps without reading.
+ */
+export const Channel = Schema.StructWithRest(Schema.Struct({ type: Schema.String, name: Schema.String }), [
+  Schema.Record(Schema.String, Schema.Unknown)
+])
+/** What makes a destination another context's channel: its kind and name, and settings opaque to delivery. */
 export type Channel = typeof Channel.Type
 
-/** A channel's stored column: the JSON of its {@link Channel}. */
+/** A channel's stored column: the JSON of its {@link Channel} (the settings kept as they came). */
 export const ChannelJson = Schema.fromJsonString(Channel)
 
 /** Which destinations a call is about: intelligence webhooks or notification channels. */

@@ -1,6 +1,6 @@
 /** Messages of notification channels: templates, each service's format and limits, and retractions. */
 import { assert, describe, it } from "@effect/vitest"
-import { Channels, Messages, type WebhookStore } from "@vigil/core"
+import { type Channel, Channels, Messages, type WebhookStore } from "@vigil/core"
 
 const alert: Messages.Alert = {
   id: "al_1",
@@ -39,7 +39,7 @@ const alert: Messages.Alert = {
   }
 }
 
-const channel = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Channel> = {}): WebhookStore.Webhook => ({
+const channel = (type: Channel.Type, extra: Partial<Channel.Settings> = {}): WebhookStore.Webhook => ({
   id: "nc_1",
   keyId: "k",
   url: "https://example.com/x",
@@ -49,7 +49,7 @@ const channel = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Cha
   channel: { type, name: "n", ...extra }
 })
 
-const render = (type: WebhookStore.ChannelType, extra: Partial<WebhookStore.Channel> = {}, a = alert) =>
+const render = (type: Channel.Type, extra: Partial<Channel.Settings> = {}, a = alert) =>
   JSON.parse(Channels.render(channel(type, extra), a, "2026-11-24T00:00:01.000Z"))
 
 describe("Messages", () => {

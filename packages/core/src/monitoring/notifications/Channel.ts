@@ -4,7 +4,7 @@
  * `/openapi.json` are made from these.
  */
 import { Schema } from "effect"
-import { WebhookStore } from "../../delivery/index.ts"
+import type { WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
 
@@ -25,8 +25,34 @@ export const WebhookMessage = Schema.Struct({
 }).annotate({ identifier: "ChannelWebhookMessage" })
 export interface WebhookMessage extends Schema.Schema.Type<typeof WebhookMessage> {}
 
-/** The kinds of channel. */
-export const Type = Schema.Literals(WebhookStore.channelTypes)
+/** The kinds of channel, owned here: delivery routes on them (and counts by them) without knowing them. */
+export const kinds = ["webhook", "slack", "discord", "telegram", "email"] as const
+
+/** A kind of channel. */
+export const Type = Schema.Literals(kinds)
+export type Type = typeof Type.Type
+
+/**
+ * What a notification channel keeps on its destination (delivery's opaque `channel`): its kind and name, the kind's
+ * own settings (Telegram's chat, email's recipients) and the message template when not the default.
+ */
+export const Settings = Schema.Struct({
+  type: Type,
+  name: Schema.String,
+  /** Telegram: the chat the messages go to (the bot token is the destination's `secret`). */
+  chatId: Schema.optionalKey(Schema.String),
+  /** Email: the recipients (the destination's `url` is `mailto:` them). */
+  to: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** The message template, when not the type's default. */
+  template: Schema.optionalKey(Schema.String)
+})
+export type Settings = typeof Settings.Type
+
+const isSettings = Schema.is(Settings)
+
+/** A destination's notification-channel settings; undefined for one that is not a channel of a known kind. */
+export const settingsOf = (destination: WebhookStore.Webhook): Settings | undefined =>
+  isSettings(destination.channel) ? destination.channel : undefined
 
 /** What a client sends to create a channel; which fields a type needs is its module's decision. */
 export const Request = Schema.Struct({

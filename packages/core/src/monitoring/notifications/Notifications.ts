@@ -11,7 +11,7 @@ import type { HostResolver } from "../../delivery/index.ts"
 import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
 import * as Messages from "../alerts/Messages.ts"
 import { BotStore } from "../bots/BotStore.ts"
-import type * as Channel from "./Channel.ts"
+import * as Channel from "./Channel.ts"
 import { InvalidChannel, kinds, render } from "./channels/index.ts"
 
 export { InvalidChannel } from "./channels/index.ts"
@@ -58,7 +58,7 @@ export interface Settings {
 export const defaultSettings: Settings = { maxPerKey: 20, allowHosts: [] }
 
 const view = (w: WebhookStore.Webhook, stats: WebhookStore.WebhookStats | undefined): ChannelView => {
-  const c = w.channel!
+  const c = Channel.settingsOf(w)!
   return {
     id: w.id,
     type: c.type,
@@ -88,7 +88,7 @@ export const compose = (
   now: number
 ): ReadonlyArray<WebhookStore.Delivery> =>
   targets
-    .filter((w) => w.disabledAt === undefined && w.channel !== undefined)
+    .filter((w) => w.disabledAt === undefined && Channel.settingsOf(w) !== undefined)
     .map((w) => ({
       id: Outbox.messageId(now),
       webhookId: w.id,

@@ -4,6 +4,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import * as Messages from "../../alerts/Messages.ts"
+import { settingsOf } from "../Channel.ts"
 import { invalid, type Kind } from "./Kind.ts"
 
 const address = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
@@ -27,7 +28,10 @@ export const kind: Kind = {
   send: (delivery, destination, via) =>
     Option.match(mailOf(delivery.body), {
       onNone: () => Effect.succeed({ _tag: "Permanent", detail: "the stored email is not readable" } as const),
-      onSome: (message) => via.mail({ to: destination.channel?.to ?? [], ...message })
+      onSome: (message) => via.mail({ to: settingsOf(destination)?.to ?? [], ...message })
     }),
-  show: (destination) => (destination.channel?.to === undefined ? {} : { to: destination.channel.to })
+  show: (destination) => {
+    const to = settingsOf(destination)?.to
+    return to === undefined ? {} : { to }
+  }
 }

@@ -12,7 +12,7 @@ import {
   type WebhookStore
 } from "../../../delivery/index.ts"
 import type * as Messages from "../../alerts/Messages.ts"
-import type { Request } from "../Channel.ts"
+import type { Request, Settings } from "../Channel.ts"
 
 /** A field of a channel request is wrong; `field` names it. */
 export class InvalidChannel extends Schema.TaggedError<InvalidChannel>()("InvalidChannel", {
@@ -25,7 +25,7 @@ export interface Destination {
   readonly url: string
   readonly secret: string
   /** The kind's own settings (Telegram's chat, email's recipients), beside the name and template. */
-  readonly settings: Partial<Pick<WebhookStore.Channel, "chatId" | "to">>
+  readonly settings: Partial<Pick<Settings, "chatId" | "to">>
 }
 
 /** What creating a channel may use: the webhook allow-list, and whether a mail relay is configured. */

@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import * as Messages from "../../alerts/Messages.ts"
+import { settingsOf } from "../Channel.ts"
 import { invalid, type Kind } from "./Kind.ts"
 
 const token = /^\d{3,20}:[A-Za-z0-9_-]{20,100}$/
@@ -22,12 +23,15 @@ export const kind: Kind = {
   // Bot API 7.0 superseded disable_web_page_preview with link_preview_options.
   render: (destination, _, message) =>
     JSON.stringify({
-      chat_id: destination.channel?.chatId,
+      chat_id: settingsOf(destination)?.chatId,
       text: Messages.cut(message, 4_096),
       link_preview_options: { is_disabled: true }
     }),
   // The token is the destination's secret; the Bot API's base is the server's (a local one in tests).
   send: (_, destination, via) =>
     via.post(`${via.settings.telegramApiUrl.replace(/\/+$/, "")}/bot${destination.secret}/sendMessage`),
-  show: (destination) => (destination.channel?.chatId === undefined ? {} : { chatId: destination.channel.chatId })
+  show: (destination) => {
+    const chatId = settingsOf(destination)?.chatId
+    return chatId === undefined ? {} : { chatId }
+  }
 }

@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { WebhookDispatcher, type WebhookStore } from "../../../delivery/index.ts"
 import * as Messages from "../../alerts/Messages.ts"
+import { settingsOf, type Type } from "../Channel.ts"
 import * as Discord from "./Discord.ts"
 import * as Email from "./Email.ts"
 import type { Kind } from "./Kind.ts"
@@ -12,7 +13,7 @@ import * as Webhook from "./Webhook.ts"
 export { type Context, type Destination, InvalidChannel, type Kind } from "./Kind.ts"
 
 /** Each kind's module, by type. */
-export const kinds: Readonly<Record<WebhookStore.ChannelType, Kind>> = {
+export const kinds: Readonly<Record<Type, Kind>> = {
   webhook: Webhook.kind,
   slack: Slack.kind,
   discord: Discord.kind,
@@ -22,7 +23,7 @@ export const kinds: Readonly<Record<WebhookStore.ChannelType, Kind>> = {
 
 /** The body of the delivery of `alert` to `destination` (a notification channel), queued at `timestamp`. */
 export const render = (destination: WebhookStore.Webhook, alert: Messages.Alert, timestamp: string): string => {
-  const channel = destination.channel!
+  const channel = settingsOf(destination)!
   const message = Messages.text(channel.template ?? Messages.defaultTemplate, alert)
   return kinds[channel.type].render(destination, alert, message, timestamp)
 }
