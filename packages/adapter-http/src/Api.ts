@@ -10,6 +10,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
+import { FlavourOfGroup } from "./Responses.ts"
 import * as S from "./Schemas.ts"
 
 /** What the edge itself can answer on any route: a body over the limit, a bug. */
@@ -257,7 +258,8 @@ export class V2Group extends HttpApiGroup.make("v2")
       title: "v2 intelligence",
       description: "The v2 envelope of one address's screening. `x-api-key`."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** v2 webhooks and asynchronous intelligence (spec §4.5, §4.6). */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
@@ -329,7 +331,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       description:
         "Webhooks of a key and asynchronous screening delivered to them, signed. `x-api-key`. Managing webhooks is charged to the key's per-second rate (qps; 429 past it), screening to its quotas as well."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** v2 status (spec §4.4): reads the key itself, so an invalid or expired key still gets an answer. */
 export class StatusGroup extends HttpApiGroup.make("status")
@@ -347,7 +350,8 @@ export class StatusGroup extends HttpApiGroup.make("status")
   )
   .annotateMerge(
     OpenApi.annotations({ title: "status", description: "The state, limits and usage of the presented key." })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** Checking watch rules before a bot carries them (not in the spec; `vigil rules check` over HTTP). */
 export class RulesGroup extends HttpApiGroup.make("rules")
@@ -370,7 +374,8 @@ export class RulesGroup extends HttpApiGroup.make("rules")
       title: "monitoring: rules",
       description: "Watch rules checked as you write them. `x-api-key` or `Authorization: Bearer`."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** The lists screening consults (not in the spec). Either key header; failures in the v2 shape. */
 export class ListsGroup extends HttpApiGroup.make("lists")
@@ -392,7 +397,8 @@ export class ListsGroup extends HttpApiGroup.make("lists")
       title: "lists",
       description: "The intelligence lists behind every answer. `x-api-key` or `Authorization: Bearer`."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** Monitoring: contracts (spec §2.9, §4.7). Either key header; failures in the v2 shape. */
 export class ContractsGroup extends HttpApiGroup.make("contracts")
@@ -457,7 +463,8 @@ export class ContractsGroup extends HttpApiGroup.make("contracts")
       description:
         "Contracts watched by bots, by label, with their ABIs. `x-api-key` or `Authorization: Bearer`; another key's contract is a 404."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** Monitoring: bots (spec §2.8, §4.7). Either key header; failures in the v2 shape. */
 export class BotsGroup extends HttpApiGroup.make("bots")
@@ -609,7 +616,8 @@ export class BotsGroup extends HttpApiGroup.make("bots")
       description:
         "Bots watch a chain's transactions with rule expressions. `x-api-key` or `Authorization: Bearer`; another key's bot is a 404."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** Monitoring: notification channels (spec §2.8's `notifications`). Either key header; failures in the v2 shape. */
 export class NotificationsGroup extends HttpApiGroup.make("notifications")
@@ -686,7 +694,8 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       title: "monitoring: notification channels",
       description: "Where bots' alerts go. `x-api-key` or `Authorization: Bearer`; another key's channel is a 404."
     })
-  ) {}
+  )
+  .annotate(FlavourOfGroup, "v2") {}
 
 /** The Standard Webhooks headers every delivery carries (spec §6), in the document's `webhooks`. */
 const signatureHeaders = [

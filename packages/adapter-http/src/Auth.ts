@@ -5,6 +5,7 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { ApiKeyAuth, BearerAuth, CurrentClient, KeyRateAuth } from "./Api.ts"
 import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
+import * as Routes from "./Routes.ts"
 
 const bearerPrefix = /^bearer\s+/i
 
@@ -58,7 +59,7 @@ const guard =
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const credential = Redacted.value(options.credential).trim()
-      const flavour = Responses.flavourOf(request.url)
+      const flavour = Routes.flavourOf(request.url)
       return yield* authorize(keys, credential || presentedKey(request.headers, prefer), flavour).pipe(
         Effect.tap((client) => admit(client, flavour)),
         Effect.matchEffect({

@@ -9,7 +9,8 @@ import { HttpApiError } from "effect/http-api"
 import type * as Types from "effect/Types"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
+import type * as Responses from "./Responses.ts"
+import * as Routes from "./Routes.ts"
 
 /** The deepest nesting of arrays and objects a JSON body may have; no route needs more than 3. */
 const maxJsonDepth = 8
@@ -39,42 +40,8 @@ export const tooDeep = (text: string): boolean => {
 export const tooDeepError = (flavour: Responses.Flavour) =>
   new HttpErrors.BadRequest({ flavour, field: "body", message: `nested deeper than ${maxJsonDepth} levels` })
 
-/** Routes the metrics distinguish; anything else is counted as `unmatched`. */
-const knownRoutes = new Set([
-  "/health",
-  "/health/live",
-  "/metrics",
-  "/openapi.json",
-  "/docs",
-  "/api/v3/intel",
-  "/api/v3/intel/batch",
-  "/api/v2/intel",
-  "/api/v2/status",
-  "/api/v2/webhooks",
-  "/api/v2/webhooks/stats",
-  "/api/v2/intel/webhook",
-  "/v1/contracts",
-  "/v1/bots",
-  "/v1/notifications"
-])
-
-/** Routes with ids in their paths: the pattern each path is labelled with (a `:name` segment is any one segment). */
-const patterns: ReadonlyArray<readonly [RegExp, string]> = [
-  "/api/v2/webhooks/:webhookId",
-  "/v1/contracts/:contractId",
-  "/v1/bots/:botId",
-  "/v1/bots/:botId/historical-blocks",
-  "/v1/bots/:botId/execute-historical-query",
-  "/v1/bots/:botId/alerts",
-  "/v1/bots/:botId/alerts/:alertId/redeliver",
-  "/v1/notifications/:channelId",
-  "/v1/notifications/:channelId/test",
-  "/v1/notifications/:channelId/redeliver"
-].map((template) => [new RegExp(`^${template.replace(/:[A-Za-z]+/g, "[^/]+")}$`), template])
-
-/** The metrics label of a path: itself when known, its route pattern when it has an id, else `unmatched`. */
-const routeLabel = (path: string) =>
-  knownRoutes.has(path) ? path : (patterns.find(([re]) => re.test(path))?.[1] ?? "unmatched")
+/** The route of POST that registers a v2 webhook, whose refusals are spec §7's texts. */
+const webhookRegistration = Routes.path("webhooks", "register")
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
@@ -164,7 +131,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
           const d = defect.success
           if (HttpApiError.HttpApiSchemaError.is(d) && d.kind !== "Body" && d.kind !== "ResponseHeaders") {
             return HttpErrors.respond(
-              d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === "/api/v2/webhooks"
+              d.kind === "Payload" && request.method === "POST" && pathOf(request.url) === webhookRegistration
                 ? webhookUrlIssue(d.cause.issue, d.kind)
                 : schemaIssue(flavour, d.cause.issue, d.kind)
             )
@@ -194,13 +161,13 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
           const request = yield* HttpServerRequest.HttpServerRequest
           const started = performance.now()
           const path = pathOf(request.url)
-          const flavour = Responses.flavourOf(path)
+          const flavour = Routes.flavourOf(path)
           let response: HttpServerResponse.HttpServerResponse
           if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
             response = yield* tooLarge(flavour)
           } else if (request.method === "POST" && (yield* bodyTooDeep(request))) {
             response = yield* HttpErrors.respond(
-              path === "/api/v2/webhooks"
+              path === webhookRegistration
                 ? new HttpErrors.WebhookFailure({
                     status: 400,
                     text: "Invalid webhook URL provided",
@@ -219,7 +186,7 @@ export const layer = (maxBodyBytes: number): Layer.Layer<never, never, HttpRoute
               new HttpErrors.UnsupportedMediaType({ flavour, contentType: request.headers["content-type"] ?? null })
             )
           }
-          metrics.request(request.method, routeLabel(path), response.status, (performance.now() - started) / 1000)
+          metrics.request(request.method, Routes.label(path), response.status, (performance.now() - started) / 1000)
           return response
         })
     }),

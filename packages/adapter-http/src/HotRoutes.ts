@@ -22,6 +22,7 @@ import { GatedServer, type Limits } from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import type * as Responses from "./Responses.ts"
+import * as Routes from "./Routes.ts"
 import * as Schemas from "./Schemas.ts"
 
 /** Answers the request and returns true, or returns false without touching it. */
@@ -36,8 +37,9 @@ const malformedJson = new SchemaIssue.InvalidValue({ message: "Expected a valid 
 
 const textDecoder = new TextDecoder()
 
-const v3Path = "/api/v3/intel"
-const v2Prefix = "/api/v2/intel?"
+const v3Path = Routes.path("v3", "intel")
+const v2Path = Routes.path("v2", "intel")
+const v2Prefix = `${v2Path}?`
 
 /** `application/json`, with any parameters, in any case (the HttpApi decoder's normalisation); absent counts as JSON. */
 const isJson = (contentType: string | undefined) => {
@@ -170,7 +172,7 @@ export const make = (maxBodyBytes: number) =>
         if (headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined) return false
         const address = onlyAddress(url.slice(v2Prefix.length))
         if (address === undefined) return false
-        answer(request, response, "/api/v2/intel", "v2", performance.now(), v2(request, address))
+        answer(request, response, v2Path, "v2", performance.now(), v2(request, address))
         return true
       }
       return false

@@ -1,6 +1,6 @@
 /** JSON responses of the API, errors included, in the wire shapes of the spec; only this adapter knows statuses. */
 import { Instant, type Quota, type StoreError } from "@vigil/core"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 
 const jsonType = "application/json"
@@ -42,9 +42,13 @@ export const toResponse = (
 /** Where an error happened: v2 bodies add `success:false` and `timestamp` (spec §7's webhook shape, superset). */
 export type Flavour = "v2" | "v3"
 
-/** Which flavour of error body a path gets: v2's for the v2 routes and the monitoring routes (`/v1/…`). */
-export const flavourOf = (path: string): Flavour =>
-  path.startsWith("/api/v2/") || path.startsWith("/v1/") ? "v2" : "v3"
+/**
+ * The flavour of error body of a group's routes, annotated on each group that is not v3's (the v2 and monitoring
+ * groups); `Routes.flavourOf` tells a path's from it.
+ */
+export const FlavourOfGroup = Context.Reference<Flavour>("@vigil/adapter-http/Responses/FlavourOfGroup", {
+  defaultValue: () => "v3"
+})
 
 /** `{error, message, details}`, plus `success:false, timestamp` on v2 routes (the time is the Effect `Clock`'s). */
 export const error = (

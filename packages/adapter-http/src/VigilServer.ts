@@ -16,6 +16,7 @@ import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
 import * as ListsHandlers from "./ListsHandlers.ts"
+import * as Routes from "./Routes.ts"
 import * as RulesHandlers from "./RulesHandlers.ts"
 import * as NotificationHandlers from "./NotificationHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
@@ -74,7 +75,7 @@ const routesOver = (
 ): Layer.Layer<never, never, Requirements | HttpMetrics | HttpRouter.HttpRouter | PlatformServices> =>
   Layer.mergeAll(
     options.consoleDir === undefined ? Layer.empty : Console.layer(options.consoleDir),
-    HttpApiBuilder.layer(VigilApi, { openapiPath: "/openapi.json" }).pipe(
+    HttpApiBuilder.layer(VigilApi, { openapiPath: Routes.openapiPath }).pipe(
       Layer.provide([
         SystemHandlers.layer,
         IntelHandlers.v3Layer,
@@ -89,7 +90,7 @@ const routesOver = (
       ])
     ),
     // The reference page loads nothing from other hosts: no CDN (the script is bundled), no web fonts.
-    HttpApiScalar.layer(VigilApi, { path: "/docs", scalar: { withDefaultFonts: false } }),
+    HttpApiScalar.layer(VigilApi, { path: Routes.docsPath, scalar: { withDefaultFonts: false } }),
     Edge.layer(options.maxBodyBytes ?? defaultMaxBodyBytes)
   )
 
