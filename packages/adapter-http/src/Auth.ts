@@ -4,7 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { ApiKeyAuth, BearerAuth, CurrentClient, KeyRateAuth } from "./Api.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
+import type * as Responses from "./Responses.ts"
 import * as Routes from "./Routes.ts"
 
 const bearerPrefix = /^bearer\s+/i
