@@ -536,49 +536,7 @@ export interface webhooks {
          * An asynchronous screening's result, to each webhook of the key (/api/v2/webhooks)
          * @description Sent once per webhook for every POST /api/v2/webhooks/intel, after the screening; retried with backoff until a 2xx (at most 5 webhooks per key).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
-                    "webhook-id": string;
-                    /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
-                    "webhook-timestamp": string;
-                    /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["IntelligenceDelivery"];
-                };
-            };
-            responses: {
-                /** @description Gone: the destination is disabled, nothing more is sent to it */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Delivered: nothing more is sent for this delivery */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.intelligence"];
         delete?: never;
         options?: never;
         head?: never;
@@ -598,49 +556,7 @@ export interface webhooks {
          * An alert, its retraction or unverified notice, or a test, to a `webhook` notification channel
          * @description Sent for each alert of a bot that notifies the channel; a retraction (its block left the chain) and an unverified notice carry the alert's id in correlation_id and data.id. Slack, Discord, Telegram and email channels receive their service's own format instead.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
-                    "webhook-id": string;
-                    /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
-                    "webhook-timestamp": string;
-                    /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["ChannelWebhookMessage"];
-                };
-            };
-            responses: {
-                /** @description Gone: the destination is disabled, nothing more is sent to it */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Delivered: nothing more is sent for this delivery */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
-                default: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.channelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6009,6 +5925,92 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["V2ServiceUnavailable"];
                 };
+            };
+        };
+    };
+    "webhook.intelligence": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntelligenceDelivery"];
+            };
+        };
+        responses: {
+            /** @description Gone: the destination is disabled, nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: nothing more is sent for this delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.channelMessage": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id (msg_…), the same on every retry: receivers deduplicate by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; refuse one too far from your clock */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}` keyed by the secret after its whsec_ prefix, base64-decoded> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelWebhookMessage"];
+            };
+        };
+        responses: {
+            /** @description Gone: the destination is disabled, nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: nothing more is sent for this delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within the delivery timeout) is retried with backoff, then dead-lettered */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
