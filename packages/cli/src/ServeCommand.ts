@@ -197,11 +197,13 @@ const consoleBuild = (): string | undefined => {
 }
 
 /** A whole number from `min` to `max` given in `name`, or the one line saying it is not. */
-const whole = (name: string, value: string, min: number, max: number): number | CommandFailed => {
+const whole = (name: string, value: string, min: number, max: number): Effect.Effect<number, CommandFailed> => {
   const n = Number(value)
   return /^[0-9]+$/.test(value) && n >= min && n <= max
-    ? n
-    : new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
+    ? Effect.succeed(n)
+    : Effect.fail(
+        new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
+      )
 }
 
 /**
@@ -214,13 +216,9 @@ export const exposureSettings = Effect.fnUntraced(function* () {
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
     if (name === "VIGIL_EXPOSURE_BUDGET_MS") {
-      const n = whole(name, value, 50, 30_000)
-      if (n instanceof CommandFailed) return yield* n
-      exposure.budgetMillis = n
+      exposure.budgetMillis = yield* whole(name, value, 50, 30_000)
     } else if (name === "VIGIL_EXPOSURE_BLOCKS") {
-      const n = whole(name, value, 1, 10_000_000)
-      if (n instanceof CommandFailed) return yield* n
-      exposure.blocks = n
+      exposure.blocks = yield* whole(name, value, 1, 10_000_000)
     } else if (name === "VIGIL_EXPOSURE_DUST_NATIVE" || name === "VIGIL_EXPOSURE_DUST_TOKEN") {
       if (!Exposure.amountPattern.test(value))
         return yield* new CommandFailed({
@@ -330,25 +328,15 @@ export const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: st
   for (const [name, value] of Object.entries(process.env)) {
     if (value === undefined) continue
     if (name === "VIGIL_ACTIVITY_BUDGET_MS") {
-      const n = whole(name, value, 10, 10_000)
-      if (n instanceof CommandFailed) return yield* n
-      activity.budgetMillis = n
+      activity.budgetMillis = yield* whole(name, value, 10, 10_000)
     } else if (name === "VIGIL_RPC_BATCH") {
-      const n = whole(name, value, 1, 100)
-      if (n instanceof CommandFailed) return yield* n
-      rpc.blocksPerBatch = n
+      rpc.blocksPerBatch = yield* whole(name, value, 1, 100)
     } else if (name === "VIGIL_RPC_IN_FLIGHT") {
-      const n = whole(name, value, 1, 16)
-      if (n instanceof CommandFailed) return yield* n
-      rpc.inFlight = n
+      rpc.inFlight = yield* whole(name, value, 1, 16)
     } else if (name === "VIGIL_FOLLOW_POLL_MS") {
-      const n = whole(name, value, 10, 600_000)
-      if (n instanceof CommandFailed) return yield* n
-      follow.pollMillis = n
+      follow.pollMillis = yield* whole(name, value, 10, 600_000)
     } else if (name === "VIGIL_FOLLOW_LEASE_MS") {
-      const n = whole(name, value, 1_000, 600_000)
-      if (n instanceof CommandFailed) return yield* n
-      follow.leaseMillis = n
+      follow.leaseMillis = yield* whole(name, value, 1_000, 600_000)
     } else if (name === "VIGIL_INSTANCE") {
       if (!/^[\x21-\x7e]{1,100}$/.test(value))
         return yield* new CommandFailed({
@@ -356,20 +344,14 @@ export const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: st
         })
       follow.instance = value
     } else if (name === "VIGIL_FOLLOW_BATCH") {
-      const n = whole(name, value, 1, 1_000)
-      if (n instanceof CommandFailed) return yield* n
-      follow.batch = n
+      follow.batch = yield* whole(name, value, 1, 1_000)
     } else if (name === "VIGIL_CONFIRMATIONS") {
-      const n = whole(name, value, 0, 1_000)
-      if (n instanceof CommandFailed) return yield* n
-      follow.defaultConfirmations = n
+      follow.defaultConfirmations = yield* whole(name, value, 0, 1_000)
     } else if (name.startsWith("VIGIL_CONFIRMATIONS_")) {
       const suffix = name.slice("VIGIL_CONFIRMATIONS_".length)
       if (!/^[1-9][0-9]*$/.test(suffix) || !Number.isSafeInteger(Number(suffix)))
         return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
-      const n = whole(name, value, 0, 1_000)
-      if (n instanceof CommandFailed) return yield* n
-      follow.confirmations[Number(suffix)] = n
+      follow.confirmations[Number(suffix)] = yield* whole(name, value, 0, 1_000)
     }
   }
   const telegram = process.env.VIGIL_TELEGRAM_API_URL
@@ -467,10 +449,7 @@ const refreshHours = Effect.flatMap(
   Config.String("VIGIL_REFRESH_HOURS").pipe(Config.option),
   Option.match({
     onNone: () => Effect.succeed(Option.none<number>()),
-    onSome: (value) => {
-      const hours = whole("VIGIL_REFRESH_HOURS", value, 1, 720)
-      return hours instanceof CommandFailed ? Effect.fail(hours) : Effect.succeed(Option.some(hours))
-    }
+    onSome: (value) => Effect.map(whole("VIGIL_REFRESH_HOURS", value, 1, 720), Option.some)
   })
 ).pipe(Effect.mapError((e) => (e instanceof CommandFailed ? e : new CommandFailed({ message: e.message }))))
 

@@ -162,6 +162,9 @@ const label = (max: number) => {
   )
 }
 
+/** A name (a bot's, a channel's): 1 to 200 characters, not blank, no control character. */
+export const Name = label(limits.maxNameLength)
+
 const blocks = `must be a whole number of blocks from 0 (the same block) to ${limits.maxBlockRange}`
 
 /** A field whose absence is refused with `message`. */
@@ -176,7 +179,7 @@ const expressionsMessage = `must be 1 to ${limits.maxExpressions} rule expressio
 
 /** Each field a client may send, with its checks and the message that names what is wrong. */
 const requested = {
-  botName: label(limits.maxNameLength),
+  botName: Name,
   botDescription: refusing(Schema.String, "must be a string", (s) =>
     Messages.invisibleCharacter.test(s)
       ? "must not contain invisible characters (bidirectional controls, zero-width characters)"

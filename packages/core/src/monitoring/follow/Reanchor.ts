@@ -14,8 +14,7 @@ import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
 import { FollowStore } from "./FollowStore.ts"
-import { messageOf } from "../alerts/Messages.ts"
-import { compose } from "../notifications/Notifications.ts"
+import { notices } from "../notifications/Notifications.ts"
 
 /** The block asked for is not one the node has. */
 export class ReanchorRefused extends Schema.TaggedError<ReanchorRefused>()("ReanchorRefused", {
@@ -69,12 +68,7 @@ export const reset = Effect.fn("Reanchor.reset")(function* (chainId: number, at?
     const kind = hash === undefined ? "unverified" : "retraction"
     if (kind === "unverified" && alert.unverifiedAt !== undefined) continue
     ;(kind === "unverified" ? unverify : retract).push(alert.id)
-    // An alert that was not notified needs no notice.
-    if (alert.suppressed !== undefined) continue
-    const bot = yield* bots.get(alert.keyId, alert.botId)
-    if (bot === undefined) continue
-    const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
-    deliveries.push(...compose(alert.keyId, channels, messageOf(alert, bot, kind), now))
+    deliveries.push(...(yield* notices(bots, outbox, alert, kind, now)))
   }
   yield* store.reset(chainId, mark, { retract, unverify, at: Instant.iso(now), deliveries })
   return {

@@ -7,11 +7,10 @@
 import { Clock, Effect } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import { Instant, Pace } from "../../kernel/index.ts"
-import * as Messages from "../alerts/Messages.ts"
 import type { BotStore } from "../bots/BotStore.ts"
 import type { ChainData } from "../chain/ChainData.ts"
 import * as Scan from "../chain/Scan.ts"
-import { compose } from "../notifications/Notifications.ts"
+import { notices } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
 import type { Alert, FollowStore, Mark } from "./FollowStore.ts"
@@ -99,14 +98,7 @@ export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: numb
   const orphans = yield* store.orphaned(chainId, ancestor.number)
   const now = yield* Clock.currentTimeMillis
   const deliveries: Array<WebhookStore.Delivery> = []
-  for (const alert of orphans) {
-    // An alert that was not notified needs no retraction notice.
-    if (alert.suppressed !== undefined) continue
-    const bot = yield* bots.get(alert.keyId, alert.botId)
-    if (bot === undefined) continue
-    const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
-    deliveries.push(...compose(alert.keyId, channels, Messages.messageOf(alert, bot, "retraction"), now))
-  }
+  for (const alert of orphans) deliveries.push(...(yield* notices(bots, outbox, alert, "retraction", now)))
   const outcome = yield* store.rewind(chainId, cursor, {
     ancestor,
     retract: orphans.map((a) => a.id),

@@ -5,11 +5,13 @@
  * `telegram` (a bot token and a chat), `email` (recipients; the mail relay is the operator's). Messages are made
  * from a template per channel (`Messages`), rendered when the alert is queued.
  */
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Result, Schema, SchemaIssue } from "effect"
 import { Mailer, Outbox, WebhookStore } from "../../delivery/index.ts"
 import type { HostResolver } from "../../delivery/index.ts"
 import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
+import type * as Alert from "../alerts/Alert.ts"
 import * as Messages from "../alerts/Messages.ts"
+import * as Bot from "../bots/Bot.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import * as Channel from "./Channel.ts"
 import { InvalidChannel, kinds, render } from "./channels/index.ts"
@@ -101,15 +103,37 @@ export const compose = (
       status: "pending" as const
     }))
 
+/**
+ * The deliveries of a notice about a stored `alert` (its retraction, or its being left unverified) to the channels
+ * its bot notifies now, queued at `now`: none for an alert that was not notified, or whose bot is gone.
+ */
+export const notices = Effect.fnUntraced(function* (
+  bots: BotStore["Service"],
+  outbox: WebhookStore.WebhookStore["Service"],
+  alert: Alert.Alert,
+  kind: "retraction" | "unverified",
+  now: number
+) {
+  if (alert.suppressed !== undefined) return []
+  const bot = yield* bots.get(alert.keyId, alert.botId)
+  if (bot === undefined) return []
+  const channels = (yield* outbox.list(alert.keyId, "channels")).filter((c) => bot.notifications.includes(c.id))
+  return compose(alert.keyId, channels, Messages.messageOf(alert, bot, kind), now)
+})
+
+/** A channel's name is checked as a bot's is. */
+const decodeName = Schema.decodeUnknownResult(Bot.Name)
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
 /** A refusal of a channel request, naming the field. */
 const invalid = (field: string, message: string) => new InvalidChannel({ field, message })
 
 /** The request's common fields checked, then its kind's: the destination to store. */
 const destination = Effect.fnUntraced(function* (settings: Settings, mailRelay: boolean, request: Channel.Request) {
-  const name = request.name
-  if (name.trim() === "" || name.length > 200)
-    return yield* invalid("name", "must be a non-empty string of at most 200 characters")
-  if (Messages.controlCharacter.test(name)) return yield* invalid("name", Messages.controlCharacterMessage)
+  const named = decodeName(request.name)
+  if (Result.isFailure(named))
+    return yield* invalid("name", formatter(named.failure.issue).issues[0]?.message ?? "is not a name")
+  const name = named.success
   const template = request.template
   if (template !== undefined) {
     if (template.trim() === "" || template.length > 4_000)
