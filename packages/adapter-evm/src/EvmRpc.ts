@@ -10,7 +10,7 @@
  */
 import { NodeSocket } from "@effect/platform-node"
 import { ChainData, type ChainFacts, NodeAnswers } from "@vigil/core"
-import { Clock, Effect, Layer, Result, Schedule, Schema, Stream } from "effect"
+import { Clock, Effect, type Layer, Result, Schedule, Schema, Stream } from "effect"
 import { Socket } from "effect/socket"
 import * as JsonRpc from "./JsonRpc.ts"
 
@@ -54,7 +54,7 @@ const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The JSON-RPC chain reader. */
-export const make = (options: Options): ChainData.ChainData["Service"] => {
+export const make = (options: Options): ChainData.Both => {
   const timeoutMillis = options.timeoutMillis ?? 30_000
   const blocksPerBatch = Math.max(1, options.blocksPerBatch ?? 10)
   const inFlight = Math.max(1, options.inFlight ?? 4)
@@ -421,5 +421,5 @@ export const make = (options: Options): ChainData.ChainData["Service"] => {
 }
 
 /** The JSON-RPC chain reader as a layer. */
-export const layer = (options: Options): Layer.Layer<ChainData.ChainData> =>
-  Layer.succeed(ChainData.ChainData)(make(options))
+export const layer = (options: Options): Layer.Layer<ChainData.ChainData | ChainData.ContractState> =>
+  ChainData.layerOf(make(options))

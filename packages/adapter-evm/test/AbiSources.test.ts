@@ -91,7 +91,7 @@ const resolve = (address: string, options: Partial<AbiSources.Options> = {}, cha
         })
       ),
       Effect.provideService(
-        ChainData.ChainData,
+        ChainData.ContractState,
         EvmRpc.make({ urls: new Map(chains ? [[31337, node.url]] : []), retries: 0 })
       )
     )
@@ -192,7 +192,7 @@ describe("registering contracts", () => {
           })
         )
       ),
-      Layer.provide(Layer.succeed(ChainData.ChainData)(EvmRpc.make({ urls: new Map([[31337, node.url]]), retries: 0 })))
+      Layer.provide(EvmRpc.layer({ urls: new Map([[31337, node.url]]), retries: 0 }))
     )
   const run = <A, E>(f: (contracts: Contracts.Contracts["Service"]) => Effect.Effect<A, E>) =>
     Effect.runPromise(Effect.flatMap(Effect.service(Contracts.Contracts), f).pipe(Effect.provide(services())))

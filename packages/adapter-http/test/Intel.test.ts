@@ -333,7 +333,7 @@ describe("calibration over HTTP (options.enable_agentic)", () => {
   const withModel = Effect.gen(function* () {
     yield* withLists
     yield* ingest("scraped-phish", "phishing", [PHISH], "2024-12-01", { authority: "scraped" })
-    yield* Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (index) => index.storeModel(model))
+    yield* Effect.flatMap(Effect.service(IntelIndex.Administration), (index) => index.storeModel(model))
   })
 
   live(

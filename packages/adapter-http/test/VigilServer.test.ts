@@ -69,7 +69,7 @@ describe("VigilServer", () => {
       assert.isUndefined(body.calibration, "no model stored")
 
       // A calibration model: /health says which and how old the lists it was fitted on are.
-      const index = yield* IntelIndex.IntelIndex
+      const index = yield* IntelIndex.all
       const asOf = Instant.day(Date.now() - 40 * 86_400_000)
       yield* index.storeModel({ ...modelOf(asOf, ["bias"], [0]), fittedAt: `${asOf}T08:00:00.000Z` })
       const later = JSON.parse((yield* get("/health")).body)

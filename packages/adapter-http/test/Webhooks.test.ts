@@ -325,7 +325,7 @@ describe("asynchronous intelligence", () => {
       yield* wait(r, (got) => got.some((g) => g.path === "/parked"))
       const id = /^vgl_([^_]+)_/.exec(key)![1]!
       yield* Effect.flatMap(Effect.service(ApiKeys.ApiKeys), (keys) => keys.revoke(id))
-      const store = yield* WebhookStore.WebhookStore
+      const store = { ...(yield* WebhookStore.WebhookStore), ...(yield* WebhookStore.Destinations) }
       const parked = yield* until(Effect.orDie(store.stats(id)), (s) => s[0]?.failed === 1)
       assert.deepStrictEqual([parked[0]!.pending, parked[0]!.failed, parked[0]!.deliveryCount], [0, 1, 0])
       assert.match(parked[0]!.lastError ?? "", /^not sent: its API key \S+ was revoked at \d{4}-/)

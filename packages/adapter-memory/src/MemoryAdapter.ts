@@ -31,10 +31,14 @@ export type Services =
   | ContractStore.ContractStore
   | FollowLeases.FollowLeases
   | FollowStore.FollowStore
+  | FollowStore.AlertLog
   | IntelIndex.IntelIndex
+  | IntelIndex.Versions
+  | IntelIndex.Administration
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
   | WebhookStore.WebhookStore
+  | WebhookStore.Destinations
 
 /** All memory-backed ports; each build starts empty. */
 export const layer: Layer.Layer<Services> = Layer.mergeAll(

@@ -3,7 +3,7 @@
  * WebhookStore of the same layer within the step, with no point between where another fiber could run.
  */
 import { FollowStore, WebhookStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 
 type Mark = FollowStore.Mark
 type Alert = FollowStore.Alert
@@ -23,7 +23,7 @@ const make = Effect.gen(function* () {
   const same = (a: Mark | undefined, b: Mark | undefined) =>
     a === undefined ? b === undefined : b !== undefined && a.number === b.number && a.hash === b.hash
 
-  return FollowStore.FollowStore.of({
+  const store: FollowStore.Both = {
     cursor: (chainId) => Effect.sync(() => cursors.get(chainId)),
     coverage: (chainId) => Effect.sync(() => new Map(coverage.get(chainId) ?? [])),
     marks: (chainId, from) =>
@@ -127,10 +127,10 @@ const make = Effect.gen(function* () {
           )
           .slice(0, query.limit)
       })
-  })
+  }
+  return store
 })
 
-/** A layer with a fresh, empty in-memory FollowStore over the memory WebhookStore in context. */
-export const layer: Layer.Layer<FollowStore.FollowStore, never, WebhookStore.WebhookStore> = Layer.effect(
-  FollowStore.FollowStore
-)(make)
+/** A layer with a fresh, empty in-memory FollowStore (and its alerts) over the memory WebhookStore in context. */
+export const layer: Layer.Layer<FollowStore.FollowStore | FollowStore.AlertLog, never, WebhookStore.WebhookStore> =
+  FollowStore.layerOf(make)

@@ -1,6 +1,6 @@
 /** IntelIndex in process memory: versions and what they contained in maps, each change applied in one synchronous step. */
 import { type Calibration, type Intel, IntelIndex, StoreError } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 
 /** A version of a list: staged until committed; withdrawn by a rollback or by deleting the list. */
 interface Version {
@@ -55,7 +55,7 @@ const make = Effect.sync(() => {
   const noList = (list: string) =>
     Effect.fail(new IntelIndex.AmendRefused({ list, message: `there is no list named ${list}` }))
 
-  return IntelIndex.IntelIndex.of({
+  const index: IntelIndex.All = {
     stage: (info) =>
       Effect.sync(() => {
         for (const [id, v] of versions) if (v.state === "staged" && v.info.list === info.list) versions.delete(id)
@@ -215,8 +215,10 @@ const make = Effect.sync(() => {
         .map((status) => IntelIndex.withRefusal(status, refusals.get(status.list)))
     ),
     recordRefusal: (list, refusal) => Effect.sync(() => void refusals.set(list, refusal))
-  })
+  }
+  return index
 })
 
 /** A layer with a fresh, empty in-memory IntelIndex. */
-export const layer: Layer.Layer<IntelIndex.IntelIndex> = Layer.effect(IntelIndex.IntelIndex)(make)
+export const layer: Layer.Layer<IntelIndex.IntelIndex | IntelIndex.Versions | IntelIndex.Administration> =
+  IntelIndex.layerOf(make)

@@ -1,6 +1,6 @@
 /** WebhookStore in process memory: webhooks and deliveries in maps, each method one synchronous step. */
 import { WebhookStore } from "@vigil/core"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 
 type Webhook = WebhookStore.Webhook
 type Delivery = WebhookStore.Delivery
@@ -40,7 +40,7 @@ const make = Effect.sync(() => {
     }
   }
 
-  return WebhookStore.WebhookStore.of({
+  const store: WebhookStore.Both = {
     register: (webhook, max) =>
       Effect.sync(() => {
         if (ofKey(webhook.keyId, WebhookStore.scopeOf(webhook)).length >= max) return false
@@ -172,8 +172,9 @@ const make = Effect.sync(() => {
           }
         })
       )
-  })
+  }
+  return store
 })
 
-/** A layer with a fresh, empty in-memory WebhookStore. */
-export const layer: Layer.Layer<WebhookStore.WebhookStore> = Layer.effect(WebhookStore.WebhookStore)(make)
+/** A layer with a fresh, empty in-memory outbox and its destinations. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore | WebhookStore.Destinations> = WebhookStore.layerOf(make)

@@ -6,14 +6,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { MemoryAdapter } from "@vigil/adapter-memory"
 import { Abi, Bots, ChainData, ContractStore, Rules, WebhookStore } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, identity, Layer, Schema } from "effect"
 import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
 
 const abi = Schema.decodeUnknownSync(Abi.Abi)([transferEvent])
 
 /** No node is configured for any chain: bots are stored without `watchingFrom` (tested with a node on anvil). */
-const noNodes = Layer.succeed(ChainData.ChainData)(
-  ChainData.ChainData.of({
+const noNodes = ChainData.layerOf(
+  identity<ChainData.Both>({
     storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
     call: (chainId) => Effect.fail(unconfigured(chainId)),
     trouble: () => Effect.succeed(undefined),
@@ -274,7 +274,7 @@ describe("Bots", () => {
   it.effect("a channel no bot sends to any more has its pending messages parked: dead-lettered with the reason", () =>
     Effect.gen(function* () {
       yield* registerUsdc()
-      const outbox = yield* WebhookStore.WebhookStore
+      const outbox = { ...(yield* WebhookStore.WebhookStore), ...(yield* WebhookStore.Destinations) }
       const channel = (id: string): WebhookStore.Webhook => ({
         id,
         keyId: "key-a",

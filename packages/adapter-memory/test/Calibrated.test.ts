@@ -50,7 +50,7 @@ const weights = fc.array(fc.double({ min: -20, max: 20, noNaN: true }), {
 /** Stores the lists (one version each, on day 0) and the models. */
 const store = (lists: ReadonlyArray<List>, models: ReadonlyArray<Calibration.Model>) =>
   Effect.gen(function* () {
-    const index = yield* IntelIndex.IntelIndex
+    const index = yield* IntelIndex.all
     for (const [i, l] of lists.entries()) {
       const version: IntelIndex.VersionInfo = {
         list: `list-${i}`,
@@ -161,7 +161,7 @@ describe("the ground truth of calibration", () => {
     cites?: string
   ) =>
     Effect.gen(function* () {
-      const index = yield* IntelIndex.IntelIndex
+      const index = yield* IntelIndex.all
       const version: IntelIndex.VersionInfo = {
         list,
         source: publisher,

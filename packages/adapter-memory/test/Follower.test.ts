@@ -19,7 +19,7 @@ import {
   Outbox,
   WebhookDispatcher
 } from "@vigil/core"
-import { Clock, Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
+import { Clock, Context, Effect, Exit, identity, Layer, References, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, describe, it } from "vitest"
 import { transferEvent } from "@vigil/core-test/AbiFragments.ts"
@@ -91,7 +91,7 @@ class Scripted {
   }
 
   /** The node, as the follower sees it. */
-  readonly service = ChainData.ChainData.of({
+  readonly service: ChainData.Both = identity<ChainData.Both>({
     storageAt: (chainId) => Effect.fail(unconfigured(chainId)),
     call: (chainId) => Effect.fail(unconfigured(chainId)),
     trouble: () => Effect.succeed(undefined),
@@ -215,7 +215,7 @@ const run = (
 ) =>
   Effect.gen(function* () {
     const chain = new Scripted()
-    const node = Layer.succeed(ChainData.ChainData)(chain.service)
+    const node = ChainData.layerOf(chain.service)
     const base = Layer.mergeAll(MemoryAdapter.layer, node, WebhookDispatcher.Wake.layer)
     const stores = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
     const services = Layer.succeedContext(stores)
@@ -245,7 +245,7 @@ const run = (
       })
     )
     const bot = created[0]!
-    const follow = Context.get(stores, FollowStore.FollowStore)
+    const follow = { ...Context.get(stores, FollowStore.FollowStore), ...Context.get(stores, FollowStore.AlertLog) }
     const alertsOf = (b: (typeof created)[number]) =>
       Effect.gen(function* () {
         return [

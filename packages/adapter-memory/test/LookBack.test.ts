@@ -37,7 +37,7 @@ const stored: fc.Arbitrary<Stored> = fc.record({
 /** Stores the lists, then screens `address` on `asOf`. */
 const screen = (lists: ReadonlyArray<Stored>, address: string, asOf: string) =>
   Effect.gen(function* () {
-    const index = yield* IntelIndex.IntelIndex
+    const index = yield* IntelIndex.all
     for (const [i, list] of lists.entries()) {
       for (const v of list.versions) {
         const version: IntelIndex.VersionInfo = {

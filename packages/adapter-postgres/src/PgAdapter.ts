@@ -36,10 +36,14 @@ export type Services =
   | ContractStore.ContractStore
   | FollowLeases.FollowLeases
   | FollowStore.FollowStore
+  | FollowStore.AlertLog
   | IntelIndex.IntelIndex
+  | IntelIndex.Versions
+  | IntelIndex.Administration
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
   | WebhookStore.WebhookStore
+  | WebhookStore.Destinations
   | PgDatabase.PgDatabase
 
 /** Connects to (and migrates) the database and provides the ports over it. */

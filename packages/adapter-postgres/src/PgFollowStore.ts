@@ -5,7 +5,7 @@
  * other is told it moved, so no block is processed twice and no alert is stored twice.
  */
 import { FollowStore, StoredJson, type StoreError } from "@vigil/core"
-import { Effect, Layer, Result, Schema } from "effect"
+import { Effect, type Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
 import { inserter } from "./PgWebhookStore.ts"
@@ -133,7 +133,7 @@ const make = Effect.gen(function* () {
           (rows) => new Set(rows.map((r) => r.id))
         )
 
-  return FollowStore.FollowStore.of({
+  const store: FollowStore.Both = {
     cursor: (chainId) =>
       Effect.map(
         run(
@@ -266,10 +266,10 @@ const make = Effect.gen(function* () {
                    ELSE true END)
           ORDER BY seq DESC LIMIT ${query.limit}`
       )
-  })
+  }
+  return store
 })
 
-/** A layer providing FollowStore over the PgDatabase in context. */
-export const layer: Layer.Layer<FollowStore.FollowStore, never, PgDatabase> = Layer.effect(FollowStore.FollowStore)(
-  make
-)
+/** A layer providing FollowStore and its alerts over the PgDatabase in context. */
+export const layer: Layer.Layer<FollowStore.FollowStore | FollowStore.AlertLog, never, PgDatabase> =
+  FollowStore.layerOf(make)

@@ -5,7 +5,7 @@
  * Records go in thousands per statement.
  */
 import { Calibration, Intel, IntelIndex, StoredJson, StoreError } from "@vigil/core"
-import { Clock, Effect, Layer, Result, Schema } from "effect"
+import { Clock, Effect, type Layer, Result, Schema } from "effect"
 import { batcher, onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
 
@@ -250,7 +250,7 @@ const make = Effect.gen(function* () {
     sql`INSERT INTO intel_amendments (list, action, version, detail, at)
         VALUES (${list}, ${action}, ${version}, ${detail}, ${at})`
 
-  return IntelIndex.IntelIndex.of({
+  const index: IntelIndex.All = {
     stage: (info) =>
       transaction(
         "IntelIndex.stage",
@@ -513,8 +513,13 @@ const make = Effect.gen(function* () {
             ON CONFLICT (list) DO UPDATE SET at = excluded.at, origin = excluded.origin, message = excluded.message`
         )
       )
-  })
+  }
+  return index
 })
 
 /** A layer providing IntelIndex over the PgDatabase in context. */
-export const layer: Layer.Layer<IntelIndex.IntelIndex, never, PgDatabase> = Layer.effect(IntelIndex.IntelIndex)(make)
+export const layer: Layer.Layer<
+  IntelIndex.IntelIndex | IntelIndex.Versions | IntelIndex.Administration,
+  never,
+  PgDatabase
+> = IntelIndex.layerOf(make)

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { StoredJson, StoreError, WebhookStore } from "@vigil/core"
-import { Effect, Layer, Result, Schema } from "effect"
+import { Effect, type Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
 
@@ -236,7 +236,7 @@ const make = Effect.gen(function* () {
       return { rows, others }
     })
 
-  return WebhookStore.WebhookStore.of({
+  const store: WebhookStore.Both = {
     register: (w, max) =>
       transaction(
         "WebhookStore.register",
@@ -395,10 +395,10 @@ const make = Effect.gen(function* () {
             ...(r.last_error === null ? {} : { lastError: r.last_error })
           }))
       )
-  })
+  }
+  return store
 })
 
-/** A layer providing WebhookStore over the PgDatabase in context. */
-export const layer: Layer.Layer<WebhookStore.WebhookStore, never, PgDatabase> = Layer.effect(WebhookStore.WebhookStore)(
-  make
-)
+/** A layer providing the outbox and its destinations over the PgDatabase in context. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore | WebhookStore.Destinations, never, PgDatabase> =
+  WebhookStore.layerOf(make)

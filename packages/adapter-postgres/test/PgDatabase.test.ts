@@ -28,6 +28,14 @@ const instances = (n: number, schema: string) =>
     { concurrency: "unbounded" }
   )
 
+/** The outbox and its destinations of an instance, as one object (one store implements both). */
+const outboxOf = (
+  context: Context.Context<WebhookStore.WebhookStore | WebhookStore.Destinations>
+): WebhookStore.Both => ({
+  ...Context.get(context, WebhookStore.WebhookStore),
+  ...Context.get(context, WebhookStore.Destinations)
+})
+
 const day = (key: string, limit: number): QuotaStore.QuotaWindow => ({ key, start: 0, millis: 86_400_000, limit })
 
 describe("PostgreSQL: several instances, one store", () => {
@@ -97,8 +105,8 @@ describe("PostgreSQL: list changes heard by every instance", () => {
     Effect.gen(function* () {
       const schema = Postgres.schemaName()
       const [a, b] = yield* instances(2, schema)
-      const reader = Context.get(a!, IntelIndex.IntelIndex)
-      const writer = Context.get(b!, IntelIndex.IntelIndex)
+      const reader = IntelIndex.allOf(a!)
+      const writer = IntelIndex.allOf(b!)
       const { sql } = Context.get(a!, PgDatabase.PgDatabase)
       const listed = (address: string) => Effect.map(reader.lookup([address]), (records) => records.length > 0)
       const list = (name: string, address: string, beforeCommit: Effect.Effect<void, unknown> = Effect.void) =>
@@ -202,7 +210,7 @@ describe("PostgreSQL: one outbox for every instance", () => {
   it("never leases one delivery to two instances claiming at once", () =>
     Effect.gen(function* () {
       const [a, b] = yield* instances(2, Postgres.schemaName())
-      const stores = [Context.get(a!, WebhookStore.WebhookStore), Context.get(b!, WebhookStore.WebhookStore)]
+      const stores = [outboxOf(a!), outboxOf(b!)]
       const hooks = Array.from({ length: 4 }, (_, i) => `wh_${i}`)
       for (const id of hooks)
         yield* stores[0]!.register(
@@ -230,7 +238,7 @@ describe("PostgreSQL: one outbox for every instance", () => {
       // Both instances claim in turns as fast as they can until nothing is left, each settling what it leased
       // (which frees its slots: the caps count every instance's leases); every lease is counted.
       const leased: Array<string> = []
-      const drain = (store: WebhookStore.WebhookStore["Service"]) =>
+      const drain = (store: WebhookStore.Both) =>
         Effect.gen(function* () {
           for (;;) {
             const claimed = yield* store.claim({
@@ -262,7 +270,7 @@ describe("PostgreSQL: in-flight caps across instances", () => {
   it("counts every instance's leases against a key's and a destination's cap", () =>
     Effect.gen(function* () {
       const [a, b] = yield* instances(2, Postgres.schemaName())
-      const [here, there] = [Context.get(a!, WebhookStore.WebhookStore), Context.get(b!, WebhookStore.WebhookStore)]
+      const [here, there] = [outboxOf(a!), outboxOf(b!)]
       for (const id of ["wh_a", "wh_b"])
         yield* here.register(
           {
@@ -296,7 +304,7 @@ describe("PostgreSQL: in-flight caps across instances", () => {
         )
       })
       /** A claim by `store` at 10 s (well past the deliveries' due time, short of the leases' end): a key may have 6 in flight, a destination 4. */
-      const claimAt = (store: WebhookStore.WebhookStore["Service"], inFlight: WebhookStore.InFlight = {}) =>
+      const claimAt = (store: WebhookStore.Both, inFlight: WebhookStore.InFlight = {}) =>
         store.claim({ now: 10_000, limit: 32, perKey: 6, perDestination: 4, leaseUntil: lease, inFlight })
       // Two instances measure the database's clock only to within a round trip. The first instance takes 6.
       const first = yield* claimAt(here)
@@ -344,10 +352,7 @@ describe("PostgreSQL: the outbox on the database's clock", () => {
       }
       const [late] = yield* instances(1, schema).pipe(Effect.provideService(Clock.Clock, behind))
       const [onTime] = yield* instances(1, schema).pipe(Effect.provideService(Clock.Clock, real))
-      const [slow, other] = [
-        Context.get(late!, WebhookStore.WebhookStore),
-        Context.get(onTime!, WebhookStore.WebhookStore)
-      ]
+      const [slow, other] = [outboxOf(late!), outboxOf(onTime!)]
       yield* other.register(
         {
           id: "wh_1",
@@ -473,7 +478,7 @@ describe("PostgreSQL: migrations", () => {
     Effect.gen(function* () {
       const [context] = yield* instances(1, Postgres.schemaName())
       const { sql } = Context.get(context!, PgDatabase.PgDatabase)
-      const webhooks = Context.get(context!, WebhookStore.WebhookStore)
+      const webhooks = outboxOf(context!)
       yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
                  VALUES ('wh_1_a', 'key-a', 'https://example.com/hook', 'whsec_x', '2026-01-01T00:00:00.000Z', '{"type":"pager"}')`
       const evidence = '{"transactions":{},"frames":{},"occurrences":{},"held":[]}'
@@ -503,7 +508,7 @@ describe("PostgreSQL: migrations", () => {
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* Effect.flip(webhooks.claim({ now, limit: 10, perKey: 10, leaseUntil: now + 60_000 }))
       assert.strictEqual(claimed.message, "the stored channel of destination wh_1_a does not decode")
-      const recent = yield* Effect.flip(Context.get(context!, FollowStore.FollowStore).recent("bot_1", 0))
+      const recent = yield* Effect.flip(Context.get(context!, FollowStore.AlertLog).recent("bot_1", 0))
       assert.strictEqual(recent.reason, "Corrupt")
       assert.strictEqual(recent.message, "the stored evidence of alert al_bad does not decode")
     }).pipe(Effect.scoped, Effect.runPromise))

@@ -33,10 +33,14 @@ export type Services =
   | ContractStore.ContractStore
   | FollowLeases.FollowLeases
   | FollowStore.FollowStore
+  | FollowStore.AlertLog
   | IntelIndex.IntelIndex
+  | IntelIndex.Versions
+  | IntelIndex.Administration
   | QuotaStore.QuotaStore
   | StorageProbe.StorageProbe
   | WebhookStore.WebhookStore
+  | WebhookStore.Destinations
   | SqliteDatabase.SqliteDatabase
 
 /** Opens (creating and migrating if needed) the database file and provides every port over it. */

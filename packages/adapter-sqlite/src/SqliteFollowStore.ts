@@ -3,7 +3,7 @@
  * alerts, their deliveries and the cursor move in one immediate transaction.
  */
 import { FollowStore, StoredJson } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 import { inserter } from "./SqliteWebhookStore.ts"
 
@@ -124,7 +124,7 @@ const make = Effect.gen(function* () {
   const same = (a: MarkRow | undefined, b: FollowStore.Mark | undefined) =>
     a === undefined ? b === undefined : b !== undefined && a.number === b.number && a.hash === b.hash
 
-  return FollowStore.FollowStore.of({
+  const store: FollowStore.Both = {
     cursor: (chainId) =>
       database.use("FollowStore.cursor", () => {
         const row = s.cursor.get(chainId)
@@ -217,10 +217,10 @@ const make = Effect.gen(function* () {
           .all(keyId, botId, query.before ?? null, query.before ?? null, query.state ?? null, query.limit)
           .map(toAlert)
       )
-  })
+  }
+  return store
 })
 
-/** A layer providing FollowStore over the SqliteDatabase in context. */
-export const layer: Layer.Layer<FollowStore.FollowStore, never, SqliteDatabase> = Layer.effect(FollowStore.FollowStore)(
-  make.pipe(Effect.orDie)
-)
+/** A layer providing FollowStore and its alerts over the SqliteDatabase in context. */
+export const layer: Layer.Layer<FollowStore.FollowStore | FollowStore.AlertLog, never, SqliteDatabase> =
+  FollowStore.layerOf(make.pipe(Effect.orDie))

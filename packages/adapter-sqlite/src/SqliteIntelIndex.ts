@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto"
 import { Calibration, Intel, IntelIndex, StoredJson, StoreError } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import * as SqliteDatabase from "./SqliteDatabase.ts"
 
 interface RecordRow {
@@ -503,7 +503,7 @@ const make = Effect.gen(function* () {
         )
       )
 
-  return IntelIndex.IntelIndex.of({
+  const index: IntelIndex.All = {
     stage: (info) =>
       database
         .transaction("IntelIndex.stage", () => {
@@ -699,10 +699,13 @@ const make = Effect.gen(function* () {
         )
       )
     })
-  })
+  }
+  return index
 })
 
 /** A layer providing IntelIndex over the SqliteDatabase in context. */
-export const layer: Layer.Layer<IntelIndex.IntelIndex, never, SqliteDatabase.SqliteDatabase> = Layer.effect(
-  IntelIndex.IntelIndex
-)(make.pipe(Effect.orDie))
+export const layer: Layer.Layer<
+  IntelIndex.IntelIndex | IntelIndex.Versions | IntelIndex.Administration,
+  never,
+  SqliteDatabase.SqliteDatabase
+> = IntelIndex.layerOf(make.pipe(Effect.orDie))

@@ -3,7 +3,7 @@
  * (deliveries stored in one event-loop turn share one; a claim stores the settlements handed to it in its own).
  */
 import { StoredJson, WebhookStore } from "@vigil/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import { SqliteDatabase, type SqliteHandle } from "./SqliteDatabase.ts"
 
 interface WebhookRow {
@@ -281,7 +281,7 @@ const make = Effect.gen(function* () {
     for (const [webhookId, { n, at }] of counts) s.counted.run(n, at, webhookId)
   }
 
-  return WebhookStore.WebhookStore.of({
+  const store: WebhookStore.Both = {
     register: (w, max) =>
       database.transaction("WebhookStore.register", () => {
         if ((s.count.get(w.keyId, scoped(WebhookStore.scopeOf(w)))?.n ?? 0) >= max) return false
@@ -337,10 +337,10 @@ const make = Effect.gen(function* () {
           ...(r.last_error === null ? {} : { lastError: r.last_error })
         }))
       )
-  })
+  }
+  return store
 })
 
-/** A layer providing WebhookStore over the SqliteDatabase in context. */
-export const layer: Layer.Layer<WebhookStore.WebhookStore, never, SqliteDatabase> = Layer.effect(
-  WebhookStore.WebhookStore
-)(make.pipe(Effect.orDie))
+/** A layer providing the outbox and its destinations over the SqliteDatabase in context. */
+export const layer: Layer.Layer<WebhookStore.WebhookStore | WebhookStore.Destinations, never, SqliteDatabase> =
+  WebhookStore.layerOf(make.pipe(Effect.orDie))

@@ -30,7 +30,7 @@ const twoConnections = Effect.gen(function* () {
 
 const listed = "0x" + "aa".repeat(20)
 
-const publish = (index: IntelIndex.IntelIndex["Service"], asOf: string) =>
+const publish = (index: IntelIndex.All, asOf: string) =>
   Effect.gen(function* () {
     const id = yield* index.stage(info("ofac", asOf))
     yield* index.append(id, [
@@ -84,8 +84,8 @@ describe("reads kept in memory", () => {
   it.effect("the index generation and its lookups move with commits of either connection", () =>
     Effect.gen(function* () {
       const { one, other } = yield* twoConnections
-      const reader = Context.get(one, IntelIndex.IntelIndex)
-      const writer = Context.get(other, IntelIndex.IntelIndex)
+      const reader = IntelIndex.allOf(one)
+      const writer = IntelIndex.allOf(other)
       const start = yield* reader.generation
       assert.deepStrictEqual(yield* reader.lookup([listed]), [], "nothing listed yet (and remembered so)")
       yield* publish(writer, "2026-01-01")

@@ -23,12 +23,12 @@ const records = (from: number, count: number, category: Intel.Category = "sancti
 
 const open = (filename: string) =>
   Effect.map(Layer.build(SqliteAdapter.layer({ filename })), (built) => ({
-    index: Context.get(built, IntelIndex.IntelIndex),
+    index: IntelIndex.allOf(built),
     probe: Context.get(built, StorageProbe.StorageProbe)
   }))
 
 const ingest = (
-  index: IntelIndex.IntelIndex["Service"],
+  index: IntelIndex.All,
   list: string,
   asOf: string,
   rows: ReadonlyArray<Intel.ParsedRecord>,

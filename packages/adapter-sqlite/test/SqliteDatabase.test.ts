@@ -97,7 +97,7 @@ describe("SqliteDatabase", () => {
         const outcome = yield* withAdapter(
           filename,
           Effect.gen(function* () {
-            const index = yield* IntelIndex.IntelIndex
+            const index = yield* IntelIndex.all
             const lists = yield* index.lists
             const staged = yield* index.stage({
               list: "ofac-sdn",
@@ -188,7 +188,7 @@ describe("SqliteDatabase", () => {
         const channel = yield* Effect.flip(
           withAdapter(
             filename,
-            Effect.flatMap(Effect.service(WebhookStore.WebhookStore), (s) => s.list("key-a", "channels"))
+            Effect.flatMap(Effect.service(WebhookStore.Destinations), (s) => s.list("key-a", "channels"))
           )
         )
         assert.strictEqual(channel.reason, "Corrupt")
@@ -196,7 +196,7 @@ describe("SqliteDatabase", () => {
         const evidence = yield* Effect.flip(
           withAdapter(
             filename,
-            Effect.flatMap(Effect.service(FollowStore.FollowStore), (s) => s.recent("bot_1", 0))
+            Effect.flatMap(Effect.service(FollowStore.AlertLog), (s) => s.recent("bot_1", 0))
           )
         )
         assert.strictEqual(evidence.reason, "Corrupt")

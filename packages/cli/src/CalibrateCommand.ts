@@ -108,7 +108,7 @@ export const calibrateOnce = (options: {
 }): Effect.Effect<
   Calibration.Model | Calibration.Stored,
   CommandFailed | StoreError.StoreError,
-  IntelIndex.IntelIndex
+  IntelIndex.IntelIndex | IntelIndex.Administration
 > =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis

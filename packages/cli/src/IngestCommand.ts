@@ -30,7 +30,7 @@ export const ingestOne = (
   spec: SourceSpec,
   details = false,
   json = false
-): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex> =>
+): Effect.Effect<Ingestion.Ingest.Outcome, CommandFailed, IntelIndex.IntelIndex | IntelIndex.Versions> =>
   Effect.gen(function* () {
     const { request, parser } = yield* Ingestion.Sources.plan(spec, Input.originKey(spec.input)).pipe(
       Effect.mapError((e) => new CommandFailed({ message: e.message }))

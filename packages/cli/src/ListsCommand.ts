@@ -51,10 +51,9 @@ export const command = Command.make(
     Effect.gen(function* () {
       const actions = [args.delete, args.rollback, args.redate].filter(Option.isSome).length
       if (actions > 1) return yield* new UsageError({ message: "give one of --delete, --rollback, --redate" })
-      const index = yield* IntelIndex.IntelIndex
       if (Option.isSome(args.delete)) {
         const list = args.delete.value
-        const removed = yield* index.remove(list, yield* Instant.now)
+        const removed = yield* (yield* IntelIndex.Administration).remove(list, yield* Instant.now)
         if (removed === undefined)
           return yield* new CommandFailed({ message: `no list named ${list}; nothing changed` })
         return yield* JsonLine.print({ deleted: removed.list, version: removed.version, records: removed.records })
@@ -69,7 +68,7 @@ export const command = Command.make(
         const outcome = yield* Ingestion.Ingest.redate(args.redate.value, args.version.value, args.asOf.value)
         return yield* JsonLine.print(amended("redated", outcome, { to: args.asOf.value }))
       }
-      for (const list of yield* index.lists) yield* JsonLine.print(list)
+      for (const list of yield* (yield* IntelIndex.IntelIndex).lists) yield* JsonLine.print(list)
     }).pipe(
       Effect.catchTag("AmendRefused", (e) =>
         Effect.fail(new CommandFailed({ message: `${e.message}; nothing changed` }))

@@ -28,8 +28,13 @@ describe.skipIf(!hasSharedData)("screening on the shared OFAC and Tether data (S
   const runtime = ManagedRuntime.make(
     Screening.Screening.layer.pipe(Layer.provideMerge(SqliteAdapter.layer({ filename: join(dir, "vigil.db") })))
   )
-  const run = <A, E>(effect: Effect.Effect<A, E, Screening.Screening | IntelIndex.IntelIndex>) =>
-    runtime.runPromise(effect)
+  const run = <A, E>(
+    effect: Effect.Effect<
+      A,
+      E,
+      Screening.Screening | IntelIndex.IntelIndex | IntelIndex.Versions | IntelIndex.Administration
+    >
+  ) => runtime.runPromise(effect)
   const ingest = (spec: IngestCommand.SourceSpec) => run(IngestCommand.ingestOne(spec))
   const screen = (address: string, asOf?: string) =>
     run(
@@ -300,7 +305,7 @@ describe.skipIf(!hasSharedData)("backfilling the shared OFAC history (SQLite)", 
 
     const records = await inOrder.runPromise(
       Effect.gen(function* () {
-        const index = yield* IntelIndex.IntelIndex
+        const index = yield* IntelIndex.all
         const all = [
           ...lines(sharedData("sanctions/ofac-sdn-advanced-xml-history/sanctioned_addresses_ETH.2025-03-04.txt")),
           ...lines(sharedData(`${brave}/sanctioned_addresses_ETH.txt`)),

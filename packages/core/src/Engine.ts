@@ -69,11 +69,15 @@ export type Storage =
   | ApiKeyStore.ApiKeyStore
   | QuotaStore.QuotaStore
   | IntelIndex.IntelIndex
+  | IntelIndex.Versions
+  | IntelIndex.Administration
   | WebhookStore.WebhookStore
+  | WebhookStore.Destinations
   | ContractStore.ContractStore
   | BotStore.BotStore
   | BlockStore.BlockStore
   | FollowStore.FollowStore
+  | FollowStore.AlertLog
   | FollowLeases.FollowLeases
 
 /**
@@ -86,6 +90,7 @@ export type Outbound =
   | Mailer.Mailer
   | AbiSource.AbiSource
   | ChainData.ChainData
+  | ChainData.ContractState
   | ChainActivity.AccountReader
   | Exposure.TransferReader
 

@@ -34,7 +34,7 @@ export const snapshot: Effect.Effect<Ingestion.Builtin.Snapshot, BuiltinListsUnr
 export const seed: Effect.Effect<
   ReadonlyArray<Ingestion.Ingest.Outcome>,
   BuiltinListsUnreadable | Ingestion.Ingest.IngestFailed | StoreError.StoreError,
-  IntelIndex.IntelIndex
+  IntelIndex.IntelIndex | IntelIndex.Versions
 > = Ingestion.Builtin.seed(snapshot)
 
 /** One line saying what seeding did, for a log; undefined when the store was not new. */

@@ -47,6 +47,7 @@ export const layer = (
   | Mailer.Mailer
   | AbiSource.AbiSource
   | ChainData.ChainData
+  | ChainData.ContractState
   | ChainActivity.AccountReader
   | Exposure.TransferReader
 > =>

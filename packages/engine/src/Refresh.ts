@@ -145,9 +145,9 @@ const recordsOf = (list: string) =>
 
 /** Notes beside a list that its refresh could not read its source (shown by `lists` and `/health`). */
 const noted = (list: string, origin: string, message: string) =>
-  Effect.flatMap(IntelIndex.IntelIndex, (index) =>
+  Effect.flatMap(IntelIndex.Versions, (versions) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      index.recordRefusal(list, { at: Instant.iso(now), origin, message: `refresh failed: ${message}` })
+      versions.recordRefusal(list, { at: Instant.iso(now), origin, message: `refresh failed: ${message}` })
     )
   )
 
@@ -273,7 +273,7 @@ const refreshFreezes = (source: Ingestion.Freezes.Source, settings: Settings) =>
 /** Refreshes every official source in turn; a source that fails does not stop the others. */
 export const run = (
   settings: Settings
-): Effect.Effect<ReadonlyArray<Report>, StoreError.StoreError, IntelIndex.IntelIndex> =>
+): Effect.Effect<ReadonlyArray<Report>, StoreError.StoreError, IntelIndex.IntelIndex | IntelIndex.Versions> =>
   Effect.gen(function* () {
     const reports: Array<Report> = [yield* refreshSdn(settings.sdnUrl ?? ofacSdnUrl)]
     for (const source of settings.freezes ?? Ingestion.Freezes.sources)

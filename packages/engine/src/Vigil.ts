@@ -224,7 +224,7 @@ export const createVigil = (options: Options): Vigil => {
       ),
     deleteList: (list) =>
       run(
-        Effect.flatMap(Effect.service(IntelIndex.IntelIndex), (i) =>
+        Effect.flatMap(Effect.service(IntelIndex.Administration), (i) =>
           Effect.flatMap(Instant.now, (at) => i.remove(list, at))
         ).pipe(Effect.catchTag("StoreError", rejected))
       ),

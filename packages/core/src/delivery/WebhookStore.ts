@@ -4,7 +4,7 @@
  * a channel another context registered (monitoring's notification channels), whose kind that context owns; both
  * share the outbox and its dispatcher, and each call says which it lists, removes or counts.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import type { StoreError } from "../kernel/index.ts"
 
 /**
@@ -178,22 +178,14 @@ export const fairPick = <C extends { readonly delivery: Pick<Delivery, "keyId" |
   return out
 }
 
-/** Webhooks and their outbox. */
+/**
+ * Port: the durable outbox, as the delivery loop and those who enqueue use it: store deliveries, claim and settle
+ * them, park, redeliver by event, read an event's deliveries, and the backlog. The destinations themselves are
+ * {@link Destinations}'.
+ */
 export class WebhookStore extends Context.Service<
   WebhookStore,
   {
-    /**
-     * Stores a destination unless its key already has `max` of its scope; `false` when at the limit (nothing
-     * stored).
-     */
-    readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError.StoreError>
-    /** The key's destinations of one scope (default: webhooks), oldest first. */
-    readonly list: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
-    /**
-     * Removes the key's destination of that scope (default: webhooks) and its undelivered deliveries; `false` when
-     * the key has no such destination in that scope.
-     */
-    readonly remove: (keyId: string, id: string, scope?: Scope) => Effect.Effect<boolean, StoreError.StoreError>
     /**
      * Stores deliveries in one step, skipping those whose webhook is gone or disabled by then; returns how many
      * were stored.
@@ -219,17 +211,6 @@ export class WebhookStore extends Context.Service<
       reason: string
     ) => Effect.Effect<number, StoreError.StoreError>
     /**
-     * Puts the dead-lettered deliveries of the key's destination of that scope (default: webhooks) back in the
-     * queue, due at `now` with their attempts counted afresh; how many, or `undefined` when the key has no such
-     * destination. A disabled destination (410 Gone) is left as it is: nothing is sent to it.
-     */
-    readonly redeliver: (
-      keyId: string,
-      id: string,
-      now: number,
-      scope?: Scope
-    ) => Effect.Effect<number | undefined, StoreError.StoreError>
-    /**
      * Puts the key's dead-lettered deliveries of these events (by `correlationId`) back in the queue, due at `now`
      * with their attempts counted afresh; how many. Those to a disabled destination (410 Gone) are left as they are.
      */
@@ -250,7 +231,51 @@ export class WebhookStore extends Context.Service<
       ReadonlyArray<{ readonly type: string; readonly pending: number; readonly dead: number }>,
       StoreError.StoreError
     >
-    /** Delivery counts of the key's destinations of one scope (default: webhooks). */
-    readonly stats: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
   }
 >()("@vigil/core/WebhookStore") {}
+
+/**
+ * Port: the registered destinations of each key (an intelligence webhook, or another context's channel), as their
+ * administration uses them: register, list, remove, count their deliveries, send their dead letters again.
+ */
+export class Destinations extends Context.Service<
+  Destinations,
+  {
+    /**
+     * Stores a destination unless its key already has `max` of its scope; `false` when at the limit (nothing
+     * stored).
+     */
+    readonly register: (webhook: Webhook, max: number) => Effect.Effect<boolean, StoreError.StoreError>
+    /** The key's destinations of one scope (default: webhooks), oldest first. */
+    readonly list: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<Webhook>, StoreError.StoreError>
+    /**
+     * Removes the key's destination of that scope (default: webhooks) and its undelivered deliveries; `false` when
+     * the key has no such destination in that scope.
+     */
+    readonly remove: (keyId: string, id: string, scope?: Scope) => Effect.Effect<boolean, StoreError.StoreError>
+    /** Delivery counts of the key's destinations of one scope (default: webhooks). */
+    readonly stats: (keyId: string, scope?: Scope) => Effect.Effect<ReadonlyArray<WebhookStats>, StoreError.StoreError>
+    /**
+     * Puts the dead-lettered deliveries of the key's destination of that scope (default: webhooks) back in the
+     * queue, due at `now` with their attempts counted afresh; how many, or `undefined` when the key has no such
+     * destination. A disabled destination (410 Gone) is left as it is: nothing is sent to it.
+     */
+    readonly redeliver: (
+      keyId: string,
+      id: string,
+      now: number,
+      scope?: Scope
+    ) => Effect.Effect<number | undefined, StoreError.StoreError>
+  }
+>()("@vigil/core/WebhookStore/Destinations") {}
+
+/** Both ports, as an adapter implements them over one store (so registering and enqueuing share its transactions). */
+export type Both = WebhookStore["Service"] & Destinations["Service"]
+
+/** The layer of both ports from an adapter's one implementation. */
+export const layerOf = <E, R>(
+  make: Effect.Effect<Both, E, R>
+): Layer.Layer<WebhookStore | Destinations, E, Exclude<R, Scope.Scope>> =>
+  Layer.effectContext(
+    Effect.map(make, (store) => Context.make(WebhookStore, store).pipe(Context.add(Destinations, store)))
+  )

@@ -7,7 +7,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as NetworkGuard from "./NetworkGuard.ts"
 import { HostResolver } from "./HostResolver.ts"
 import { Instant, RandomIds, type StoreError } from "../kernel/index.ts"
-import { type Webhook, WebhookStore, type WebhookStats } from "./WebhookStore.ts"
+import { Destinations, type Webhook, type WebhookStats } from "./WebhookStore.ts"
 import { messageId, Outbox } from "./Outbox.ts"
 import * as WebhookSigning from "./WebhookSigning.ts"
 
@@ -127,10 +127,10 @@ export class Webhooks extends Context.Service<
 >()("@vigil/core/Webhooks") {
   static readonly layer = (
     settings: Settings = defaultSettings
-  ): Layer.Layer<Webhooks, never, WebhookStore | HostResolver | Outbox> =>
+  ): Layer.Layer<Webhooks, never, Destinations | HostResolver | Outbox> =>
     Layer.effect(Webhooks)(
       Effect.gen(function* () {
-        const store = yield* WebhookStore
+        const store = yield* Destinations
         const resolver = yield* HostResolver
         const outbox = yield* Outbox
         const nowIso = Instant.iso

@@ -17,7 +17,7 @@ import { Effect, Schema } from "effect"
 import type { StoreError } from "../kernel/index.ts"
 import { activeOn, type Authority, type IntelRecord } from "./Intel.ts"
 import type { Evaluation, Model, Stored } from "./CalibrationModel.ts"
-import { IntelIndex } from "./IntelIndex.ts"
+import { Administration, IntelIndex } from "./IntelIndex.ts"
 import * as Scoring from "./Scoring.ts"
 
 export { Evaluation, Model, Stored } from "./CalibrationModel.ts"
@@ -471,7 +471,7 @@ export const calibrate = (options: {
   readonly store: boolean
   /** Declared ties of citations to the lists they copy, beside the publisher's name. */
   readonly provenance?: Provenance
-}): Effect.Effect<Model | Stored, StoreError.StoreError | CalibrationRefused, IntelIndex> =>
+}): Effect.Effect<Model | Stored, StoreError.StoreError | CalibrationRefused, IntelIndex | Administration> =>
   Effect.gen(function* () {
     const examples = yield* examplesOn(options.asOf, options.provenance)
     const positives = examples.filter((e) => e.truth).length
@@ -487,6 +487,6 @@ export const calibrate = (options: {
     }
     const model = train(examples, options)
     if (!options.store) return model
-    const index = yield* IntelIndex
-    return yield* index.storeModel(model)
+    const administration = yield* Administration
+    return yield* administration.storeModel(model)
   })

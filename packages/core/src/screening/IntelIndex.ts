@@ -1,5 +1,5 @@
 /** Port: the store of intelligence records, filled by atomic, versioned list ingests and read by address. */
-import { Context, type Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import type * as Calibration from "./CalibrationModel.ts"
 import { Authority, type IntelRecord, type ParsedRecord } from "./Intel.ts"
 import type { StoreError } from "../kernel/index.ts"
@@ -136,13 +136,40 @@ export interface CommitOutcome {
   readonly unchanged: number
 }
 
-/**
- * A list version is written in three steps so that a huge input never sits in memory and a failed or
- * interrupted ingest changes nothing: `stage` opens a version, `append` adds batches to it, and `commit`
- * applies it to the list in one atomic step (or `discard` drops it). Readers only ever see committed versions.
- */
+/** Port: the intelligence index as screening reads it: records by address, the lists, models, and what changed. */
 export class IntelIndex extends Context.Service<
   IntelIndex,
+  {
+    /** Every record ever ingested for these normalized addresses, de-listed ones included. */
+    readonly lookup: (
+      addresses: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
+    /** The committed lists, by name. */
+    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
+    /**
+     * A number that changes whenever a commit changes what `lookup` can return or a model is stored (0 before any),
+     * also when another process did; caches of screening results compare it to know they are stale.
+     */
+    readonly generation: Effect.Effect<number, StoreError.StoreError>
+    /** Every stored calibration model, oldest first. */
+    readonly models: Effect.Effect<ReadonlyArray<Calibration.Stored>, StoreError.StoreError>
+    /**
+     * Every record (de-listed ones included) of the first `limit` addresses after `after`, in the store's order of
+     * addresses (the next page starts after the last address of this one): the whole index read in pages, e.g. to
+     * fit a calibration. An empty page is the end.
+     */
+    readonly scan: (after: string, limit: number) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
+  }
+>()("@vigil/core/IntelIndex") {}
+
+/**
+ * Port: writing versions of lists, as ingest and refresh do, and recording a refresh the guard refused. A list
+ * version is written in three steps so that a huge input never sits in memory and a failed or interrupted ingest
+ * changes nothing: `stage` opens a version, `append` adds batches to it, and `commit` applies it to the list in one
+ * atomic step (or `discard` drops it). Readers only ever see committed versions.
+ */
+export class Versions extends Context.Service<
+  Versions,
   {
     /** Opens a new staged version of `info.list`; any earlier staged, uncommitted version of it is dropped. */
     readonly stage: (info: StageInfo) => Effect.Effect<number, StoreError.StoreError>
@@ -160,6 +187,23 @@ export class IntelIndex extends Context.Service<
       version: number,
       completion: Completion
     ) => Effect.Effect<CommitOutcome, StoreError.StoreError | ShrinkRefused | AmendRefused>
+    /** Drops a staged version. */
+    readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
+    /**
+     * Records that a refresh of `list` was refused by the guard (the latest refusal of a list replaces the one
+     * before). `lists` shows it until a version of the list is committed after it.
+     */
+    readonly recordRefusal: (list: string, refusal: ListRefusal) => Effect.Effect<void, StoreError.StoreError>
+  }
+>()("@vigil/core/IntelIndex/Versions") {}
+
+/**
+ * Port: what an operator changes besides ingesting: delete a list, withdraw or redate one of its versions, store a
+ * fitted calibration model. Each moves `generation`.
+ */
+export class Administration extends Context.Service<
+  Administration,
+  {
     /**
      * Deletes a list: its records and its place among the lists, in one atomic step, recorded with `at` (an ISO
      * instant). Its versions stay as history, so a list made again under the name numbers on from them.
@@ -181,36 +225,35 @@ export class IntelIndex extends Context.Service<
       asOf: string,
       at: string
     ) => Effect.Effect<AmendOutcome, StoreError.StoreError | AmendRefused>
-    /** Drops a staged version. */
-    readonly discard: (version: number) => Effect.Effect<void, StoreError.StoreError>
-    /** Every record ever ingested for these normalized addresses, de-listed ones included. */
-    readonly lookup: (
-      addresses: ReadonlyArray<string>
-    ) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
-    /**
-     * Every record (de-listed ones included) of the first `limit` addresses after `after`, in the store's order of
-     * addresses (the next page starts after the last address of this one): the whole index read in pages, e.g. to
-     * fit a calibration. An empty page is the end.
-     */
-    readonly scan: (after: string, limit: number) => Effect.Effect<ReadonlyArray<IntelRecord>, StoreError.StoreError>
     /** Stores a fitted calibration model as the next version, in one atomic step; `generation` moves. */
     readonly storeModel: (model: Calibration.Model) => Effect.Effect<Calibration.Stored, StoreError.StoreError>
-    /** Every stored calibration model, oldest first. */
-    readonly models: Effect.Effect<ReadonlyArray<Calibration.Stored>, StoreError.StoreError>
-    /** The committed lists, by name. */
-    readonly lists: Effect.Effect<ReadonlyArray<ListStatus>, StoreError.StoreError>
-    /**
-     * Records that a refresh of `list` was refused by the guard (the latest refusal of a list replaces the one
-     * before). `lists` shows it until a version of the list is committed after it.
-     */
-    readonly recordRefusal: (list: string, refusal: ListRefusal) => Effect.Effect<void, StoreError.StoreError>
-    /**
-     * A number that changes whenever a commit changes what `lookup` can return or a model is stored (0 before any),
-     * also when another process did; caches of screening results compare it to know they are stale.
-     */
-    readonly generation: Effect.Effect<number, StoreError.StoreError>
   }
->()("@vigil/core/IntelIndex") {}
+>()("@vigil/core/IntelIndex/Administration") {}
+
+/** The three ports, as an adapter implements them over one store. */
+export type All = IntelIndex["Service"] & Versions["Service"] & Administration["Service"]
+
+/** The three ports as one object, from the context (a host or a test that both reads and writes). */
+export const all: Effect.Effect<All, never, IntelIndex | Versions | Administration> = Effect.gen(function* () {
+  return { ...(yield* IntelIndex), ...(yield* Versions), ...(yield* Administration) }
+})
+
+/** The three ports as one object, from a built context. */
+export const allOf = (context: Context.Context<IntelIndex | Versions | Administration>): All => ({
+  ...Context.get(context, IntelIndex),
+  ...Context.get(context, Versions),
+  ...Context.get(context, Administration)
+})
+
+/** The layer of the three ports from an adapter's one implementation. */
+export const layerOf = <E, R>(
+  make: Effect.Effect<All, E, R>
+): Layer.Layer<IntelIndex | Versions | Administration, E, Exclude<R, Scope.Scope>> =>
+  Layer.effectContext(
+    Effect.map(make, (index) =>
+      Context.make(IntelIndex, index).pipe(Context.add(Versions, index), Context.add(Administration, index))
+    )
+  )
 
 /** The identity of a record within its list: the same address, category and reference across versions. */
 export const recordKey = (r: Pick<IntelRecord, "address" | "category" | "reference">): string =>

@@ -49,23 +49,17 @@ const delivery = (id: string, correlationId: string): WebhookStore.Delivery => (
   status: "pending"
 })
 
-type Stores = Port.FollowStore | WebhookStore.WebhookStore
+type Stores = Port.FollowStore | Port.AlertLog | WebhookStore.WebhookStore | WebhookStore.Destinations
 
 /** Registers the FollowStore contract against an adapter's layer (built anew for every test). */
 export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
   describe(`FollowStore contract: ${name}`, () => {
-    const test = (
-      title: string,
-      body: (
-        store: Port.FollowStore["Service"],
-        outbox: WebhookStore.WebhookStore["Service"]
-      ) => Effect.Effect<void, unknown>
-    ) =>
+    const test = (title: string, body: (store: Port.Both, outbox: WebhookStore.Both) => Effect.Effect<void, unknown>) =>
       it.effect(title, () =>
         Effect.gen(function* () {
-          const outbox = yield* WebhookStore.WebhookStore
+          const outbox = { ...(yield* WebhookStore.WebhookStore), ...(yield* WebhookStore.Destinations) }
           yield* outbox.register(channel, 20)
-          yield* body(yield* Port.FollowStore, outbox)
+          yield* body({ ...(yield* Port.FollowStore), ...(yield* Port.AlertLog) }, outbox)
         }).pipe(Effect.provide(layer))
       )
 

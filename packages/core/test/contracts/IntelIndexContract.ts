@@ -59,17 +59,20 @@ const snapshots = fc
   )
 
 /** Registers the IntelIndex contract against an adapter's layer (built anew for every test). */
-export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, unknown>) =>
+export const suite = (
+  name: string,
+  layer: Layer.Layer<IntelIndex.IntelIndex | IntelIndex.Versions | IntelIndex.Administration, unknown>
+) =>
   describe(`IntelIndex contract: ${name}`, () => {
-    const test = (title: string, body: (index: IntelIndex.IntelIndex["Service"]) => Effect.Effect<void, unknown>) =>
+    const test = (title: string, body: (index: IntelIndex.All) => Effect.Effect<void, unknown>) =>
       it.effect(title, () =>
         Effect.gen(function* () {
-          yield* body(yield* IntelIndex.IntelIndex)
+          yield* body(yield* IntelIndex.all)
         }).pipe(Effect.provide(layer))
       )
 
     const ingest = (
-      index: IntelIndex.IntelIndex["Service"],
+      index: IntelIndex.All,
       version: IntelIndex.VersionInfo,
       records: ReadonlyArray<Intel.ParsedRecord>
     ) =>
@@ -347,7 +350,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
       }))
 
     const commitAll = (
-      index: IntelIndex.IntelIndex["Service"],
+      index: IntelIndex.All,
       versions: ReadonlyArray<{ readonly asOf: string; readonly records: ReadonlyArray<Intel.ParsedRecord> }>
     ) => Effect.forEach(versions, (v) => ingest(index, info("ofac", v.asOf, { contentHash: v.asOf }), v.records))
 
@@ -363,7 +366,7 @@ export const suite = (name: string, layer: Layer.Layer<IntelIndex.IntelIndex, un
           const run = (vs: typeof versions) =>
             Effect.runPromise(
               Effect.gen(function* () {
-                const index = yield* IntelIndex.IntelIndex
+                const index = yield* IntelIndex.all
                 yield* commitAll(index, vs)
                 const lists = yield* index.lists
                 return {

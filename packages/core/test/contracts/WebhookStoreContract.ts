@@ -36,12 +36,15 @@ export const settled = (
 ) => store.claim({ now: 0, limit: 0, perKey: 0, leaseUntil: 0, settle: [{ id, attempt, settlement }] })
 
 /** Registers the WebhookStore contract against an adapter's layer (built anew for every test). */
-export const suite = (name: string, layer: Layer.Layer<WebhookStore.WebhookStore, unknown>) =>
+export const suite = (
+  name: string,
+  layer: Layer.Layer<WebhookStore.WebhookStore | WebhookStore.Destinations, unknown>
+) =>
   describe(`WebhookStore contract: ${name}`, () => {
-    const test = (title: string, body: (store: WebhookStore.WebhookStore["Service"]) => Effect.Effect<void, unknown>) =>
+    const test = (title: string, body: (store: WebhookStore.Both) => Effect.Effect<void, unknown>) =>
       it.effect(title, () =>
         Effect.gen(function* () {
-          yield* body(yield* WebhookStore.WebhookStore)
+          yield* body({ ...(yield* WebhookStore.WebhookStore), ...(yield* WebhookStore.Destinations) })
         }).pipe(Effect.provide(layer))
       )
 

@@ -48,8 +48,6 @@ const block = (n: number): ChainData.BlockResult => {
 
 /** A node holding blocks 1 to 60. */
 const node = ChainData.ChainData.of({
-  storageAt: () => Effect.die("not read"),
-  call: () => Effect.die("not read"),
   trouble: () => Effect.succeed(undefined),
   head: () => Effect.succeed(60),
   newHeads: () => Effect.die("not read"),

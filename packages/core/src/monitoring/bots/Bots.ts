@@ -61,7 +61,8 @@ interface Deps {
   readonly store: BotStore["Service"]
   readonly chain: ChainData["Service"]
   readonly contracts: ContractStore["Service"]
-  readonly destinations: WebhookStore.WebhookStore["Service"]
+  readonly destinations: WebhookStore.Destinations["Service"]
+  readonly outbox: WebhookStore.WebhookStore["Service"]
 }
 
 /**
@@ -119,7 +120,7 @@ const parkUnused = Effect.fnUntraced(function* (deps: Deps, keyId: string, chann
   const used = new Set((yield* deps.store.list(keyId)).flatMap((b) => b.notifications))
   const unused = channels.filter((c) => !used.has(c))
   if (unused.length === 0) return
-  yield* deps.destinations.park(
+  yield* deps.outbox.park(
     keyId,
     unused,
     "parked: no bot sends to this channel any more (POST /v1/notifications/:channelId/redeliver sends it)"
@@ -189,133 +190,137 @@ export class Bots extends Context.Service<
   }
 >()("@vigil/core/Bots") {
   /** The service over a BotStore and a ContractStore. */
-  static readonly layer: Layer.Layer<Bots, never, BotStore | ContractStore | WebhookStore.WebhookStore | ChainData> =
-    Layer.effect(Bots)(
-      Effect.gen(function* () {
-        const store = yield* BotStore
-        const chain = yield* ChainData
-        const contracts = yield* ContractStore
-        const destinations = yield* WebhookStore.WebhookStore
-        const deps: Deps = { store, chain, contracts, destinations }
+  static readonly layer: Layer.Layer<
+    Bots,
+    never,
+    BotStore | ContractStore | WebhookStore.WebhookStore | WebhookStore.Destinations | ChainData
+  > = Layer.effect(Bots)(
+    Effect.gen(function* () {
+      const store = yield* BotStore
+      const chain = yield* ChainData
+      const contracts = yield* ContractStore
+      const destinations = yield* WebhookStore.Destinations
+      const outbox = yield* WebhookStore.WebhookStore
+      const deps: Deps = { store, chain, contracts, destinations, outbox }
 
-        const get = (keyId: string, id: string) =>
-          Effect.flatMap(store.get(keyId, id), (b) =>
-            b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
-          )
+      const get = (keyId: string, id: string) =>
+        Effect.flatMap(store.get(keyId, id), (b) =>
+          b === undefined ? Effect.fail(new BotNotFound({ id })) : Effect.succeed(b)
+        )
 
-        const check = (keyId: string, request: RuleCheckRequest) =>
-          Effect.map(contracts.list(keyId, request.chainId), (onChain): RuleCheck => {
-            if (request.literalDefs !== undefined && request.literalDefs.length > BotModel.limits.maxLiteralDefsLength)
-              return {
-                ok: false,
-                message: `options.literalDefs: must be at most ${BotModel.limits.maxLiteralDefsLength} characters of JSON`,
-                problems: []
-              }
-            const literalDefs = request.literalDefs === undefined ? new Map() : Literals.fromJson(request.literalDefs)
-            if (typeof literalDefs === "string")
-              return { ok: false, message: `options.literalDefs: ${literalDefs}`, problems: [] }
-            const result = Checker.checkRule(request.expressions, {
-              contracts: onChain,
-              literalDefs,
-              watchRuleType: request.watchRuleType ?? "advanced",
-              requireJoin: true,
-              ...(request.ruleScope === undefined ? {} : { ruleScope: request.ruleScope })
-            })
-            if (result.ok) return { ok: true, normal: result.rule.normal }
-            const failed = new Set(result.problems.map((p) => p.expression)).size
+      const check = (keyId: string, request: RuleCheckRequest) =>
+        Effect.map(contracts.list(keyId, request.chainId), (onChain): RuleCheck => {
+          if (request.literalDefs !== undefined && request.literalDefs.length > BotModel.limits.maxLiteralDefsLength)
             return {
               ok: false,
-              message: `${failed} of ${request.expressions.length} expression${request.expressions.length === 1 ? "" : "s"} did not check`,
-              problems: result.problems
+              message: `options.literalDefs: must be at most ${BotModel.limits.maxLiteralDefsLength} characters of JSON`,
+              problems: []
             }
+          const literalDefs = request.literalDefs === undefined ? new Map() : Literals.fromJson(request.literalDefs)
+          if (typeof literalDefs === "string")
+            return { ok: false, message: `options.literalDefs: ${literalDefs}`, problems: [] }
+          const result = Checker.checkRule(request.expressions, {
+            contracts: onChain,
+            literalDefs,
+            watchRuleType: request.watchRuleType ?? "advanced",
+            requireJoin: true,
+            ...(request.ruleScope === undefined ? {} : { ruleScope: request.ruleScope })
           })
+          if (result.ok) return { ok: true, normal: result.rule.normal }
+          const failed = new Set(result.problems.map((p) => p.expression)).size
+          return {
+            ok: false,
+            message: `${failed} of ${request.expressions.length} expression${request.expressions.length === 1 ? "" : "s"} did not check`,
+            problems: result.problems
+          }
+        })
 
-        return {
-          check,
-          create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest<BotModel.Create>) {
-            const fields = yield* channelsOf(
-              deps,
-              keyId,
-              yield* checked(deps, keyId, yield* merge(undefined, request), true)
-            )
-            // Checked first so a full key is told at once; the store checks again as it stores (a race).
-            if ((yield* store.list(keyId)).length >= limits.maxPerKey)
-              return yield* new BotLimitReached({ max: limits.maxPerKey })
-            const from = fields.active ? yield* watchingFrom(chain, fields.chainId) : {}
-            const now = yield* Clock.currentTimeMillis
-            const bot: Bot = {
-              id: `bot_${now}_${RandomIds.alphanumeric(9)}`,
-              keyId,
-              ...fields,
-              ...from,
-              revision: 1,
-              created: Instant.iso(now),
-              updated: Instant.iso(now)
+      return {
+        check,
+        create: Effect.fn("Bots.create")(function* (keyId: string, request: BotRequest<BotModel.Create>) {
+          const fields = yield* channelsOf(
+            deps,
+            keyId,
+            yield* checked(deps, keyId, yield* merge(undefined, request), true)
+          )
+          // Checked first so a full key is told at once; the store checks again as it stores (a race).
+          if ((yield* store.list(keyId)).length >= limits.maxPerKey)
+            return yield* new BotLimitReached({ max: limits.maxPerKey })
+          const from = fields.active ? yield* watchingFrom(chain, fields.chainId) : {}
+          const now = yield* Clock.currentTimeMillis
+          const bot: Bot = {
+            id: `bot_${now}_${RandomIds.alphanumeric(9)}`,
+            keyId,
+            ...fields,
+            ...from,
+            revision: 1,
+            created: Instant.iso(now),
+            updated: Instant.iso(now)
+          }
+          if (!(yield* store.add(bot, limits.maxPerKey))) return yield* new BotLimitReached({ max: limits.maxPerKey })
+          return bot
+        }),
+        update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
+          const current = yield* get(keyId, id)
+          const merged = yield* merge(current, request)
+          // A bot a removed contract broke can still be switched off without mending its rules first.
+          const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
+          const newRules = ruleOf(current) !== ruleOf(merged)
+          const ruled = merged.active || touchesRules ? yield* checked(deps, keyId, merged, newRules) : merged
+          const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(deps, keyId, ruled)
+          // Paused by the follower and still off: the reason stays until it is switched on.
+          const paused =
+            !fields.active && current.paused !== undefined && request.fields.active === undefined
+              ? { paused: current.paused }
+              : {}
+          // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
+          const from = !fields.active
+            ? {}
+            : !current.active || newRules
+              ? yield* watchingFrom(chain, fields.chainId)
+              : current.watchingFrom === undefined
+                ? {}
+                : { watchingFrom: current.watchingFrom }
+          const now = yield* Clock.currentTimeMillis
+          const bot: Bot = {
+            ...fields,
+            ...from,
+            ...paused,
+            id,
+            keyId,
+            revision: current.revision + 1,
+            created: current.created,
+            updated: Instant.iso(now)
+          }
+          if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
+          yield* parkUnused(deps, keyId, current.notifications)
+          return bot
+        }),
+        list: (keyId, chainId) => store.list(keyId, chainId),
+        get,
+        remove: Effect.fn("Bots.remove")(function* (keyId: string, id: string) {
+          const current = yield* get(keyId, id)
+          if (!(yield* store.remove(keyId, id))) return yield* new BotNotFound({ id })
+          yield* parkUnused(deps, keyId, current.notifications)
+        }),
+        audit: Effect.fn("Bots.audit")(function* (
+          keyId: string,
+          options: { readonly chainId?: number; readonly without?: string } = {}
+        ) {
+          const broken: Array<Broken> = []
+          for (const bot of yield* store.list(keyId, options.chainId)) {
+            const now = yield* problemsOf(deps, keyId, bot)
+            if (options.without === undefined) {
+              if (now !== undefined) broken.push({ bot, problems: now.problems })
+              continue
             }
-            if (!(yield* store.add(bot, limits.maxPerKey))) return yield* new BotLimitReached({ max: limits.maxPerKey })
-            return bot
-          }),
-          update: Effect.fn("Bots.update")(function* (keyId: string, id: string, request: BotRequest) {
-            const current = yield* get(keyId, id)
-            const merged = yield* merge(current, request)
-            // A bot a removed contract broke can still be switched off without mending its rules first.
-            const touchesRules = request.fields.watchRule !== undefined || request.fields.options !== undefined
-            const newRules = ruleOf(current) !== ruleOf(merged)
-            const ruled = merged.active || touchesRules ? yield* checked(deps, keyId, merged, newRules) : merged
-            const fields = request.fields.notifications === undefined ? ruled : yield* channelsOf(deps, keyId, ruled)
-            // Paused by the follower and still off: the reason stays until it is switched on.
-            const paused =
-              !fields.active && current.paused !== undefined && request.fields.active === undefined
-                ? { paused: current.paused }
-                : {}
-            // Switched on, or given new rules: it watches from now. Still on with its rules: from where it did.
-            const from = !fields.active
-              ? {}
-              : !current.active || newRules
-                ? yield* watchingFrom(chain, fields.chainId)
-                : current.watchingFrom === undefined
-                  ? {}
-                  : { watchingFrom: current.watchingFrom }
-            const now = yield* Clock.currentTimeMillis
-            const bot: Bot = {
-              ...fields,
-              ...from,
-              ...paused,
-              id,
-              keyId,
-              revision: current.revision + 1,
-              created: current.created,
-              updated: Instant.iso(now)
-            }
-            if (!(yield* store.update(bot))) return yield* new BotConflict({ id })
-            yield* parkUnused(deps, keyId, current.notifications)
-            return bot
-          }),
-          list: (keyId, chainId) => store.list(keyId, chainId),
-          get,
-          remove: Effect.fn("Bots.remove")(function* (keyId: string, id: string) {
-            const current = yield* get(keyId, id)
-            if (!(yield* store.remove(keyId, id))) return yield* new BotNotFound({ id })
-            yield* parkUnused(deps, keyId, current.notifications)
-          }),
-          audit: Effect.fn("Bots.audit")(function* (
-            keyId: string,
-            options: { readonly chainId?: number; readonly without?: string } = {}
-          ) {
-            const broken: Array<Broken> = []
-            for (const bot of yield* store.list(keyId, options.chainId)) {
-              const now = yield* problemsOf(deps, keyId, bot)
-              if (options.without === undefined) {
-                if (now !== undefined) broken.push({ bot, problems: now.problems })
-                continue
-              }
-              if (now !== undefined) continue
-              const without = yield* problemsOf(deps, keyId, bot, { without: options.without })
-              if (without !== undefined) broken.push({ bot, problems: without.problems })
-            }
-            return broken
-          })
-        }
-      })
-    )
+            if (now !== undefined) continue
+            const without = yield* problemsOf(deps, keyId, bot, { without: options.without })
+            if (without !== undefined) broken.push({ bot, problems: without.problems })
+          }
+          return broken
+        })
+      }
+    })
+  )
 }

@@ -4,7 +4,7 @@
  * another version's receipts. Failures are classified like the stores' (timeout, rate-limited, unavailable, not
  * found), so callers decide on retries without knowing JSON-RPC.
  */
-import { Context, type Effect, Schema, type Scope, type Stream } from "effect"
+import { Context, type Effect, Layer, Schema, type Scope, type Stream } from "effect"
 import type { BlockData } from "./ChainFacts.ts"
 
 /**
@@ -52,10 +52,6 @@ export type BlockResult =
 export class ChainData extends Context.Service<
   ChainData,
   {
-    /** A storage word of a contract at the newest block (`eth_getStorageAt`), as 0x hex. */
-    readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
-    /** What a call of a contract returns at the newest block (`eth_call` of `data` to `address`), as 0x hex. */
-    readonly call: (chainId: number, address: string, data: string) => Effect.Effect<string, ChainDataError>
     /**
      * The node's trouble as the reader sees it while it retries: since when (epoch ms) its requests fail, and the
      * last failure; undefined once a request goes through. What a follower reports from the first failed
@@ -104,3 +100,24 @@ export class ChainData extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<BlockResult>, ChainDataError>
   }
 >()("@vigil/core/ChainData") {}
+
+/**
+ * Port: a contract's state at the newest block, as registering a contract reads it: the proxy's implementation
+ * slot (ABI sources) and what a call returns (a token's decimals).
+ */
+export class ContractState extends Context.Service<
+  ContractState,
+  {
+    /** A storage word of a contract at the newest block (`eth_getStorageAt`), as 0x hex. */
+    readonly storageAt: (chainId: number, address: string, slot: string) => Effect.Effect<string, ChainDataError>
+    /** What a call of a contract returns at the newest block (`eth_call` of `data` to `address`), as 0x hex. */
+    readonly call: (chainId: number, address: string, data: string) => Effect.Effect<string, ChainDataError>
+  }
+>()("@vigil/core/ChainData/ContractState") {}
+
+/** Both ports, as a node adapter implements them over one connection. */
+export type Both = ChainData["Service"] & ContractState["Service"]
+
+/** The layer of both ports from an adapter's one implementation. */
+export const layerOf = (node: Both): Layer.Layer<ChainData | ContractState> =>
+  Layer.succeedContext(Context.make(ChainData, node).pipe(Context.add(ContractState, node)))

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Schema } from "effect"
 import * as Abi from "../rules/Abi.ts"
-import { ChainData } from "../chain/ChainData.ts"
+import { ContractState } from "../chain/ChainData.ts"
 
 /**
  * Why a verified-source service could not answer (not the same as "not verified there").
@@ -72,10 +72,10 @@ const addressIn = (word: string): string | undefined => {
 export const resolve = (
   chainId: number,
   address: string
-): Effect.Effect<Resolved, AbiNotFound, AbiSource | ChainData> =>
+): Effect.Effect<Resolved, AbiNotFound, AbiSource | ContractState> =>
   Effect.gen(function* () {
     const { sources } = yield* AbiSource
-    const chain = yield* ChainData
+    const chain = yield* ContractState
     const tried: Array<string> = []
     const first = (target: string, label: string) =>
       Effect.gen(function* () {

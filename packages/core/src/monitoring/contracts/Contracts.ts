@@ -6,7 +6,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Instant, RandomIds, type StoreError } from "../../kernel/index.ts"
 import * as Abi from "../rules/Abi.ts"
 import * as AbiSource from "./AbiSource.ts"
-import { ChainData } from "../chain/ChainData.ts"
+import { ContractState } from "../chain/ChainData.ts"
 import type { Request } from "./Contract.ts"
 import { type Contract, ContractStore } from "./ContractStore.ts"
 import { isLabel } from "../rules/Ast.ts"
@@ -60,7 +60,7 @@ const decimalsSelector = "0x313ce567"
  * out) and the answer is a whole number from 0 to 255; undefined otherwise (no node, a revert, a strange answer): an
  * amount is then shown as it is stored.
  */
-const decimalsOf = (chain: ChainData["Service"], chainId: number, address: string, abi: Abi.Abi) => {
+const decimalsOf = (chain: ContractState["Service"], chainId: number, address: string, abi: Abi.Abi) => {
   const declared = abi.some(
     (i) =>
       i.type === "function" &&
@@ -117,74 +117,73 @@ export class Contracts extends Context.Service<
   }
 >()("@vigil/core/Contracts") {
   /** The service over a ContractStore, the verified-source services and the chains' nodes (for proxies). */
-  static readonly layer: Layer.Layer<Contracts, never, ContractStore | AbiSource.AbiSource | ChainData> = Layer.effect(
-    Contracts
-  )(
-    Effect.gen(function* () {
-      const store = yield* ContractStore
-      const sources = yield* AbiSource.AbiSource
-      const chain = yield* ChainData
-      const register = Effect.fn("Contracts.register")(function* (keyId: string, r: Registration) {
-        const chainId = r.chainId
-        if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId < 1)
-          return yield* new InvalidContract({ field: "chainId", message: "must be a positive whole number" })
-        const address = r.contractAddress
-        if (typeof address !== "string" || !/^0[xX][0-9a-fA-F]{40}$/.test(address))
-          return yield* new InvalidContract({
-            field: "contractAddress",
-            message: "must be an EVM address (0x and 40 hex digits)"
-          })
-        const label = r.label
-        if (typeof label !== "string" || label.length > limits.maxLabelLength || !isLabel(label))
-          return yield* new InvalidContract({
-            field: "label",
-            message: `must be an identifier of at most ${limits.maxLabelLength} characters (letters, digits, _; not starting with a digit) that is not a reserved word of the rule language`
-          })
-        const owned = yield* store.list(keyId)
-        if (owned.length >= limits.maxPerKey) return yield* new ContractLimitReached({ max: limits.maxPerKey })
-        if (owned.some((c) => c.chainId === chainId && c.label === label))
-          return yield* new ContractLabelTaken({ label, chainId })
-        const lower = `0x${address.slice(2).toLowerCase()}`
-        const found =
-          r.ABI === undefined || r.ABI === null
-            ? yield* AbiSource.resolve(chainId, lower).pipe(
-                Effect.provideService(AbiSource.AbiSource, sources),
-                Effect.provideService(ChainData, chain)
-              )
-            : { abi: yield* suppliedAbi(r.ABI), source: "supplied" }
-        const decimals = yield* decimalsOf(chain, chainId, lower, found.abi)
-        const now = yield* Clock.currentTimeMillis
-        const contract: Contract = {
-          id: `ct_${now}_${RandomIds.alphanumeric(9)}`,
-          keyId,
-          chainId,
-          address: lower,
-          label,
-          abi: found.abi,
-          abiSource: found.source,
-          ...("proxy" in found && found.proxy !== undefined ? { proxy: found.proxy } : {}),
-          ...(decimals === undefined ? {} : { decimals }),
-          created: Instant.iso(now)
-        }
-        // Checked again as it is stored, in one transaction: two requests racing never pass the cap or share a label.
-        const added = yield* store.add(contract, limits.maxPerKey)
-        if (added === "label taken") return yield* new ContractLabelTaken({ label, chainId })
-        if (added === "limit reached") return yield* new ContractLimitReached({ max: limits.maxPerKey })
-        return contract
-      })
-      const get = (keyId: string, id: string) =>
-        Effect.flatMap(store.get(keyId, id), (c) =>
-          c === undefined ? Effect.fail(new ContractNotFound({ id })) : Effect.succeed(c)
-        )
-      return {
-        register,
-        list: (keyId, chainId) => store.list(keyId, chainId),
-        get,
-        remove: (keyId, id) =>
-          Effect.flatMap(store.remove(keyId, id), (removed) =>
-            removed ? Effect.void : Effect.fail(new ContractNotFound({ id }))
+  static readonly layer: Layer.Layer<Contracts, never, ContractStore | AbiSource.AbiSource | ContractState> =
+    Layer.effect(Contracts)(
+      Effect.gen(function* () {
+        const store = yield* ContractStore
+        const sources = yield* AbiSource.AbiSource
+        const chain = yield* ContractState
+        const register = Effect.fn("Contracts.register")(function* (keyId: string, r: Registration) {
+          const chainId = r.chainId
+          if (typeof chainId !== "number" || !Number.isSafeInteger(chainId) || chainId < 1)
+            return yield* new InvalidContract({ field: "chainId", message: "must be a positive whole number" })
+          const address = r.contractAddress
+          if (typeof address !== "string" || !/^0[xX][0-9a-fA-F]{40}$/.test(address))
+            return yield* new InvalidContract({
+              field: "contractAddress",
+              message: "must be an EVM address (0x and 40 hex digits)"
+            })
+          const label = r.label
+          if (typeof label !== "string" || label.length > limits.maxLabelLength || !isLabel(label))
+            return yield* new InvalidContract({
+              field: "label",
+              message: `must be an identifier of at most ${limits.maxLabelLength} characters (letters, digits, _; not starting with a digit) that is not a reserved word of the rule language`
+            })
+          const owned = yield* store.list(keyId)
+          if (owned.length >= limits.maxPerKey) return yield* new ContractLimitReached({ max: limits.maxPerKey })
+          if (owned.some((c) => c.chainId === chainId && c.label === label))
+            return yield* new ContractLabelTaken({ label, chainId })
+          const lower = `0x${address.slice(2).toLowerCase()}`
+          const found =
+            r.ABI === undefined || r.ABI === null
+              ? yield* AbiSource.resolve(chainId, lower).pipe(
+                  Effect.provideService(AbiSource.AbiSource, sources),
+                  Effect.provideService(ContractState, chain)
+                )
+              : { abi: yield* suppliedAbi(r.ABI), source: "supplied" }
+          const decimals = yield* decimalsOf(chain, chainId, lower, found.abi)
+          const now = yield* Clock.currentTimeMillis
+          const contract: Contract = {
+            id: `ct_${now}_${RandomIds.alphanumeric(9)}`,
+            keyId,
+            chainId,
+            address: lower,
+            label,
+            abi: found.abi,
+            abiSource: found.source,
+            ...("proxy" in found && found.proxy !== undefined ? { proxy: found.proxy } : {}),
+            ...(decimals === undefined ? {} : { decimals }),
+            created: Instant.iso(now)
+          }
+          // Checked again as it is stored, in one transaction: two requests racing never pass the cap or share a label.
+          const added = yield* store.add(contract, limits.maxPerKey)
+          if (added === "label taken") return yield* new ContractLabelTaken({ label, chainId })
+          if (added === "limit reached") return yield* new ContractLimitReached({ max: limits.maxPerKey })
+          return contract
+        })
+        const get = (keyId: string, id: string) =>
+          Effect.flatMap(store.get(keyId, id), (c) =>
+            c === undefined ? Effect.fail(new ContractNotFound({ id })) : Effect.succeed(c)
           )
-      }
-    })
-  )
+        return {
+          register,
+          list: (keyId, chainId) => store.list(keyId, chainId),
+          get,
+          remove: (keyId, id) =>
+            Effect.flatMap(store.remove(keyId, id), (removed) =>
+              removed ? Effect.void : Effect.fail(new ContractNotFound({ id }))
+            )
+        }
+      })
+    )
 }

@@ -7,7 +7,7 @@ import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
 import { type BotNotFound, Bots } from "../bots/Bots.ts"
 import type { Listed } from "../alerts/Alert.ts"
-import { FollowStore } from "./FollowStore.ts"
+import { AlertLog } from "./FollowStore.ts"
 
 /** A query of alerts is wrong; `field` names what. */
 export class InvalidAlertQuery extends Schema.TaggedError<InvalidAlertQuery>()("InvalidAlertQuery", {
@@ -53,11 +53,11 @@ export class Alerts extends Context.Service<
     ) => Effect.Effect<number, BotNotFound | AlertNotFound | StoreError.StoreError>
   }
 >()("@vigil/core/Alerts") {
-  static readonly layer: Layer.Layer<Alerts, never, Bots | FollowStore | WebhookStore.WebhookStore | Outbox.Outbox> =
+  static readonly layer: Layer.Layer<Alerts, never, Bots | AlertLog | WebhookStore.WebhookStore | Outbox.Outbox> =
     Layer.effect(Alerts)(
       Effect.gen(function* () {
         const bots = yield* Bots
-        const store = yield* FollowStore
+        const store = yield* AlertLog
         const outbox = yield* WebhookStore.WebhookStore
         const wake = (yield* Outbox.Outbox).wake
         return {

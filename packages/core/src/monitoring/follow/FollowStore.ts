@@ -5,7 +5,7 @@
  * notification deliveries in the same transaction, so a crash leaves either all of a step or none of it; and
  * only when the cursor is still where the step began, so two instances never both take one step.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import type { StoreError } from "../../kernel/index.ts"
 import type { Alert } from "../alerts/Alert.ts"
@@ -71,12 +71,6 @@ export class FollowStore extends Context.Service<
         readonly coverage?: ReadonlyArray<Coverage>
       }
     ) => Effect.Effect<{ readonly outcome: Advance; readonly stored: ReadonlyArray<string> }, StoreError.StoreError>
-    /** The bot's alerts not retracted whose block time is `since` or later, oldest first. */
-    readonly recent: (botId: string, since: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
-    /** How many of the chain's alerts were retracted, ever: by a follower's reorganisation or by a re-anchoring. */
-    readonly retracted: (chainId: number) => Effect.Effect<number, StoreError.StoreError>
-    /** The chain's alerts not retracted whose block is above `number`: what a reorganisation down to it orphans. */
-    readonly orphaned: (chainId: number, number: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
     /**
      * A reorganisation, all or nothing, if the cursor is still `expected`: forgets the marks above `ancestor`,
      * which becomes the cursor, retracts the alerts of `retract` (those not retracted yet) at `at`, and stores
@@ -108,6 +102,22 @@ export class FollowStore extends Context.Service<
         readonly deliveries: ReadonlyArray<WebhookStore.Delivery>
       }
     ) => Effect.Effect<void, StoreError.StoreError>
+    /** The chain's alerts not retracted whose block is above `number`: what a reorganisation down to it orphans. */
+    readonly orphaned: (chainId: number, number: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
+  }
+>()("@vigil/core/FollowStore") {}
+
+/**
+ * Port: the alerts a follower stored, as they are read back: a bot's recent ones (its notification limits), how
+ * many a chain retracted (metrics), and one or a page of a bot's (the API).
+ */
+export class AlertLog extends Context.Service<
+  AlertLog,
+  {
+    /** The bot's alerts not retracted whose block time is `since` or later, oldest first. */
+    readonly recent: (botId: string, since: number) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
+    /** How many of the chain's alerts were retracted, ever: by a follower's reorganisation or by a re-anchoring. */
+    readonly retracted: (chainId: number) => Effect.Effect<number, StoreError.StoreError>
     /** One of the bot's alerts, by id; undefined when the key's bot has no such alert. */
     readonly alert: (
       keyId: string,
@@ -128,4 +138,13 @@ export class FollowStore extends Context.Service<
       }
     ) => Effect.Effect<ReadonlyArray<Alert>, StoreError.StoreError>
   }
->()("@vigil/core/FollowStore") {}
+>()("@vigil/core/FollowStore/AlertLog") {}
+
+/** Both ports, as an adapter implements them over one store. */
+export type Both = FollowStore["Service"] & AlertLog["Service"]
+
+/** The layer of both ports from an adapter's one implementation. */
+export const layerOf = <E, R>(
+  make: Effect.Effect<Both, E, R>
+): Layer.Layer<FollowStore | AlertLog, E, Exclude<R, Scope.Scope>> =>
+  Layer.effectContext(Effect.map(make, (store) => Context.make(FollowStore, store).pipe(Context.add(AlertLog, store))))

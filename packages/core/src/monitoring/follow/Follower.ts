@@ -29,7 +29,7 @@ import { ChainData } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Continuity from "./Continuity.ts"
 import * as FollowLeases from "./FollowLeases.ts"
-import { FollowStore, type Mark } from "./FollowStore.ts"
+import { AlertLog, FollowStore, type Mark } from "./FollowStore.ts"
 import { type Block, markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
 import * as Steps from "./Steps.ts"
@@ -57,8 +57,9 @@ export const layer = (
   | BotStore
   | ContractStore
   | FollowStore
+  | AlertLog
   | FollowLeases.FollowLeases
-  | WebhookStore.WebhookStore
+  | WebhookStore.Destinations
   | Outbox.Outbox
   | ChainData
   | ApiKeyStore.ApiKeyStore
@@ -67,7 +68,7 @@ export const layer = (
     Effect.gen(function* () {
       const bots = yield* BotStore
       const contracts = yield* ContractStore
-      const outbox = yield* WebhookStore.WebhookStore
+      const outbox = yield* WebhookStore.Destinations
       const chain = yield* ChainData
       const states = new Map<number, ChainState>()
       const instance = settings.instance ?? `instance-${(yield* Random.nextInt).toString(36)}`
@@ -76,7 +77,7 @@ export const layer = (
         instance,
         settings,
         bots,
-        store: yield* FollowStore,
+        store: { ...(yield* FollowStore), ...(yield* AlertLog) },
         outbox,
         chain,
         wake: (yield* Outbox.Outbox).wake,

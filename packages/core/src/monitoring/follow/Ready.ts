@@ -128,7 +128,7 @@ const check = (bot: Bot, contracts: ReadonlyArray<Contract>): Checked => {
 export const preparer = (
   bots: BotStore["Service"],
   contracts: ContractStore["Service"],
-  outbox: WebhookStore.WebhookStore["Service"],
+  outbox: WebhookStore.Destinations["Service"],
   keys: ApiKeyStore.ApiKeyStore["Service"]
 ) => {
   const byChain = new Map<number, Map<string, Checked>>()

@@ -36,7 +36,7 @@ export const reset = Effect.fn("Reanchor.reset")(function* (chainId: number, at?
   const chain = yield* ChainData
   const store = yield* FollowStore
   const bots = yield* BotStore
-  const outbox = yield* WebhookStore.WebhookStore
+  const outbox = yield* WebhookStore.Destinations
   const head = yield* chain.head(chainId)
   const number = at ?? head
   if (!Number.isSafeInteger(number) || number < 0 || number > head)

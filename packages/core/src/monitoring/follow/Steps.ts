@@ -13,7 +13,7 @@ import * as Scan from "../chain/Scan.ts"
 import { notices } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
-import type { Alert, FollowStore, Mark } from "./FollowStore.ts"
+import type { Alert, Both as Stores, Mark } from "./FollowStore.ts"
 import { type Block, factsOf, pendingOf, type Prepared, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
@@ -21,8 +21,9 @@ import { type ChainState, DeepReorganisation, type Settings, Unsettled } from ".
 export interface Shared {
   readonly settings: Settings
   readonly bots: BotStore["Service"]
-  readonly store: FollowStore["Service"]
-  readonly outbox: WebhookStore.WebhookStore["Service"]
+  /** The chains' progress and the alerts stored with it (a bot's recent ones for its notification limits). */
+  readonly store: Stores
+  readonly outbox: WebhookStore.Destinations["Service"]
   readonly chain: ChainData["Service"]
   /** Wakes the outbox's delivery loop once a step stored deliveries. */
   readonly wake: Effect.Effect<void>

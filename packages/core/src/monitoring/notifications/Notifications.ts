@@ -109,7 +109,7 @@ export const compose = (
  */
 export const notices = Effect.fnUntraced(function* (
   bots: BotStore["Service"],
-  outbox: WebhookStore.WebhookStore["Service"],
+  outbox: WebhookStore.Destinations["Service"],
   alert: Alert.Alert,
   kind: "retraction" | "unverified",
   now: number
@@ -162,7 +162,7 @@ const destination = Effect.fnUntraced(function* (settings: Settings, mailRelay: 
   }
 })
 
-const channelOf = (store: WebhookStore.WebhookStore["Service"], keyId: string, id: string) =>
+const channelOf = (store: WebhookStore.Destinations["Service"], keyId: string, id: string) =>
   Effect.flatMap(store.stats(keyId, "channels"), (stats) =>
     Effect.map(store.list(keyId, "channels"), (all) => {
       const w = all.find((c) => c.id === id)
@@ -172,7 +172,7 @@ const channelOf = (store: WebhookStore.WebhookStore["Service"], keyId: string, i
 
 /** The key's channel, refused when unknown or when its receiver disabled it (410 Gone). */
 const enabledChannel = Effect.fnUntraced(function* (
-  store: WebhookStore.WebhookStore["Service"],
+  store: WebhookStore.Destinations["Service"],
   keyId: string,
   id: string
 ) {
@@ -234,11 +234,11 @@ export class Notifications extends Context.Service<
   ): Layer.Layer<
     Notifications,
     never,
-    WebhookStore.WebhookStore | Outbox.Outbox | BotStore | HostResolver.HostResolver | Mailer.Mailer
+    WebhookStore.Destinations | Outbox.Outbox | BotStore | HostResolver.HostResolver | Mailer.Mailer
   > =>
     Layer.effect(Notifications)(
       Effect.gen(function* () {
-        const store = yield* WebhookStore.WebhookStore
+        const store = yield* WebhookStore.Destinations
         const bots = yield* BotStore
         const mailer = yield* Mailer.Mailer
         const resolver = yield* Effect.context<HostResolver.HostResolver>()

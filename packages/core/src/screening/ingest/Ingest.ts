@@ -3,7 +3,7 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect, Exit, Schema, Stream } from "effect"
 import type { Authority, ParsedRecord } from "../Intel.ts"
-import { AmendRefused, IntelIndex, type VersionMode } from "../IntelIndex.ts"
+import { Administration, AmendRefused, IntelIndex, type VersionMode, Versions } from "../IntelIndex.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
 import { ParseFailure, type Parser, type Skipped } from "./Parser.ts"
 
@@ -84,8 +84,9 @@ export const run = Effect.fnUntraced(function* <E>(
   parser: Parser,
   input: Stream.Stream<Uint8Array, E>,
   onProgress: (bytes: number, records: number) => void = () => {}
-): Effect.fn.Return<Outcome, IngestFailed | StoreError.StoreError | E, IntelIndex> {
+): Effect.fn.Return<Outcome, IngestFailed | StoreError.StoreError | E, IntelIndex | Versions> {
   const index = yield* IntelIndex
+  const versions = yield* Versions
   const now = yield* Clock.currentTimeMillis
   const ingestedAt = Instant.iso(now)
   const current = (yield* index.lists).find((l) => l.list === request.list)
@@ -101,7 +102,7 @@ export const run = Effect.fnUntraced(function* <E>(
     })
   }
   const authority = request.authority ?? current?.authority ?? request.defaultAuthority
-  const version = yield* index.stage({
+  const version = yield* versions.stage({
     list: request.list,
     source: request.source,
     kind: request.kind,
@@ -124,7 +125,7 @@ export const run = Effect.fnUntraced(function* <E>(
     const batch = pending
     pending = []
     records += batch.length
-    return batch.length === 0 ? Effect.void : index.append(version, batch)
+    return batch.length === 0 ? Effect.void : versions.append(version, batch)
   })
   const take = (produce: () => ReadonlyArray<ParsedRecord>) =>
     Effect.try({ try: produce, catch: failed }).pipe(
@@ -175,7 +176,7 @@ export const run = Effect.fnUntraced(function* <E>(
       current.authority === authority &&
       !backfilled
     ) {
-      yield* index.discard(version)
+      yield* versions.discard(version)
       return { ...base, status: "unchanged", added: 0, delisted: 0, unchanged: current.active } satisfies Outcome
     }
     const today = Instant.day(now)
@@ -205,7 +206,7 @@ export const run = Effect.fnUntraced(function* <E>(
     // The refresh guard's refusals are recorded beside the list, so whoever reads its state sees it is behind.
     const refused = (message: string) =>
       Effect.andThen(
-        index.recordRefusal(request.list, { at: ingestedAt, origin: request.origin, message }),
+        versions.recordRefusal(request.list, { at: ingestedAt, origin: request.origin, message }),
         Effect.fail(new IngestFailed({ list: request.list, message }))
       )
     if (records === 0 && request.allowShrink !== true) {
@@ -214,7 +215,7 @@ export const run = Effect.fnUntraced(function* <E>(
         `${request.origin} holds no valid record (${skipped.count} skipped${skipped.reasons[0] === undefined ? "" : `, first: ${skipped.reasons[0]}`}); refused, the list is unchanged (--allow-shrink to accept an empty version)`
       )
     }
-    const outcome = yield* index
+    const outcome = yield* versions
       .commit(version, {
         asOf,
         contentHash,
@@ -247,21 +248,21 @@ export const run = Effect.fnUntraced(function* <E>(
     } satisfies Outcome
   })
   return yield* body.pipe(
-    Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(index.discard(version))))
+    Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(versions.discard(version))))
   )
 })
 
-/** Withdraws `list`'s current version (see {@link IntelIndex.rollback}), recorded with the time now. */
+/** Withdraws `list`'s current version (see {@link Administration.rollback}), recorded with the time now. */
 export const rollback = (list: string) =>
-  Effect.flatMap(IntelIndex, (index) => Effect.flatMap(Instant.now, (at) => index.rollback(list, at)))
+  Effect.flatMap(Administration, (index) => Effect.flatMap(Instant.now, (at) => index.rollback(list, at)))
 
 /**
- * Corrects the date of `list`'s version numbered `version` to `asOf` (see {@link IntelIndex.redate}); a date that
+ * Corrects the date of `list`'s version numbered `version` to `asOf` (see {@link Administration.redate}); a date that
  * is not a calendar date or lies after today is refused, as it is for an ingest.
  */
 export const redate = (list: string, version: number, asOf: string) =>
   Effect.gen(function* () {
-    const index = yield* IntelIndex
+    const index = yield* Administration
     const today = yield* Instant.today
     if (!Instant.isCalendarDate(asOf))
       return yield* new AmendRefused({ list, message: `${asOf} is not a calendar date (YYYY-MM-DD)` })
