@@ -3,6 +3,7 @@ import { parseArgs } from "node:util"
 import { table, writeDocs, writeResult, type Scenario } from "./Harness.ts"
 import { pinSelf } from "./Load.ts"
 import * as Calibration from "./scenarios/Calibration.ts"
+import * as ColdStores from "./scenarios/ColdStores.ts"
 import * as ExposureScenario from "./scenarios/Exposure.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
@@ -27,7 +28,8 @@ const scenarios: ReadonlyArray<Scenario> = [
   Historical.scenario,
   Live.scenario,
   Soak.scenario,
-  KeyTiming.scenario
+  KeyTiming.scenario,
+  ColdStores.scenario
 ]
 
 const { values, positionals } = parseArgs({
