@@ -5,15 +5,7 @@
  */
 import { HttpsWebhookTransport, NodeHostResolver, SmtpMailer } from "@vigil/adapter-delivery"
 import { AbiSources, EvmAccounts, EvmRpc, EvmTransfers } from "@vigil/adapter-evm"
-import {
-  type AbiSource,
-  type ChainActivity,
-  type ChainData,
-  type Exposure,
-  type HostResolver,
-  Mailer,
-  type WebhookTransport
-} from "@vigil/core"
+import { type Engine, Mailer } from "@vigil/core"
 import { Layer } from "effect"
 
 /** Options of outbound traffic. */
@@ -39,18 +31,7 @@ export interface Options {
 }
 
 /** Name resolution and HTTPS delivery on Node guarded by the same allow-list, ABI sources, and chains' nodes. */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<
-  | HostResolver.HostResolver
-  | WebhookTransport.WebhookTransport
-  | Mailer.Mailer
-  | AbiSource.AbiSource
-  | ChainData.ChainData
-  | ChainData.ContractState
-  | ChainActivity.AccountReader
-  | Exposure.TransferReader
-> =>
+export const layer = (options: Options = {}): Layer.Layer<Engine.Outbound> =>
   Layer.mergeAll(
     NodeHostResolver.layer,
     HttpsWebhookTransport.layer({

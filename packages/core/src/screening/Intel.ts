@@ -86,22 +86,26 @@ export const IntelRecord = Schema.Struct({
 /** A stored record. */
 export type IntelRecord = typeof IntelRecord.Type
 
-/** A record as a parser produces it, before the index dates and stamps it (staged versions keep it as JSON). */
+const { address, family, category, reference, jurisdiction, entityName, entityType, label, delistedAt, cites } =
+  IntelRecord.fields
+
+/**
+ * A record as a parser produces it, before the index dates and stamps it (staged versions keep it as JSON): a stored
+ * record's fields, but `listedAt` is omitted when the source gives no date (the version's issue date is used), and
+ * `delistedAt` is given only by history sources (events) that state the end of a listing.
+ */
 export const ParsedRecord = Schema.Struct({
-  address: Schema.String,
-  family: Chain.Family,
-  category: Category,
-  reference: Schema.String,
-  jurisdiction: Schema.optionalKey(Schema.String),
-  entityName: Schema.optionalKey(Schema.String),
-  entityType: Schema.optionalKey(Schema.String),
-  label: Schema.optionalKey(Schema.String),
-  /** Omitted when the source gives no date: the version's issue date is used. */
+  address,
+  family,
+  category,
+  reference,
+  jurisdiction,
+  entityName,
+  entityType,
+  label,
   listedAt: Schema.optionalKey(Schema.String),
-  /** Only for history sources (events) that state the end of a listing. */
-  delistedAt: Schema.optionalKey(Schema.String),
-  /** The source the entry cites, when it names one. */
-  cites: Schema.optionalKey(Schema.String)
+  delistedAt,
+  cites
 })
 
 /** A record as a parser produces it. */
