@@ -55,7 +55,7 @@ describe("PostgreSQL: several instances, one store", () => {
       assert.strictEqual(usage?.used, 500, "what both decided is what the database holds")
     }).pipe(Effect.scoped, Effect.runPromise))
 
-  it("sees a key revoked on one instance as revoked on the other at once", () =>
+  it("sees a key revoked on one instance as revoked on the other as soon as the change is heard", () =>
     Effect.gen(function* () {
       const [a, b] = yield* instances(2, Postgres.schemaName())
       const here = Context.get(a!, ApiKeyStore.ApiKeyStore)
@@ -71,7 +71,9 @@ describe("PostgreSQL: several instances, one store", () => {
       })
       assert.isUndefined((yield* there.find("k1"))?.revokedAt)
       yield* here.revoke("k1", "2026-01-02T00:00:00.000Z")
-      assert.strictEqual((yield* there.find("k1"))?.revokedAt, "2026-01-02T00:00:00.000Z")
+      // The other instance hears the change at its commit's notice, which crosses the network: within a second at most.
+      const revokedThere = Effect.map(there.find("k1"), (record) => record?.revokedAt === "2026-01-02T00:00:00.000Z")
+      assert.isTrue(yield* within(1_000, revokedThere), "refused by the other instance within a second")
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 
