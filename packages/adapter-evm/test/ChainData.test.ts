@@ -77,12 +77,8 @@ const matching = async (
   source: string,
   options: { readonly blockRange?: number; readonly head?: number; readonly literalDefs?: string } = {}
 ) => {
-  const literalDefs = options.literalDefs === undefined ? undefined : Rules.Literals.fromJson(options.literalDefs)
-  if (typeof literalDefs === "string") throw new Error(literalDefs)
-  const checked = Rules.Checker.check(source, {
-    contracts: registered,
-    ...(literalDefs === undefined ? {} : { literalDefs })
-  })
+  const literalDefs = Effect.runSync(Rules.Literals.fromJson(options.literalDefs))
+  const checked = Rules.Checker.check(source, { contracts: registered, literalDefs })
   if (!checked.ok) throw new Error(checked.problems.map((p) => p.message).join("; "))
   const facts = ChainFacts.fromBlocks(await allBlocks(), registered, {
     blockRange: options.blockRange ?? 0,

@@ -82,9 +82,8 @@ describe("Bots", () => {
       assert.strictEqual(bot.revision, 1)
       // The literal definitions are kept as their text: 1e+27 stays exactly 10^27.
       assert.strictEqual(bot.options.literalDefs, text)
-      const defs = Rules.Literals.fromJson(bot.options.literalDefs!)
-      assert.notStrictEqual(typeof defs, "string")
-      if (typeof defs !== "string") assert.strictEqual(Rules.Literals.asInteger(defs.get("max")!, false), 10n ** 27n)
+      const defs = yield* Rules.Literals.fromJson(bot.options.literalDefs!)
+      assert.strictEqual(Rules.Literals.asInteger(defs.get("max")!, false), 10n ** 27n)
       assert.deepStrictEqual(yield* bots.get("key-a", bot.id), bot)
     }).pipe(Effect.provide(layer))
   )

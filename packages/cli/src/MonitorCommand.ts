@@ -61,8 +61,9 @@ const backtest = Command.make(
       const url = httpUrl(args.rpc)
       if (url === undefined) return yield* new UsageError({ message: `--rpc ${args.rpc} is not an http(s) URL` })
       const { chainId, contracts } = yield* readContracts(args.contracts, args.chain)
-      const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
-      if (typeof literalDefs === "string") return yield* new UsageError({ message: `--literal-defs: ${literalDefs}` })
+      const literalDefs = yield* Rules.Literals.fromJson(Option.getOrUndefined(args.literalDefs)).pipe(
+        Effect.mapError(({ message }) => new UsageError({ message: `--literal-defs: ${message}` }))
+      )
       const groups = args.separately ? args.expressions.map((e) => [e]) : [args.expressions]
       const rules: Array<Scan.Rule> = []
       for (const [index, sources] of groups.entries()) {

@@ -91,8 +91,9 @@ const check = Command.make(
   (args) =>
     Effect.gen(function* () {
       const { contracts } = yield* readContracts(args.contracts, args.chain)
-      const literalDefs = Option.isNone(args.literalDefs) ? new Map() : Rules.Literals.fromJson(args.literalDefs.value)
-      if (typeof literalDefs === "string") return yield* new UsageError({ message: `--literal-defs: ${literalDefs}` })
+      const literalDefs = yield* Rules.Literals.fromJson(Option.getOrUndefined(args.literalDefs)).pipe(
+        Effect.mapError(({ message }) => new UsageError({ message: `--literal-defs: ${message}` }))
+      )
       // As a bot takes them: one rule, its expressions AND-ed, its transactions joined.
       const result = Rules.Checker.checkRule(args.expressions, {
         contracts,

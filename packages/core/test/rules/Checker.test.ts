@@ -1,6 +1,6 @@
 /** The watch-rule checker against real ABI shapes: types, positions, candidates, placeholders and limits. */
 import { Abi, Rules } from "@vigil/core"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { assert, describe, it } from "vitest"
 
 const { Checker, Literals } = Rules
@@ -89,10 +89,13 @@ const contracts: ReadonlyArray<Rules.Checker.Contract> = [
   { label: "Router", address: "0x1111111254eeb25477b68fb85ed929f73a960582", abi: router }
 ]
 
-const literalDefs = Literals.fromJson(
-  '{"maxTransferAmount": 1e+27, "exact": 123456789012345678901234567890, "suspiciousUser": "0x67bcc2443971070599265b34cf63dF57eAbA5940", "flag": true, "memo": "hi"}'
+const literalDefs = Effect.runSync(
+  Literals.fromJson(
+    '{"maxTransferAmount": 1e+27, "exact": 123456789012345678901234567890, "suspiciousUser": "0x67bcc2443971070599265b34cf63dF57eAbA5940", "flag": true, "memo": "hi"}'
+  )
 )
-if (typeof literalDefs === "string") throw new Error(literalDefs)
+/** Why `text` is not literal definitions. */
+const refusal = (text: string) => Effect.runSync(Effect.flip(Literals.fromJson(text))).message
 
 const check = (source: string, options: Partial<Rules.Checker.Options> = {}) =>
   Checker.check(source, { contracts, literalDefs, ...options })
@@ -122,15 +125,14 @@ describe("the checker accepts well-typed rules", () => {
 
   it("takes placeholder names of up to 64 characters, in the rule and in literalDefs", () => {
     const name = `p${"x".repeat(63)}`
-    const defs = Literals.fromJson(`{"${name}": 5}`)
-    if (typeof defs === "string") throw new Error(defs)
+    const defs = Effect.runSync(Literals.fromJson(`{"${name}": 5}`))
     assert.include(
       ok(`system.uintCompare(tx1.USDC.F.transfer.value, >, \${${name}})`, { literalDefs: defs }).normal,
       ", >, 5)"
     )
     const longer = `${name}y`
     assert.strictEqual(
-      Literals.fromJson(`{"${longer}": 5}`),
+      refusal(`{"${longer}": 5}`),
       `literalDefs key ${longer.slice(0, 20)}… is longer than 64 characters`
     )
     const [problem] = problems(`system.uintCompare(tx1.USDC.F.transfer.value, >, \${${longer}})`)
@@ -282,14 +284,12 @@ describe("options.ruleScope", () => {
 
 describe("literalDefs from JSON text", () => {
   it("keeps every digit of large numbers and refuses what is not an object of literals", () => {
-    const defs = Literals.fromJson('{"a": 1e+27, "b": 123456789012345678901234567890}')
-    assert.notStrictEqual(typeof defs, "string")
-    if (typeof defs === "string") return
+    const defs = Effect.runSync(Literals.fromJson('{"a": 1e+27, "b": 123456789012345678901234567890}'))
     assert.strictEqual(Literals.asInteger(defs.get("a")!, false), 10n ** 27n)
     assert.strictEqual(Literals.asInteger(defs.get("b")!, false), 123456789012345678901234567890n)
-    assert.strictEqual(Literals.fromJson("[1]"), "literalDefs must be a JSON object")
-    assert.match(String(Literals.fromJson('{"a": {"b": 1}}')), /must be a number, a string or a boolean/)
-    assert.match(String(Literals.fromJson("{")), /not valid JSON/)
+    assert.strictEqual(refusal("[1]"), "literalDefs must be a JSON object")
+    assert.match(refusal('{"a": {"b": 1}}'), /must be a number, a string or a boolean/)
+    assert.match(refusal("{"), /not valid JSON/)
   })
 })
 

@@ -3,6 +3,7 @@
  * hand-built transactions, with the matches each must (and must not) give.
  */
 import { Rules } from "@vigil/core"
+import { Effect } from "effect"
 import { assert, describe, it } from "vitest"
 
 const { Evaluator, Facts, Parser } = Rules
@@ -227,8 +228,7 @@ describe("the examples of research §5.7, evaluated", () => {
         abi: [{ type: "event", name: "Deposit", inputs: [{ name: "user", type: "address" }] }]
       }
     ]
-    const literalDefs = Rules.Literals.fromJson(`{"suspiciousUser": "${attacker}"}`)
-    if (typeof literalDefs === "string") throw new Error(literalDefs)
+    const literalDefs = Effect.runSync(Rules.Literals.fromJson(`{"suspiciousUser": "${attacker}"}`))
     const checked = Rules.Checker.check("system.addressCompare(tx1.AavePool.E.Deposit.user, ==, ${suspiciousUser})", {
       contracts,
       literalDefs

@@ -98,12 +98,12 @@ const problemsOf = Effect.fnUntraced(function* (
   options: { readonly without?: string; readonly requireJoin?: boolean } = {}
 ) {
   const onChain = (yield* deps.contracts.list(keyId, fields.chainId)).filter((c) => c.id !== options.without)
-  const literalDefs =
-    fields.options.literalDefs === undefined ? new Map() : Literals.fromJson(fields.options.literalDefs)
-  if (typeof literalDefs === "string") return { field: "options.literalDefs", message: literalDefs, problems: [] }
+  const literalDefs = yield* Effect.result(Literals.fromJson(fields.options.literalDefs))
+  if (literalDefs._tag === "Failure")
+    return { field: "options.literalDefs", message: literalDefs.failure.message, problems: [] }
   const result = Checker.checkRule(fields.watchRule.expressions, {
     contracts: onChain,
-    literalDefs,
+    literalDefs: literalDefs.success,
     watchRuleType: fields.watchRule.watchRuleType,
     ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope }),
     ...(options.requireJoin === true ? { requireJoin: true } : {})
@@ -209,16 +209,18 @@ export class Bots extends Context.Service<
         )
 
       const check = (keyId: string, request: RuleCheckRequest) =>
-        Effect.map(contracts.list(keyId, request.chainId), (onChain): RuleCheck => {
+        Effect.gen(function* (): Effect.fn.Return<RuleCheck, StoreError.StoreError> {
+          const onChain = yield* contracts.list(keyId, request.chainId)
           if (request.literalDefs !== undefined && request.literalDefs.length > BotModel.limits.maxLiteralDefsLength)
             return {
               ok: false,
               message: `options.literalDefs: must be at most ${BotModel.limits.maxLiteralDefsLength} characters of JSON`,
               problems: []
             }
-          const literalDefs = request.literalDefs === undefined ? new Map() : Literals.fromJson(request.literalDefs)
-          if (typeof literalDefs === "string")
-            return { ok: false, message: `options.literalDefs: ${literalDefs}`, problems: [] }
+          const defs = yield* Effect.result(Literals.fromJson(request.literalDefs))
+          if (defs._tag === "Failure")
+            return { ok: false, message: `options.literalDefs: ${defs.failure.message}`, problems: [] }
+          const literalDefs = defs.success
           const result = Checker.checkRule(request.expressions, {
             contracts: onChain,
             literalDefs,

@@ -159,8 +159,9 @@ const blockNumbers = (list: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<
 /** The bot's rules, checked against the key's contracts as they are now. */
 const rulesOf = Effect.fnUntraced(function* (contracts: ContractStore["Service"], keyId: string, bot: Bot) {
   const onChain = yield* contracts.list(keyId, bot.chainId)
-  const literalDefs = bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
-  if (typeof literalDefs === "string") return yield* new HistoryNotReady({ message: literalDefs })
+  const literalDefs = yield* Literals.fromJson(bot.options.literalDefs).pipe(
+    Effect.mapError(({ message }) => new HistoryNotReady({ message }))
+  )
   const result = Checker.checkRule(bot.watchRule.expressions, {
     contracts: onChain,
     literalDefs,

@@ -107,9 +107,10 @@ export const pendingOf = (
 type Checked = Extract<Checker.RuleResult, { ok: true }>["rule"] | string
 
 /** Checks a bot's rules (one rule, AND-ed) against contracts: the rule, or what is wrong. */
-const check = (bot: Bot, contracts: ReadonlyArray<Contract>): Checked => {
-  const literalDefs = bot.options.literalDefs === undefined ? new Map() : Literals.fromJson(bot.options.literalDefs)
-  if (typeof literalDefs === "string") return `bot ${bot.id}: ${literalDefs}`
+const check = Effect.fnUntraced(function* (bot: Bot, contracts: ReadonlyArray<Contract>): Effect.fn.Return<Checked> {
+  const defs = yield* Effect.result(Literals.fromJson(bot.options.literalDefs))
+  if (defs._tag === "Failure") return `bot ${bot.id}: ${defs.failure.message}`
+  const literalDefs = defs.success
   const checked = Checker.checkRule(bot.watchRule.expressions, {
     contracts,
     literalDefs,
@@ -119,7 +120,7 @@ const check = (bot: Bot, contracts: ReadonlyArray<Contract>): Checked => {
   if (checked.ok) return checked.rule
   const first = checked.problems[0]!
   return `bot ${bot.id}, expression ${first.expression + 1}: ${first.message}`
-}
+})
 
 /**
  * Reads a chain's active bots and makes them ready; a bot whose rules no longer check is left out and said. The
@@ -168,7 +169,7 @@ export const preparer = (
       used.add(cacheKey)
       let rule = checkedRules.get(cacheKey)
       if (rule === undefined) {
-        rule = check(bot, of.contracts)
+        rule = yield* check(bot, of.contracts)
         checkedRules.set(cacheKey, rule)
       }
       if (typeof rule === "string") {

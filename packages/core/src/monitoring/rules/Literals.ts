@@ -3,6 +3,7 @@
  * (lossless-json keeps each number's digits), so `1e+27` is exactly 10^27 and a 30-digit integer is not rounded
  * through a double; strings, booleans and numbers are kept as they came and typed where they are used.
  */
+import { Effect, Schema } from "effect"
 import { isLosslessNumber, isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from "lossless-json"
 import { maxPlaceholderLength } from "./Cursor.ts"
 import { integer } from "./Operands.ts"
@@ -16,6 +17,13 @@ export type Definition =
 /** Placeholder definitions by name. */
 export type Definitions = ReadonlyMap<string, Definition>
 
+/** `literalDefs` that are not an object of numbers, strings and booleans under placeholder names: what is wrong. */
+export class InvalidLiteralDefs extends Schema.TaggedError<InvalidLiteralDefs>()("InvalidLiteralDefs", {
+  message: Schema.String
+}) {}
+
+const invalid = (message: string) => Effect.fail(new InvalidLiteralDefs({ message }))
+
 const definition = (name: string, value: unknown): Definition | string => {
   if (isLosslessNumber(value)) return { _tag: "Number", text: value.value }
   if (typeof value === "number") return { _tag: "Number", text: String(value) }
@@ -24,15 +32,17 @@ const definition = (name: string, value: unknown): Definition | string => {
   return `literalDefs.${name} must be a number, a string or a boolean`
 }
 
-/** Definitions from the raw JSON text of a `literalDefs` object; the reason as text when it is not one. */
-export const fromJson = (text: string): Definitions | string => {
+/** Definitions from the raw JSON text of a `literalDefs` object; none when there is no text. */
+export const fromJson = (text: string | undefined): Effect.Effect<Definitions, InvalidLiteralDefs> => {
+  if (text === undefined) return Effect.succeed(new Map())
   let parsed: unknown
   try {
     parsed = parseLossless(text)
   } catch (e) {
-    return `literalDefs is not valid JSON: ${(e as Error).message}`
+    return invalid(`literalDefs is not valid JSON: ${(e as Error).message}`)
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return "literalDefs must be a JSON object"
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    return invalid("literalDefs must be a JSON object")
   return fromEntries(Object.entries(parsed))
 }
 
@@ -40,18 +50,20 @@ export const fromJson = (text: string): Definitions | string => {
  * Definitions from already-parsed values. A JS number is taken by its decimal text, which is exact only up to
  * 2^53: prefer {@link fromJson} (or numeric strings) for large values.
  */
-export const fromEntries = (entries: Iterable<readonly [string, unknown]>): Definitions | string => {
+export const fromEntries = (
+  entries: Iterable<readonly [string, unknown]>
+): Effect.Effect<Definitions, InvalidLiteralDefs> => {
   const out = new Map<string, Definition>()
   for (const [name, value] of entries) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      return `literalDefs key ${JSON.stringify(name.slice(0, 80))} is not a name`
+      return invalid(`literalDefs key ${JSON.stringify(name.slice(0, 80))} is not a name`)
     if (name.length > maxPlaceholderLength)
-      return `literalDefs key ${name.slice(0, 20)}… is longer than ${maxPlaceholderLength} characters`
+      return invalid(`literalDefs key ${name.slice(0, 20)}… is longer than ${maxPlaceholderLength} characters`)
     const d = definition(name, value)
-    if (typeof d === "string") return d
+    if (typeof d === "string") return invalid(d)
     out.set(name, d)
   }
-  return out
+  return Effect.succeed(out)
 }
 
 /**
