@@ -5,14 +5,12 @@
  * batches in flight; timeouts, HTTP 429 and 5xx are retried with exponential backoff. The RPC URLs are the
  * operator's own configuration, so the webhook SSRF guard does not apply to them.
  *
- * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (through
- * Effect's socket on the `ws` client that `@effect/platform-node` ships, since Node 20 has no WebSocket).
+ * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (`NewHeads`).
  */
-import { NodeSocket } from "@effect/platform-node"
 import { ChainData, type ChainFacts, NodeAnswers } from "@vigil/core"
-import { Clock, Effect, type Layer, Result, Schedule, Schema, Stream } from "effect"
-import { Socket } from "effect/socket"
+import { Clock, Effect, type Layer, Result, Schedule, Schema } from "effect"
 import * as JsonRpc from "./JsonRpc.ts"
+import * as NewHeads from "./NewHeads.ts"
 
 type ChainDataError = ChainData.ChainDataError
 const ChainDataError = ChainData.ChainDataError
@@ -40,8 +38,6 @@ type RpcAnswer = JsonRpc.Answer
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
-const encodeJson = Schema.encodeSync(Schema.fromJsonString(Schema.Unknown))
-
 /** A node's answers decoded by their Schemas: a malformed one is refused with what is wrong, never cast. */
 const decodeHeader = Schema.decodeUnknownResult(NodeAnswers.RpcHeader)
 const decodeBlock = Schema.decodeUnknownResult(NodeAnswers.RpcBlock)
@@ -50,8 +46,6 @@ const decodeTraces = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.TraceEn
 
 /** A hex string in lower case (nodes may differ in case), anything else as it is. */
 const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The JSON-RPC chain reader. */
 export const make = (options: Options): ChainData.Both => {
@@ -339,81 +333,19 @@ export const make = (options: Options): ChainData.Both => {
     )
   }
 
-  const newHeads = (chainId: number) =>
-    Effect.gen(function* () {
-      const fail = (reason: ChainData.ChainDataErrorReason, message: string) =>
-        new ChainDataError({ reason, chainId, operation: "newHeads", message })
-      const url = options.wsUrls?.get(chainId)
-      if (url === undefined) return yield* fail("NotConfigured", `no websocket URL is configured for chain ${chainId}`)
-      const lost = (e: Socket.SocketError) =>
-        fail(
-          e.reason._tag === "SocketOpenError" && e.reason.kind === "Timeout" ? "Timeout" : "Unavailable",
-          e.reason._tag === "SocketCloseError"
-            ? `the websocket closed (${e.reason.code}${e.reason.closeReason ? `: ${e.reason.closeReason}` : ""})`
-            : `the websocket failed: ${e.reason.message} (${JsonRpc.causeOf(isObject(e.reason.cause) && "error" in e.reason.cause ? e.reason.cause.error : e.reason.cause)})`
+  const newHeads = (chainId: number) => {
+    const url = options.wsUrls?.get(chainId)
+    return url === undefined
+      ? Effect.fail(
+          new ChainDataError({
+            reason: "NotConfigured",
+            chainId,
+            operation: "newHeads",
+            message: `no websocket URL is configured for chain ${chainId}`
+          })
         )
-      const socket = yield* Socket.makeWebSocket(url, { openTimeout: `${timeoutMillis} millis` })
-      const reader = yield* Effect.mapError(socket.reader, lost)
-      const writer = yield* socket.writer
-      const id = 1
-      yield* Effect.mapError(
-        writer.write(encodeJson({ jsonrpc: "2.0", id, method: "eth_subscribe", params: ["newHeads"] })),
-        lost
-      )
-      const text = new TextDecoder()
-      const messages = (frames: ReadonlyArray<string | Uint8Array>) =>
-        frames.flatMap((f) => {
-          try {
-            const m: unknown = JSON.parse(typeof f === "string" ? f : text.decode(f))
-            return isObject(m) ? [m] : []
-          } catch {
-            return []
-          }
-        })
-      // The answer to the subscription; announcements that came with it are kept for the stream.
-      let early: Array<Record<string, unknown>> = []
-      let subscription: unknown
-      while (subscription === undefined) {
-        const got = messages(
-          yield* reader.pull.pipe(
-            Effect.mapError(lost),
-            Effect.timeoutOrElse({
-              duration: `${timeoutMillis} millis`,
-              orElse: () =>
-                Effect.fail(fail("Timeout", `the node did not answer eth_subscribe within ${timeoutMillis} ms`))
-            })
-          )
-        )
-        const answer = got.find((m) => m.id === id)
-        if (answer === undefined) continue
-        if (isObject(answer.error)) {
-          const code = Number(answer.error.code)
-          const message = String(answer.error.message)
-          return yield* fail(
-            JsonRpc.classify(code, message) === "RateLimited" ? "RateLimited" : "Unsupported",
-            `the node refused the newHeads subscription: ${message} (${code})`
-          )
-        }
-        if (typeof answer.result !== "string")
-          return yield* fail("Invalid", "eth_subscribe did not answer a subscription id")
-        subscription = answer.result
-        early = got.slice(got.indexOf(answer) + 1)
-      }
-      const numbers = (ms: ReadonlyArray<Record<string, unknown>>) =>
-        ms.flatMap((m) => {
-          const params = m.method === "eth_subscription" && isObject(m.params) ? m.params : undefined
-          const number =
-            params?.subscription === subscription && isObject(params.result) ? params.result.number : undefined
-          return typeof number === "string" && /^0x[0-9a-f]+$/i.test(number) ? [Number(BigInt(number))] : []
-        })
-      return Stream.concat(
-        Stream.fromIterable(numbers(early)),
-        Stream.fromEffectRepeat(Effect.mapError(reader.pull, lost)).pipe(
-          Stream.map((frames) => numbers(messages(frames))),
-          Stream.flattenIterable
-        )
-      )
-    }).pipe(Effect.provide(NodeSocket.layerWebSocketConstructorWS))
+      : NewHeads.subscribe({ chainId, url, timeoutMillis })
+  }
 
   const trouble = (chainId: number) => Effect.sync(() => troubles.get(chainId))
 
