@@ -1,22 +1,22 @@
 /**
- * Handlers of the intelligence routes: v3 single and batch, v2 intel and v2 status. The screening policy (cache
- * lifetimes, batches, failed items) is core's `Intelligence`; what is here is authentication, charging and
- * serialisation.
+ * Handlers of the intelligence routes: v3 single and batch, v2 intel and v2 status. What an answer holds (cache
+ * lifetimes, batches, failed items, the evidence read beside a screening, a cached answer restamped) is core's
+ * `Answers`; what is here is authentication, charging and serialisation.
  */
 import {
+  Answers,
   ApiKeys,
   type ApiKeyStore,
   Chain,
   ChainActivity,
-  Exposure,
   Instant,
-  Intelligence,
-  type IntelResult,
+  type Intelligence,
   Quota,
+  type Screening,
   Status,
   V2
 } from "@vigil/core"
-import { Clock, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
@@ -27,13 +27,7 @@ import * as Responses from "./Responses.ts"
 import * as Schemas from "./Schemas.ts"
 
 /** What the intelligence handlers need. */
-export type Requirements =
-  | ApiKeys.ApiKeys
-  | Quota.Quota
-  | Intelligence.Intelligence
-  | ChainActivity.ChainActivity
-  | Exposure.Exposure
-  | HttpMetrics
+export type Requirements = ApiKeys.ApiKeys | Quota.Quota | Answers.Answers | HttpMetrics
 
 /** Charges a key `cost` addresses: the granted decision, or 429 (counted in the metrics) or 503. */
 export const charging = Effect.gen(function* () {
@@ -101,20 +95,12 @@ const v2DataJson = (result: Intelligence.Screened["result"]) => {
   return json
 }
 
-const intelServices = Effect.gen(function* () {
-  const intelligence = yield* Intelligence.Intelligence
-  const activity = yield* ChainActivity.ChainActivity
-  const exposure = yield* Exposure.Exposure
-  const charge = yield* charging
-
-  const cacheHeaders = (screened: Intelligence.Screened, headers: Record<string, string>): Record<string, string> => {
-    headers["x-cache"] = screened.hit ? "HIT" : "MISS"
-    if (screened.hit) headers["age"] = String(Math.floor((screened.answeredAt - screened.storedAt) / 1000))
-    return headers
-  }
-
-  return { charge, intelligence, activity, exposure, cacheHeaders }
-})
+/** The cache's headers of an answer: `x-cache`, and the `age` of a cached result. */
+const cacheHeaders = (screened: Intelligence.Screened, headers: Record<string, string>): Record<string, string> => {
+  headers["x-cache"] = screened.hit ? "HIT" : "MISS"
+  if (screened.hit) headers["age"] = String(Math.floor((screened.answeredAt - screened.storedAt) / 1000))
+  return headers
+}
 
 /** Fails with a 400 on `options.as_of` when `asOf` is after today (by the Effect Clock). */
 const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
@@ -126,120 +112,65 @@ const notAfterToday = (flavour: Responses.Flavour, asOf: string) =>
       : Effect.void
   )
 
+/** The v3 JSON of an answer: the result completed with its evidence, or the screening restamped. */
+const v3Json = (a: Answers.V3Answer) =>
+  a.completed !== undefined
+    ? JSON.stringify(a.completed)
+    : a.hit
+      ? stampedJson(a.result, a.answeredAt - a.started, Instant.iso(a.answeredAt))
+      : JSON.stringify(a.result)
+
+/** The v2 JSON of an answer: `JSON.stringify({ success, data, message, timestamp, client })`, `data` kept per result. */
+const v2Json = (a: Answers.V2Answer, client: ApiKeyStore.ApiKeyRecord) =>
+  `{"success":true,"data":${a.activity === undefined ? v2DataJson(a.result) : JSON.stringify(V2.project(a.result, a.activity))},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(a.answeredAt))},"client":${JSON.stringify(client.name)}}`
+
 /**
- * The intelligence routes after authentication and decoding (v3 single, v2, and the batch's parts): shared by
- * the HttpApi handlers and the hot lane.
+ * The intelligence routes after authentication and decoding (v3 single, v2, and the batch's charge): shared by
+ * the HttpApi handlers and the hot lane. Each checks the address, charges, asks `Answers` and serialises.
  */
 export const operations = Effect.gen(function* () {
-  const { charge, intelligence, activity, exposure, cacheHeaders } = yield* intelServices
+  const answers = yield* Answers.Answers
+  const charge = yield* charging
 
   // Pipelines rather than generators: they run on every request.
 
-  /** Checks the address, charges one unit, screens through the cache and answers `body` of the screening. */
-  const single = (
+  /** Checks the address on `chain`, charges one unit, and answers 200 with `body` of what `answer` gives. */
+  const single = <A extends Intelligence.Screened>(
     flavour: Responses.Flavour,
     client: ApiKeyStore.ApiKeyRecord,
     address: string,
     chain: Chain.Network | "auto",
-    includeDetails: boolean,
-    asOf: string | undefined,
-    agentic: boolean,
-    body: (s: Intelligence.Screened) => string,
-    /**
-     * On-chain evidence read beside the screening (within its own budget): the body of both. Absent: nothing is
-     * read and `body` answers.
-     */
-    evidence?: Effect.Effect<(s: Intelligence.Screened) => string>
+    answer: (detected: Chain.Valid) => Effect.Effect<A, Screening.InvalidAddress>,
+    body: (a: A) => string
   ): Effect.Effect<Responses.Reply, HttpErrors.HttpError> => {
     const detected = Chain.detect(address, chain)
     if (!detected.valid) return Effect.fail(HttpErrors.fromInvalidAddress(flavour)({ message: detected.reason }))
-    const options = {
-      policy: flavour,
-      chain,
-      detected,
-      includeDetails,
-      ...(agentic ? {} : { agentic }),
-      ...(asOf === undefined ? {} : { asOf })
-    }
     return Effect.flatMap(charge(flavour, client, 1), (decision) =>
-      evidence === undefined
-        ? Effect.map(intelligence.single(address, options), (s) =>
-            Responses.replyJson(200, body(s), cacheHeaders(s, Responses.rateHeaders(decision)))
-          )
-        : Effect.zipWith(
-            intelligence.single(address, options),
-            evidence,
-            (s, answer) => Responses.replyJson(200, answer(s), cacheHeaders(s, Responses.rateHeaders(decision))),
-            { concurrent: true }
-          )
+      Effect.map(answer(detected), (a) =>
+        Responses.replyJson(200, body(a), cacheHeaders(a, Responses.rateHeaders(decision)))
+      )
     ).pipe(Effect.mapError(HttpErrors.fromDomain(flavour)))
   }
 
-  /**
-   * How a v3 result is completed with what the nodes say: on-chain activity when details are asked for (and a node
-   * is configured), counterparty exposure when asked for; undefined when nothing is to be read.
-   */
-  const v3Evidence = (
-    address: string,
-    options: (typeof Schemas.V3Request.Type)["options"]
-  ): Effect.Effect<(r: IntelResult.IntelResult) => IntelResult.IntelResult> | undefined => {
-    const chain = options?.chain ?? "auto"
-    // Details always say what was checked: with no node, that nothing was (at once, no node is asked).
-    const withActivity = options?.include_details === true
-    const request = Schemas.exposureRequest(options?.exposure)
-    if (!withActivity && request === undefined) return undefined
-    const asOf = options?.as_of
-    const found = Effect.all(
-      [
-        withActivity
-          ? Effect.map(activity.of(address, chain), (a) => (r: IntelResult.IntelResult) => ChainActivity.annotate(r, a))
-          : Effect.succeed((r: IntelResult.IntelResult) => r),
-        request !== undefined
-          ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-              Effect.map(
-                exposure.of(address, asOf ?? Intelligence.isoDay(now), chain, request),
-                (e) => (r: IntelResult.IntelResult) => Exposure.annotate(r, e)
-              )
-            )
-          : Effect.succeed((r: IntelResult.IntelResult) => r)
-      ],
-      { concurrency: "unbounded" }
-    )
-    return Effect.map(
-      found,
-      ([withA, withE]) =>
-        (r: IntelResult.IntelResult) =>
-          withE(withA(r))
-    )
-  }
-
-  /** A result as answered: a cached one restamped with this answer's latency and time. */
-  const answered = (s: Intelligence.Screened, result: IntelResult.IntelResult) =>
-    s.hit
-      ? {
-          ...result,
-          metadata: { ...result.metadata, latency_ms: s.answeredAt - s.started, timestamp: Instant.iso(s.answeredAt) }
-        }
-      : result
-
   const v3Single = (payload: typeof Schemas.V3Request.Type, client: ApiKeyStore.ApiKeyRecord) => {
-    const evidence = v3Evidence(payload.address, payload.options)
+    const options = payload.options
+    const chain = options?.chain ?? "auto"
+    const exposure = Schemas.exposureRequest(options?.exposure)
     return single(
       "v3",
       client,
       payload.address,
-      payload.options?.chain ?? "auto",
-      payload.options?.include_details === true,
-      payload.options?.as_of,
-      payload.options?.enable_agentic !== false,
-      (s) =>
-        s.hit ? stampedJson(s.result, s.answeredAt - s.started, Instant.iso(s.answeredAt)) : JSON.stringify(s.result),
-      evidence === undefined
-        ? undefined
-        : Effect.map(
-            evidence,
-            (complete) => (s: Intelligence.Screened) => JSON.stringify(answered(s, complete(s.result)))
-          )
+      chain,
+      (detected) =>
+        answers.v3(payload.address, {
+          chain,
+          detected,
+          includeDetails: options?.include_details === true,
+          ...(options?.enable_agentic === false ? { agentic: false } : {}),
+          ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
+          ...(exposure === undefined ? {} : { exposure })
+        }),
+      v3Json
     )
   }
 
@@ -250,29 +181,17 @@ export const operations = Effect.gen(function* () {
     return Effect.flatMap(notAfterToday("v3", asOf), () => v3Single(payload, client))
   }
 
-  const v2Json = (s: Intelligence.Screened, data: string, client: ApiKeyStore.ApiKeyRecord) =>
-    `{"success":true,"data":${data},"message":${JSON.stringify(V2.processedMessage)},"timestamp":${JSON.stringify(Instant.iso(s.answeredAt))},"client":${JSON.stringify(client.name)}}`
-
   const v2Intel = (address: string, client: ApiKeyStore.ApiKeyRecord) =>
     single(
       "v2",
       client,
       address,
       "auto",
-      false,
-      undefined,
-      true,
-      // JSON.stringify({ success, data, message, timestamp, client }), with `data` serialised once per result.
-      (s) => v2Json(s, v2DataJson(s.result), client),
-      activity.enabled
-        ? Effect.map(
-            activity.of(address, "auto"),
-            (found) => (s: Intelligence.Screened) => v2Json(s, JSON.stringify(V2.project(s.result, found)), client)
-          )
-        : undefined
+      (detected) => answers.v2(address, detected),
+      (a) => v2Json(a, client)
     )
 
-  return { charge, v3Intel, v2Intel, v3Evidence }
+  return { charge, answers, v3Intel, v2Intel }
 })
 
 /** The v3 group (bearer). */
@@ -280,8 +199,7 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
   VigilApi,
   "v3",
   Effect.fnUntraced(function* (handlers) {
-    const { charge, v3Intel, v3Evidence } = yield* operations
-    const intelligence = yield* Intelligence.Intelligence
+    const { charge, answers, v3Intel } = yield* operations
     return handlers
       .handle("intel", ({ payload }) =>
         Effect.flatMap(Effect.service(CurrentClient), (client) =>
@@ -297,29 +215,15 @@ export const v3Layer: Layer.Layer<HttpApiGroup.Service<"vigil", "v3">, never, Re
           const chain = options?.chain ?? "auto"
           const screened = payload.addresses.filter((a) => Chain.detect(a, chain).valid).length
           const decision = yield* charge("v3", client, screened)
-          const screening = intelligence.batch(payload.addresses, {
+          const exposure = Schemas.exposureRequest(options?.exposure)
+          const result = yield* answers.v3Batch(payload.addresses, {
             ...(options?.chain === undefined ? {} : { chain: options.chain }),
             includeDetails: options?.include_details === true,
             ...(options?.enable_agentic === false ? { agentic: false } : {}),
             ...(options?.as_of === undefined ? {} : { asOf: options.as_of }),
-            ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size })
+            ...(options?.batch_size === undefined ? {} : { concurrency: options.batch_size }),
+            ...(exposure === undefined ? {} : { exposure })
           })
-          // On-chain evidence as for a single address: every item's read at once, each in the one budget.
-          const evidence = payload.addresses.map((address) => v3Evidence(address, options))
-          const result =
-            evidence[0] === undefined
-              ? yield* screening
-              : yield* Effect.zipWith(
-                  screening,
-                  Effect.forEach(evidence, (e) => e ?? Effect.succeed((r: IntelResult.IntelResult) => r), {
-                    concurrency: "unbounded"
-                  }),
-                  (batch, complete) => ({
-                    ...batch,
-                    results: batch.results.map((r, i) => ("score" in r ? complete[i]!(r) : r))
-                  }),
-                  { concurrent: true }
-                )
           return Responses.json(200, result, Responses.rateHeaders(decision))
         }).pipe(HttpErrors.answer("v3"))
       )

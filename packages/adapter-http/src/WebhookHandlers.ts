@@ -1,17 +1,6 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
-import {
-  ChainActivity,
-  type ApiKeys,
-  Chain,
-  Instant,
-  Intelligence,
-  type Quota,
-  Screening,
-  V2,
-  WebhookResponses,
-  Webhooks
-} from "@vigil/core"
-import { Clock, Effect, Layer } from "effect"
+import { Answers, type ApiKeys, Chain, Instant, type Quota, WebhookResponses, Webhooks } from "@vigil/core"
+import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
@@ -21,8 +10,7 @@ import * as HttpErrors from "./HttpErrors.ts"
 import * as Responses from "./Responses.ts"
 
 /** What the webhook handlers need. */
-export type Requirements =
-  Webhooks.Webhooks | Quota.Quota | Screening.Screening | ChainActivity.ChainActivity | HttpMetrics | ApiKeys.ApiKeys
+export type Requirements = Webhooks.Webhooks | Quota.Quota | Answers.Answers | HttpMetrics | ApiKeys.ApiKeys
 
 /** Webhook routes answer their failures in the v2 shape, webhook refusals with spec §7's texts. */
 const answer = HttpErrors.answer("v2")
@@ -33,8 +21,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
   "webhooks",
   Effect.fnUntraced(function* (handlers) {
     const webhooks = yield* Webhooks.Webhooks
-    const screening = yield* Screening.Screening
-    const activity = yield* ChainActivity.ChainActivity
+    const answers = yield* Answers.Answers
     const charge = yield* charging
 
     return handlers
@@ -69,34 +56,20 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
       .handle("intel", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          const started = yield* Clock.currentTimeMillis
           const detected = Chain.detect(payload.address)
           if (!detected.valid) return yield* HttpErrors.fromInvalidAddress("v2")({ message: detected.reason })
           const active = yield* webhooks.active(client.id)
           if (active.length === 0) return yield* new Webhooks.NoWebhooks()
           const decision = yield* charge("v2", client, 1)
-          const [result, found] = yield* Effect.all(
-            [screening.screen(payload.address, { detected }), activity.of(payload.address)],
-            { concurrency: "unbounded" }
-          )
-          const finished = yield* Clock.currentTimeMillis
-          const correlation = Intelligence.correlationId(finished)
-          const data: V2.Delivered = {
-            success: true,
-            data: V2.project(result, found),
-            message: V2.processedMessage,
-            timestamp: Instant.iso(finished),
-            processing_time_ms: finished - started,
-            webhook_delivery: true
-          }
-          const count = yield* webhooks.enqueue(active, { correlationId: correlation, data })
+          const { data, correlationId, finishedAt } = yield* answers.delivery(payload.address, detected)
+          const count = yield* webhooks.enqueue(active, { correlationId, data })
           return Responses.json(
             202,
             {
               success: true,
               message: `Address intelligence request accepted; the result will be delivered to ${count} webhook${count === 1 ? "" : "s"}`,
-              correlation_id: correlation,
-              timestamp: Instant.iso(finished)
+              correlation_id: correlationId,
+              timestamp: Instant.iso(finishedAt)
             },
             Responses.rateHeaders(decision)
           )

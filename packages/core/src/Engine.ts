@@ -31,7 +31,15 @@ import {
   History,
   Notifications
 } from "./monitoring/index.ts"
-import { ChainActivity, Exposure, Intelligence, type IntelIndex, ResultCache, Screening } from "./screening/index.ts"
+import {
+  Answers,
+  ChainActivity,
+  Exposure,
+  Intelligence,
+  type IntelIndex,
+  ResultCache,
+  Screening
+} from "./screening/index.ts"
 
 /** How webhooks are registered and delivered; every field has a default. */
 export interface WebhookSettings {
@@ -55,6 +63,7 @@ export type Services =
   | Intelligence.Intelligence
   | ChainActivity.ChainActivity
   | Exposure.Exposure
+  | Answers.Answers
   | Webhooks.Webhooks
   | Contracts.Contracts
   | Bots.Bots
@@ -134,9 +143,16 @@ export const layer = (
     ApiKeys.ApiKeys.layer,
     Quota.Quota.layer,
     Quota.pruning,
-    screening,
-    ChainActivity.ChainActivity.layer({ ...ChainActivity.defaultSettings, ...settings.activity }),
-    Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...settings.exposure }),
+    // Answers, over the screening and the evidence the nodes give.
+    Answers.Answers.layer.pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(
+          screening,
+          ChainActivity.ChainActivity.layer({ ...ChainActivity.defaultSettings, ...settings.activity }),
+          Exposure.Exposure.layer({ ...Exposure.defaultSettings, ...settings.exposure })
+        )
+      )
+    ),
     Webhooks.Webhooks.layer({
       ...Webhooks.defaultSettings,
       allowHosts: settings.webhooks?.allowHosts ?? [],

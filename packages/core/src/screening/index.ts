@@ -1,5 +1,6 @@
 /** Screening: intelligence records, scoring, the screening service and its policy, the v2 projection, ingest. */
 export * as Ingestion from "./ingest/index.ts"
+export * as Answers from "./Answers.ts"
 export * as Intel from "./Intel.ts"
 export * as IntelIndex from "./IntelIndex.ts"
 export * as Calibration from "./Calibration.ts"
