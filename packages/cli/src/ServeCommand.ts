@@ -1,13 +1,13 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { NodeMac } from "@vigil/adapter-delivery"
 import { Console, VigilServer } from "@vigil/adapter-http"
-import { Engine, Exposure, NetworkGuard, WebhookDispatcher } from "@vigil/core"
+import { Engine, NetworkGuard, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Outbound, Refresh } from "@vigil/engine"
-import { Cause, Config, Duration, Effect, Layer, Option, Predicate, Schedule, Schema } from "effect"
+import { Outbound, Refresh, Settings } from "@vigil/engine"
+import { Cause, Config, ConfigProvider, Duration, Effect, Layer, Option, Predicate, Schedule, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandFailed, databaseFailure } from "./CommandFailed.ts"
 import * as Store from "./Store.ts"
@@ -173,15 +173,7 @@ const readChains = (path: string) =>
     return chains
   })
 
-/** Whether `text` is a URL of one of `protocols`. */
-const isUrl = (text: string, protocols: ReadonlyArray<string>) =>
-  URL.canParse(text) && protocols.includes(new URL(text).protocol)
-
-/** An operator-configured http(s) URL, or the reason it is not one. */
-const httpUrl = (name: string, text: string): string | CommandFailed =>
-  isUrl(text, ["http:", "https:"])
-    ? text
-    : new CommandFailed({ message: `invalid ${name}: ${text} is not an http(s) URL` })
+const { isUrl } = Settings
 
 /**
  * The folder of the console's build (the `@vigil/console` package's `dist/`), or undefined when it has not been
@@ -196,44 +188,19 @@ const consoleBuild = (): string | undefined => {
   }
 }
 
-/** A whole number from `min` to `max` given in `name`, or the one line saying it is not. */
-const whole = (name: string, value: string, min: number, max: number): Effect.Effect<number, CommandFailed> => {
-  const n = Number(value)
-  return /^[0-9]+$/.test(value) && n >= min && n <= max
-    ? Effect.succeed(n)
-    : Effect.fail(
-        new CommandFailed({ message: `invalid ${name}: ${value} is not a whole number from ${min} to ${max}` })
-      )
-}
+/** The environment's settings (`Settings.config`), empty values kept: an empty URL turns its service off. */
+const environment = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
+
+/** A setting that cannot be used, as the command's one line. */
+const invalidSetting = (e: Settings.InvalidSetting) => new CommandFailed({ message: e.message })
 
 /**
  * How counterparty exposure is read: `VIGIL_EXPOSURE_BUDGET_MS`, `VIGIL_EXPOSURE_BLOCKS`, and the dust floor in whole
  * units, `VIGIL_EXPOSURE_DUST_NATIVE` and `VIGIL_EXPOSURE_DUST_TOKEN`.
  */
-export const exposureSettings = Effect.fnUntraced(function* () {
-  const exposure: { budgetMillis?: number; blocks?: number; dustFloor?: Exposure.DustFloor } = {}
-  let dustFloor = Exposure.defaultSettings.dustFloor
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined) continue
-    if (name === "VIGIL_EXPOSURE_BUDGET_MS") {
-      exposure.budgetMillis = yield* whole(name, value, 50, 30_000)
-    } else if (name === "VIGIL_EXPOSURE_BLOCKS") {
-      exposure.blocks = yield* whole(name, value, 1, 10_000_000)
-    } else if (name === "VIGIL_EXPOSURE_DUST_NATIVE" || name === "VIGIL_EXPOSURE_DUST_TOKEN") {
-      if (!Exposure.amountPattern.test(value))
-        return yield* new CommandFailed({
-          message: `invalid ${name}: ${value} is not an amount in whole units (e.g. 0.1)`
-        })
-      dustFloor = { ...dustFloor, [name === "VIGIL_EXPOSURE_DUST_NATIVE" ? "native" : "token"]: value }
-      exposure.dustFloor = dustFloor
-    } else if (name === "VIGIL_EXPOSURE_DUST_SHARE") {
-      return yield* new CommandFailed({
-        message: `${name} is no longer read: the dust floor is an amount (VIGIL_EXPOSURE_DUST_NATIVE, VIGIL_EXPOSURE_DUST_TOKEN)`
-      })
-    }
-  }
-  return exposure
-})
+export const exposureSettings = (): Effect.Effect<Settings.ExposureSettings, CommandFailed> =>
+  environment(Effect.mapError(Settings.loadExposure, invalidSetting))
 
 /**
  * The chains' nodes: a `--chains` file's, then `VIGIL_RPC_URL_<chainId>` (HTTP) and `VIGIL_RPC_WS_URL_<chainId>`
@@ -241,129 +208,55 @@ export const exposureSettings = Effect.fnUntraced(function* () {
  */
 export const readNodes = Effect.fnUntraced(function* (chainsFile: string | undefined) {
   const chains = chainsFile === undefined ? [] : yield* readChains(chainsFile)
-  const rpcUrls = new Map<number, string>(chains.map((c) => [c.chainId, c.rpcUrl]))
-  const rpcWsUrls = new Map<number, string>(
-    chains.flatMap((c) => (c.wsUrl === undefined ? [] : [[c.chainId, c.wsUrl]]))
-  )
-  for (const [name, value] of Object.entries(process.env)) {
-    const m = /^VIGIL_RPC_(WS_)?URL_(.*)$/.exec(name)
-    if (m === null || value === undefined) continue
-    const chainId = Number(m[2])
-    if (!/^[1-9][0-9]*$/.test(m[2]!) || !Number.isSafeInteger(chainId))
-      return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
-    if (m[1] === undefined) {
-      const url = httpUrl(name, value)
-      if (url instanceof CommandFailed) return yield* url
-      rpcUrls.set(chainId, url)
-    } else {
-      if (!isUrl(value, ["ws:", "wss:"]))
-        return yield* new CommandFailed({ message: `invalid ${name}: ${value} is not a ws(s) URL` })
-      rpcWsUrls.set(chainId, value)
-    }
-  }
+  const named = yield* Effect.mapError(Settings.perChain(), invalidSetting)
+  const rpcUrls = new Map<number, string>([...chains.map((c) => [c.chainId, c.rpcUrl] as const), ...named.rpcUrls])
+  const rpcWsUrls = new Map<number, string>([
+    ...chains.flatMap((c) => (c.wsUrl === undefined ? [] : [[c.chainId, c.wsUrl] as const])),
+    ...named.rpcWsUrls
+  ])
   for (const chainId of rpcWsUrls.keys())
     if (!rpcUrls.has(chainId))
       return yield* new CommandFailed({
         message: `invalid VIGIL_RPC_WS_URL_${chainId}: chain ${chainId} has no VIGIL_RPC_URL_${chainId} (blocks are read over HTTP)`
       })
-  return { rpcUrls, rpcWsUrls, chains }
+  return { rpcUrls, rpcWsUrls, chains, confirmations: named.confirmations }
 })
 
 /**
- * Monitoring's outbound settings, from the environment only: the verified-source services ABIs are fetched from
- * (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`), each chain's
- * node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of email
- * channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and following
- * chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`, `VIGIL_CONFIRMATIONS_<chainId>`; with
- * several instances on one database, `VIGIL_INSTANCE` names this one, default `host:pid`, and `VIGIL_FOLLOW_LEASE_MS`
- * is how long a chain's lease lives unrenewed, default three polls and at least 3 s), and
- * how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests at once).
- * A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain overrides it.
+ * Monitoring's outbound settings, from the environment only (`Settings.config`): the verified-source services ABIs
+ * are fetched from (`VIGIL_SOURCIFY_URL`, `VIGIL_ETHERSCAN_URL`, empty to turn one off; `VIGIL_ETHERSCAN_API_KEY`),
+ * each chain's node (`VIGIL_RPC_URL_<chainId>`, and `VIGIL_RPC_WS_URL_<chainId>` for new heads), the mail relay of
+ * email channels (`VIGIL_SMTP_URL`, `VIGIL_SMTP_FROM`), the Telegram Bot API (`VIGIL_TELEGRAM_API_URL`), and
+ * following chains (`VIGIL_FOLLOW_POLL_MS`, `VIGIL_FOLLOW_BATCH`, `VIGIL_CONFIRMATIONS`,
+ * `VIGIL_CONFIRMATIONS_<chainId>`; with several instances on one database, `VIGIL_INSTANCE` names this one, default
+ * `host:pid`, and `VIGIL_FOLLOW_LEASE_MS` is how long a chain's lease lives unrenewed, default three polls and at
+ * least 3 s), and how blocks are read from nodes (`VIGIL_RPC_BATCH` blocks a request, `VIGIL_RPC_IN_FLIGHT` requests
+ * at once). A chains file gives the nodes and confirmations of many chains at once; a variable naming a chain
+ * overrides it.
  */
 export const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: string | undefined) {
-  const abiSources: { sourcifyUrl?: string; etherscanUrl?: string; etherscanApiKey?: string } = {}
-  for (const [name, field] of [
-    ["VIGIL_SOURCIFY_URL", "sourcifyUrl"],
-    ["VIGIL_ETHERSCAN_URL", "etherscanUrl"]
-  ] as const) {
-    const value = process.env[name]
-    if (value === undefined) continue
-    const url = value === "" ? "" : httpUrl(name, value)
-    if (url instanceof CommandFailed) return yield* url
-    abiSources[field] = url
+  const settings = yield* environment(Effect.mapError(Settings.load, invalidSetting))
+  const { rpcUrls, rpcWsUrls, chains, confirmations } = yield* readNodes(chainsFile)
+  const follow = {
+    ...settings.follow,
+    instance: settings.follow.instance ?? `${hostname()}:${process.pid}`,
+    confirmations: Object.fromEntries([
+      ...chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations] as const])),
+      ...confirmations
+    ])
   }
-  const key = process.env.VIGIL_ETHERSCAN_API_KEY
-  if (key !== undefined && key !== "") abiSources.etherscanApiKey = key
-  const { rpcUrls, rpcWsUrls, chains } = yield* readNodes(chainsFile)
-  const smtpUrl = process.env.VIGIL_SMTP_URL
-  let smtp: { url: string; from: string } | undefined
-  if (smtpUrl !== undefined && smtpUrl !== "") {
-    if (!isUrl(smtpUrl, ["smtp:", "smtps:"]))
-      return yield* new CommandFailed({
-        message: "invalid VIGIL_SMTP_URL: expected smtp://[user:pass@]host[:port] or smtps://…"
-      })
-    const from = process.env.VIGIL_SMTP_FROM
-    if (from === undefined || !/^[^@\s]+@[^@\s]+$|<[^@\s<>]+@[^@\s<>]+>$/.test(from.trim()))
-      return yield* new CommandFailed({
-        message: "invalid VIGIL_SMTP_FROM: VIGIL_SMTP_URL needs a sender address, e.g. Vigil <alerts@example.com>"
-      })
-    smtp = { url: smtpUrl, from: from.trim() }
-  }
-  const follow: {
-    pollMillis?: number
-    batch?: number
-    defaultConfirmations?: number
-    confirmations: Record<number, number>
-    instance: string
-    leaseMillis?: number
-  } = {
-    instance: `${hostname()}:${process.pid}`,
-    confirmations: Object.fromEntries(
-      chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations]]))
-    )
-  }
-  const rpc: { blocksPerBatch?: number; inFlight?: number } = {}
-  const activity: { budgetMillis?: number } = {}
-  const exposure = yield* exposureSettings()
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined) continue
-    if (name === "VIGIL_ACTIVITY_BUDGET_MS") {
-      activity.budgetMillis = yield* whole(name, value, 10, 10_000)
-    } else if (name === "VIGIL_RPC_BATCH") {
-      rpc.blocksPerBatch = yield* whole(name, value, 1, 100)
-    } else if (name === "VIGIL_RPC_IN_FLIGHT") {
-      rpc.inFlight = yield* whole(name, value, 1, 16)
-    } else if (name === "VIGIL_FOLLOW_POLL_MS") {
-      follow.pollMillis = yield* whole(name, value, 10, 600_000)
-    } else if (name === "VIGIL_FOLLOW_LEASE_MS") {
-      follow.leaseMillis = yield* whole(name, value, 1_000, 600_000)
-    } else if (name === "VIGIL_INSTANCE") {
-      if (!/^[\x21-\x7e]{1,100}$/.test(value))
-        return yield* new CommandFailed({
-          message: `invalid VIGIL_INSTANCE: expected 1 to 100 printable characters without spaces`
-        })
-      follow.instance = value
-    } else if (name === "VIGIL_FOLLOW_BATCH") {
-      follow.batch = yield* whole(name, value, 1, 1_000)
-    } else if (name === "VIGIL_CONFIRMATIONS") {
-      follow.defaultConfirmations = yield* whole(name, value, 0, 1_000)
-    } else if (name.startsWith("VIGIL_CONFIRMATIONS_")) {
-      const suffix = name.slice("VIGIL_CONFIRMATIONS_".length)
-      if (!/^[1-9][0-9]*$/.test(suffix) || !Number.isSafeInteger(Number(suffix)))
-        return yield* new CommandFailed({ message: `invalid ${name}: the suffix must be a chain id (a whole number)` })
-      follow.confirmations[Number(suffix)] = yield* whole(name, value, 0, 1_000)
-    }
-  }
-  const telegram = process.env.VIGIL_TELEGRAM_API_URL
-  const telegramApiUrl =
-    telegram === undefined || telegram === "" ? undefined : httpUrl("VIGIL_TELEGRAM_API_URL", telegram)
-  if (telegramApiUrl instanceof CommandFailed) return yield* telegramApiUrl
   return {
-    outbound: { abiSources, rpcUrls, rpcWsUrls, rpc, ...(smtp === undefined ? {} : { smtp }) },
+    outbound: {
+      abiSources: settings.abiSources,
+      rpcUrls,
+      rpcWsUrls,
+      rpc: settings.rpc,
+      ...(settings.smtp === undefined ? {} : { smtp: settings.smtp })
+    },
     follow,
-    activity,
-    exposure,
-    ...(telegramApiUrl === undefined ? {} : { telegramApiUrl })
+    activity: settings.activity,
+    exposure: settings.exposure,
+    ...(settings.telegramApiUrl === undefined ? {} : { telegramApiUrl: settings.telegramApiUrl })
   }
 })
 
@@ -445,13 +338,9 @@ export const refreshSettings = Effect.fnUntraced(function* (
 })
 
 /** `VIGIL_REFRESH_HOURS`: refresh the official lists every so many hours while serving (unset: never). */
-const refreshHours = Effect.flatMap(
-  Config.String("VIGIL_REFRESH_HOURS").pipe(Config.option),
-  Option.match({
-    onNone: () => Effect.succeed(Option.none<number>()),
-    onSome: (value) => Effect.map(whole("VIGIL_REFRESH_HOURS", value, 1, 720), Option.some)
-  })
-).pipe(Effect.mapError((e) => (e instanceof CommandFailed ? e : new CommandFailed({ message: e.message }))))
+const refreshHours = Settings.whole("VIGIL_REFRESH_HOURS", 1, 720).pipe(
+  Effect.mapError((e) => new CommandFailed({ message: Settings.oneLine(e) }))
+)
 
 /** Refreshes the official lists now and every `hours` after, logging one line per list; never fails. */
 const refreshing = (settings: Refresh.Settings, hours: number) =>
