@@ -77,58 +77,62 @@ export class HttpMetrics extends Context.Service<
           "Times a bot waited for a later step (and caught up then) because its key's bots had tried their share of bindings in a step."
         ]
       ] as const
-      const chainSeen = new Map<number, Record<(typeof chainCounters)[number][0], number>>()
-      const chains = Effect.map(Effect.zip(follower.status, Clock.currentTimeMillis), ([states, now]) => {
-        for (const c of states) {
-          const chain = String(c.chainId)
-          const before = chainSeen.get(c.chainId) ?? {
-            blocks: 0,
-            alerts: 0,
-            retractions: 0,
-            reorganisations: 0,
-            deferred: 0
-          }
-          for (const [field, name, description] of chainCounters)
-            Metric.counter(name, { description, attributes: { chain }, incremental: true }).updateUnsafe(
-              Math.max(0, c[field] - before[field]),
+      // Counted by the follower where each happens (the difference since the last scrape); retractions are the
+      // chain's as stored (another instance's and a re-anchoring's too): the highest seen, never counted twice.
+      const counted = new Map<string, number>()
+      const retractionsSeen = new Map<number, number>()
+      const chains = Effect.map(
+        Effect.all([follower.status, follower.counts, Clock.currentTimeMillis]),
+        ([states, counts, now]) => {
+          const stateOf = new Map(states.map((c) => [c.chainId, c]))
+          for (const chainId of [...new Set([...counts.keys(), ...stateOf.keys()])].sort((x, y) => x - y)) {
+            const chain = String(chainId)
+            const c = stateOf.get(chainId)
+            const count = counts.get(chainId)
+            for (const [field, name, description] of chainCounters) {
+              const metric = Metric.counter(name, { description, attributes: { chain }, incremental: true })
+              if (field === "retractions") {
+                const before = retractionsSeen.get(chainId) ?? 0
+                const stored = c?.retractions ?? before
+                metric.updateUnsafe(Math.max(0, stored - before), context)
+                retractionsSeen.set(chainId, Math.max(before, stored))
+              } else {
+                const id = `${field} ${chain}`
+                const total = count?.[field] ?? counted.get(id) ?? 0
+                metric.updateUnsafe(total - (counted.get(id) ?? 0), context)
+                counted.set(id, total)
+              }
+            }
+            if (c === undefined) continue
+            // A chain not followed yet (no cursor), or whose lag is not known now (its node failing), reports NaN:
+            // neither 0 nor its last value.
+            Metric.gauge("vigil_follow_head_lag_blocks", {
+              description: "Blocks between the chain's head and the last block processed (NaN while not known).",
+              attributes: { chain }
+            }).updateUnsafe(c.lag ?? Number.NaN, context)
+            Metric.gauge("vigil_follow_stalled_seconds", {
+              description:
+                "Seconds the chain's follower has not moved for a failure or a node lacking what it needs (0 while it moves).",
+              attributes: { chain }
+            }).updateUnsafe(
+              c.stalledSince === undefined ? 0 : Math.max(0, (now - Date.parse(c.stalledSince)) / 1000),
               context
             )
-          // The highest seen: a count that reads lower for a while (retractions, in standby) is not counted twice.
-          chainSeen.set(c.chainId, {
-            blocks: Math.max(before.blocks, c.blocks),
-            alerts: Math.max(before.alerts, c.alerts),
-            retractions: Math.max(before.retractions, c.retractions),
-            reorganisations: Math.max(before.reorganisations, c.reorganisations),
-            deferred: Math.max(before.deferred, c.deferred)
-          })
-          // A chain not followed yet (no cursor), or whose lag is not known now (its node failing), reports NaN:
-          // neither 0 nor its last value.
-          Metric.gauge("vigil_follow_head_lag_blocks", {
-            description: "Blocks between the chain's head and the last block processed (NaN while not known).",
-            attributes: { chain }
-          }).updateUnsafe(c.lag ?? Number.NaN, context)
-          Metric.gauge("vigil_follow_stalled_seconds", {
-            description:
-              "Seconds the chain's follower has not moved for a failure or a node lacking what it needs (0 while it moves).",
-            attributes: { chain }
-          }).updateUnsafe(
-            c.stalledSince === undefined ? 0 : Math.max(0, (now - Date.parse(c.stalledSince)) / 1000),
-            context
-          )
-          Metric.gauge("vigil_follow_halted", {
-            description: "1 while the chain's follower is halted by a reorganisation deeper than the hashes kept.",
-            attributes: { chain }
-          }).updateUnsafe(c.state === "halted" ? 1 : 0, context)
-          Metric.gauge("vigil_follow_backing_off", {
-            description: "1 while the chain's follower backs off after a failure of the node.",
-            attributes: { chain }
-          }).updateUnsafe(c.state === "backing off" ? 1 : 0, context)
-          Metric.gauge("vigil_follow_heads_subscribed", {
-            description: "1 while the chain's node announces new heads to the follower over its websocket.",
-            attributes: { chain }
-          }).updateUnsafe(c.heads === "subscribed" ? 1 : 0, context)
+            Metric.gauge("vigil_follow_halted", {
+              description: "1 while the chain's follower is halted by a reorganisation deeper than the hashes kept.",
+              attributes: { chain }
+            }).updateUnsafe(c.state === "halted" ? 1 : 0, context)
+            Metric.gauge("vigil_follow_backing_off", {
+              description: "1 while the chain's follower backs off after a failure of the node.",
+              attributes: { chain }
+            }).updateUnsafe(c.state === "backing off" ? 1 : 0, context)
+            Metric.gauge("vigil_follow_heads_subscribed", {
+              description: "1 while the chain's node announces new heads to the follower over its websocket.",
+              attributes: { chain }
+            }).updateUnsafe(c.heads === "subscribed" ? 1 : 0, context)
+          }
         }
-      })
+      )
 
       // Deliveries: attempts by kind of destination and outcome (the difference since the last scrape), how long
       // each took, and the outbox's backlog. Kinds are bounded: intelligence and each registered kind of channel.

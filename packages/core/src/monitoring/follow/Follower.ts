@@ -27,6 +27,7 @@ import { Instant } from "../../kernel/index.ts"
 import { BotStore } from "../bots/BotStore.ts"
 import { ChainData } from "../chain/ChainData.ts"
 import { ContractStore } from "../contracts/ContractStore.ts"
+import * as ChainStates from "./ChainStates.ts"
 import * as Continuity from "./Continuity.ts"
 import * as FollowLeases from "./FollowLeases.ts"
 import { AlertLog, FollowStore, type Mark } from "./FollowStore.ts"
@@ -36,6 +37,7 @@ import * as Steps from "./Steps.ts"
 import * as Tenure from "./Tenure.ts"
 
 export { type ChainState, DeepReorganisation, defaultSettings, type Settings, Unsettled } from "./Settings.ts"
+export * as ChainStates from "./ChainStates.ts"
 
 /** The live followers. */
 export class Follower extends Context.Service<
@@ -43,6 +45,8 @@ export class Follower extends Context.Service<
   {
     /** The state of every chain with an active bot: followed here, or in standby while another instance does. */
     readonly status: Effect.Effect<ReadonlyArray<ChainState>>
+    /** What each chain's follower counted since the process started (only ever growing), by chain id. */
+    readonly counts: Effect.Effect<ReadonlyMap<number, ChainStates.Counts>>
     /** This instance's name as a holder of chains' leases. */
     readonly instance: string
   }
@@ -70,7 +74,7 @@ export const layer = (
       const contracts = yield* ContractStore
       const outbox = yield* WebhookStore.Destinations
       const chain = yield* ChainData
-      const states = new Map<number, ChainState>()
+      const chains = ChainStates.make()
       const instance = settings.instance ?? `instance-${(yield* Random.nextInt).toString(36)}`
       const deps: Deps = {
         leases: yield* FollowLeases.FollowLeases,
@@ -81,8 +85,7 @@ export const layer = (
         outbox,
         chain,
         wake: (yield* Outbox.Outbox).wake,
-        states,
-        set: (chainId, change) => states.set(chainId, { ...states.get(chainId)!, ...change }),
+        chains,
         paused: new Map(),
         prepare: preparer(bots, contracts, outbox, yield* ApiKeyStore.ApiKeyStore)
       }
@@ -96,7 +99,7 @@ export const layer = (
           )
         )
       )
-      return Follower.of({ status: status(deps), instance })
+      return Follower.of({ status: status(deps), counts: Effect.sync(chains.counts), instance })
     })
   )
 
@@ -119,10 +122,10 @@ interface Memory {
  * the head it is is not known: no `lag` rather than the last one. Retractions are the chain's as stored, so those of
  * another instance or of a re-anchoring (`vigil follow reset`) count too, where the chain is followed.
  */
-const status = ({ states, chain, store }: Deps) =>
+const status = ({ chains, chain, store }: Deps) =>
   Effect.gen(function* () {
     const out: Array<ChainState> = []
-    for (const state of [...states.values()].sort((a, b) => a.chainId - b.chainId)) {
+    for (const state of chains.all()) {
       const trouble =
         state.stalledSince === undefined && state.state !== "standby" ? yield* chain.trouble(state.chainId) : undefined
       const retractions =
@@ -151,7 +154,7 @@ const status = ({ states, chain, store }: Deps) =>
  * says which active bots are not run, and why.
  */
 const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
-  const { chain, states } = deps
+  const { chain, chains } = deps
   const { ready, problems, lapsed, active } = yield* deps.prepare(chainId)
   for (const { bot, reason } of lapsed) yield* Steps.switchOff(deps, chainId, bot, reason)
   const wantsTraces = ready.some((p) => p.rules.some((r) => r.needsTraces))
@@ -167,8 +170,7 @@ const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
       .map((p) => `bot ${p.bot.id}: needs call traces, and the node of chain ${chainId} has none`),
     ...(notes?.values() ?? [])
   ]
-  const { skipped: _, ...was } = states.get(chainId)!
-  states.set(chainId, { ...was, bots: active, ...(skipped.length === 0 ? {} : { skipped }) })
+  chains.record(chainId, ChainStates.Event.Prepared({ bots: active, skipped }))
   return { runnable, traces }
 })
 
@@ -222,13 +224,13 @@ const catchUp = Effect.fnUntraced(function* (
  * `idle` when there was nothing to do.
  */
 const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: Memory) {
-  const { settings, chain, store, set } = deps
+  const { settings, chain, store, chains } = deps
   const { runnable, traces } = yield* runnableOf(deps, chainId)
   if (runnable.length === 0) return "idle" as const
   const head = yield* chain.head(chainId)
   const target = head - (settings.confirmations[chainId] ?? settings.defaultConfirmations)
   const cursor = yield* store.cursor(chainId)
-  set(chainId, { head, ...(cursor === undefined ? {} : { cursor: cursor.number, lag: head - cursor.number }) })
+  chains.record(chainId, ChainStates.Event.HeadRead({ head, ...(cursor === undefined ? {} : { cursor: cursor.number }) }))
   if (cursor !== undefined && head < cursor.number)
     return yield* Steps.stall(
       deps,
@@ -338,7 +340,7 @@ const advance = Effect.fnUntraced(function* (
     readonly target: number
   }
 ) {
-  const { settings, store, states, set, wake } = deps
+  const { settings, store, chains, wake } = deps
   const needed = Math.max(0, ...joined.map((p) => p.reach))
   let window = memory.window
   // Read again after a restart or a failed step (and for a bot reaching further back, joined then).
@@ -371,15 +373,17 @@ const advance = Effect.fnUntraced(function* (
     blocks: range === 0 ? [] : blocks.filter((b) => b.number > last.number - range),
     pending: judged.pending
   }
-  const s = states.get(chainId)!
-  set(chainId, {
-    cursor: last.number,
-    lag: Math.max(0, head - last.number),
-    blocks: s.blocks + fresh.length,
-    alerts: s.alerts + done.stored.length,
-    lastProgress: Instant.iso(now),
-    state: last.number < target ? "catching up" : "following"
-  })
+  chains.record(
+    chainId,
+    ChainStates.Event.Advanced({
+      cursor: last.number,
+      head,
+      blocks: fresh.length,
+      alerts: done.stored.length,
+      at: Instant.iso(now),
+      catchingUp: last.number < target
+    })
+  )
   if (done.stored.length > 0) yield* wake
   return last.number < target ? ("more" as const) : ("idle" as const)
 })
@@ -391,22 +395,21 @@ const backoff = (settings: Settings, failures: number) =>
 /** Listens to the chain's new heads, nudging its follower at each; retried while it fails, unless not configured. */
 const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
   Effect.gen(function* () {
-    const { chain, states, set } = deps
+    const { chain, chains } = deps
     let failures = 0
     while (true) {
       const ended = yield* Effect.scoped(
         Effect.gen(function* () {
           const heads = yield* chain.newHeads(chainId)
           failures = 0
-          const { headsError: _, ...was } = states.get(chainId)!
-          states.set(chainId, { ...was, heads: "subscribed" })
+          chains.record(chainId, ChainStates.Event.Subscribed())
           yield* Stream.runForEach(heads, () => Queue.offer(nudge, undefined))
           return "the node ended the subscription"
         })
       ).pipe(Effect.catch((e) => Effect.succeed(e.reason === "NotConfigured" ? undefined : e.message)))
       if (ended === undefined) return
       failures++
-      set(chainId, { heads: "polling", headsError: ended })
+      chains.record(chainId, ChainStates.Event.Unsubscribed({ error: ended }))
       if (failures === 1) yield* Effect.logWarning(`new heads of chain ${chainId}: ${ended}`)
       yield* Effect.sleep(backoff(deps.settings, failures))
     }
@@ -417,7 +420,7 @@ const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
  */
 const follow = (deps: Deps, chainId: number) =>
   Effect.gen(function* () {
-    const { states, set } = deps
+    const { chains } = deps
     const memory: Memory = { window: undefined, caughtUp: undefined }
     const nudge = yield* Queue.sliding<void>(1)
     yield* Effect.forkChild(listen(deps, chainId, nudge))
@@ -428,14 +431,7 @@ const follow = (deps: Deps, chainId: number) =>
           failures = 0
           if (o === "stalled") return "idle" as const
           // A step that went through ends the trouble: its error is no longer the state.
-          const { lastError: _, stalledSince: __, ...was } = states.get(chainId)!
-          states.set(chainId, {
-            ...was,
-            state:
-              was.state === "backing off" || was.state === "starting" || was.state === "halted"
-                ? "following"
-                : was.state
-          })
+          chains.record(chainId, ChainStates.Event.Stepped())
           return o
         }),
         Effect.catchCause((cause) => {
@@ -448,11 +444,14 @@ const follow = (deps: Deps, chainId: number) =>
               : String((squashed as { message?: string }).message ?? squashed)
           return Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
-            set(chainId, {
-              state: squashed instanceof DeepReorganisation ? "halted" : "backing off",
-              lastError: message,
-              stalledSince: states.get(chainId)!.stalledSince ?? Instant.iso(now)
-            })
+            chains.record(
+              chainId,
+              ChainStates.Event.Failed({
+                message,
+                halted: squashed instanceof DeepReorganisation,
+                at: Instant.iso(now)
+              })
+            )
             if (failures === 1) yield* Effect.logWarning(`following chain ${chainId}: ${message}`)
             return "failed" as const
           })

@@ -15,7 +15,8 @@ import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
 import type { Alert, Both as Stores, Mark } from "./FollowStore.ts"
 import { type Block, factsOf, pendingOf, type Prepared, type Window } from "./Ready.ts"
-import { type ChainState, DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
+import * as ChainStates from "./ChainStates.ts"
+import { DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
 /** What the steps of the followers share: the settings, the stores, the node and the chains' states. */
 export interface Shared {
@@ -27,8 +28,8 @@ export interface Shared {
   readonly chain: ChainData["Service"]
   /** Wakes the outbox's delivery loop once a step stored deliveries. */
   readonly wake: Effect.Effect<void>
-  readonly states: Map<number, ChainState>
-  readonly set: (chainId: number, change: Partial<ChainState>) => void
+  /** Every chain's state, changed by the events recorded. */
+  readonly chains: ChainStates.Chains
   /** Bots switched off for going over their bounds, by chain: what /health says of them until switched on. */
   readonly paused: Map<number, Map<string, string>>
 }
@@ -72,7 +73,7 @@ export const rebuild = Effect.fnUntraced(function* (
 
 /** Walks back to the common ancestor and retracts what the orphaned blocks alerted. */
 export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: number, cursor: Mark) {
-  const { settings, bots, store, outbox, chain, wake, states, set } = shared
+  const { settings, bots, store, outbox, chain, wake, chains } = shared
   const marks = yield* store.marks(chainId, cursor.number - settings.keep)
   // The last few first: most reorganisations are shallow.
   let ancestor: Mark | undefined
@@ -107,12 +108,7 @@ export const rewind = Effect.fnUntraced(function* (shared: Shared, chainId: numb
     deliveries
   })
   if (outcome === "advanced") {
-    const s = states.get(chainId)!
-    set(chainId, {
-      cursor: ancestor.number,
-      retractions: s.retractions + orphans.length,
-      reorganisations: s.reorganisations + 1
-    })
+    chains.record(chainId, ChainStates.Event.Rewound({ cursor: ancestor.number, retracted: orphans.length }))
     yield* Effect.logWarning(
       `chain ${chainId} reorganised below block ${cursor.number}: back to ${ancestor.number}, ${orphans.length} alert(s) retracted`
     )
@@ -141,7 +137,7 @@ export const switchOff = Effect.fnUntraced(function* (
   reason: string,
   blockNumber?: number
 ) {
-  const { bots, paused, states, set } = shared
+  const { bots, paused, chains } = shared
   const now = yield* Clock.currentTimeMillis
   const { watchingFrom: _, ...bot } = stored
   // Stored before anything else is done for the bot, so a restart does not run it again. Another update meanwhile
@@ -157,7 +153,7 @@ export const switchOff = Effect.fnUntraced(function* (
   paused.set(chainId, notes)
   const note = `bot ${stored.id}: paused: ${reason}`
   notes.set(stored.id, note)
-  set(chainId, { skipped: [...(states.get(chainId)?.skipped ?? []), note] })
+  chains.record(chainId, ChainStates.Event.Paused({ note }))
   yield* Effect.logWarning(`chain ${chainId}: bot ${stored.id} paused: ${reason}`)
 })
 
@@ -210,7 +206,7 @@ const runOver = Effect.fnUntraced(function* (
   to: number,
   blocks: ReadonlyArray<Block>
 ) {
-  const { settings, store, wake, states, set } = shared
+  const { settings, store, wake } = shared
   const start = Math.max(0, next - p.reach)
   const pace = yield* Pace.make
   const facts = factsOf(blocks, pace)
@@ -243,8 +239,7 @@ const runOver = Effect.fnUntraced(function* (
     coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
   })
   if (done.outcome === "advanced") {
-    const s = states.get(chainId)!
-    set(chainId, { alerts: s.alerts + done.stored.length })
+    shared.chains.record(chainId, ChainStates.Event.CaughtUp({ alerts: done.stored.length }))
     if (done.stored.length > 0) yield* wake
   }
   return done.outcome
@@ -313,11 +308,10 @@ const readProcessed = Effect.fnUntraced(function* (
  */
 export const stall = (shared: Shared, chainId: number, reason: string) =>
   Effect.gen(function* () {
-    const { states, set } = shared
-    const was = states.get(chainId)!
+    const { chains } = shared
     const now = yield* Clock.currentTimeMillis
-    if (was.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
-    set(chainId, { lastError: reason, stalledSince: was.stalledSince ?? Instant.iso(now) })
+    if (chains.get(chainId)?.lastError !== reason) yield* Effect.logWarning(`following chain ${chainId}: ${reason}`)
+    chains.record(chainId, ChainStates.Event.Stalled({ reason, at: Instant.iso(now) }))
     return "stalled" as const
   })
 
@@ -332,13 +326,13 @@ export const begin = Effect.fnUntraced(function* (
   target: number,
   head: number
 ) {
-  const { settings, store, chain, set } = shared
+  const { settings, store, chain, chains } = shared
   const watched = runnable.flatMap((p) => (p.from === undefined ? [] : [p.from - 1]))
   const [at] = yield* chain.hashes(chainId, [Math.max(0, Math.min(target, ...watched))])
   if (at === undefined) return "idle" as const
   const mark = { number: at.number, hash: at.hash, parentHash: at.parentHash }
   yield* store.advance(chainId, undefined, { blocks: [mark], alerts: [], deliveries: [], keep: settings.keep })
-  set(chainId, { cursor: at.number, lag: Math.max(0, head - at.number), state: "following" })
+  chains.record(chainId, ChainStates.Event.Begun({ cursor: at.number, head }))
   return "moved" as const
 })
 
@@ -391,7 +385,7 @@ export const judgeAll = Effect.fnUntraced(function* (
   cursor: Mark,
   now: number
 ) {
-  const { settings, states, set } = shared
+  const { settings, chains } = shared
   const blocks = [...window.blocks, ...fresh]
   const first = fresh[0]!.number
   const last = fresh.at(-1)!.number
@@ -413,7 +407,7 @@ export const judgeAll = Effect.fnUntraced(function* (
     const share = () => (deferrable ? (shares.get(key) ?? perKey) : Infinity)
     const defer = () => {
       notRun.add(p)
-      set(chainId, { deferred: states.get(chainId)!.deferred + 1 })
+      chains.record(chainId, ChainStates.Event.Deferred())
     }
     if (share() <= 0) {
       defer()

@@ -8,7 +8,8 @@
 import { Clock, Effect, Fiber } from "effect"
 import type { BotStore } from "../bots/BotStore.ts"
 import type * as FollowLeases from "./FollowLeases.ts"
-import type { ChainState, Settings } from "./Settings.ts"
+import * as ChainStates from "./ChainStates.ts"
+import type { Settings } from "./Settings.ts"
 
 /** What holding chains works with. */
 export interface Holder {
@@ -16,7 +17,7 @@ export interface Holder {
   readonly bots: BotStore["Service"]
   readonly leases: FollowLeases.FollowLeases["Service"]
   readonly instance: string
-  readonly states: Map<number, ChainState>
+  readonly chains: ChainStates.Chains
 }
 
 /** How long a lease lives: three polls, and never under three seconds (a renewal every poll, or every second). */
@@ -53,7 +54,7 @@ export const supervise = (
   follow: (chainId: number) => Effect.Effect<unknown>
 ) =>
   Effect.gen(function* () {
-    const { states } = deps
+    const { chains: states } = deps
     const active = yield* deps.bots.active()
     const chains = new Set(active.map((b) => b.chainId))
     const ttl = ttlOf(deps.settings)
@@ -63,28 +64,20 @@ export const supervise = (
       if (running.has(chainId)) continue
       const lease = yield* deps.leases.hold(chainId, deps.instance, ttl)
       const was = states.get(chainId)
-      const counts = {
-        blocks: was?.blocks ?? 0,
-        alerts: was?.alerts ?? 0,
-        retractions: was?.retractions ?? 0,
-        reorganisations: was?.reorganisations ?? 0,
-        deferred: was?.deferred ?? 0
-      }
       if (lease === undefined) {
         // Another instance follows the chain: say who, and until when unless it renews.
         held ??= yield* deps.leases.leases()
         const holder = held.find((l) => l.chainId === chainId)
-        states.set(chainId, {
+        states.record(
           chainId,
-          state: "standby",
-          heads: "polling",
-          bots: active.filter((b) => b.chainId === chainId).length,
-          ...counts,
-          ...(holder === undefined ? {} : { holder: holder.holder, holderUntil: holder.expiresAt })
-        })
+          ChainStates.Event.Standby({
+            bots: active.filter((b) => b.chainId === chainId).length,
+            ...(holder === undefined ? {} : { holder: holder.holder, holderUntil: holder.expiresAt })
+          })
+        )
         continue
       }
-      states.set(chainId, { chainId, state: "starting", heads: "polling", bots: 0, ...counts, holder: deps.instance })
+      states.record(chainId, ChainStates.Event.Held({ holder: deps.instance }))
       if (was?.state === "standby")
         yield* Effect.logInfo(`chain ${chainId}: taking over from ${was.holder ?? "a stopped instance"}`)
       running.set(chainId, yield* Effect.forkScoped(hold(deps, chainId, running, ttl, follow)))
@@ -94,7 +87,7 @@ export const supervise = (
       yield* Fiber.interrupt(fiber)
       running.delete(chainId)
     }
-    for (const chainId of states.keys()) if (!chains.has(chainId)) states.delete(chainId)
+    states.keepOnly(chains)
   }).pipe(
     Effect.catchCause((cause) =>
       Effect.logWarning("following: cannot read the active bots or the chains' leases", cause)
