@@ -9,7 +9,6 @@ import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
 
 /** What the bot handlers need. */
 export type Requirements = Bots.Bots | History.History | Alerts.Alerts | ApiKeys.ApiKeys | Quota.Quota
@@ -34,123 +33,125 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "bots">, never, Re
     const bots = yield* Bots.Bots
     const history = yield* History.History
     const alerts = yield* Alerts.Alerts
-    const one = (status: number, b: BotStore.Bot) =>
-      Effect.map(Instant.now, (timestamp) => Responses.json(status, { success: true, bot: Bot.view(b), timestamp }))
+    const one = (b: BotStore.Bot) =>
+      Effect.map(Instant.now, (timestamp) => ({ success: true, bot: Bot.view(b), timestamp }) as const)
     /** A bot just created or updated, with what it will not do as stored. */
-    const changed = (status: number, b: BotStore.Bot) =>
-      Effect.map(Instant.now, (timestamp) =>
-        Responses.json(status, {
-          success: true,
-          bot: Bot.view(b),
-          // Active without watchingFrom just now: the chain has no node (any other node failure refused the request).
-          ...(b.active && b.watchingFrom === undefined
-            ? {
-                warnings: [
-                  `no node is configured for chain ${b.chainId} (VIGIL_RPC_URL_${b.chainId} or --chains): the bot is stored but not followed live until one is, and then runs from the block the follower processes next`
-                ]
-              }
-            : {}),
-          timestamp
-        })
+    const changed = (b: BotStore.Bot) =>
+      Effect.map(
+        Instant.now,
+        (timestamp) =>
+          ({
+            success: true,
+            bot: Bot.view(b),
+            // Active without watchingFrom just now: the chain has no node (any other node failure refused the request).
+            ...(b.active && b.watchingFrom === undefined
+              ? {
+                  warnings: [
+                    `no node is configured for chain ${b.chainId} (VIGIL_RPC_URL_${b.chainId} or --chains): the bot is stored but not followed live until one is, and then runs from the block the follower processes next`
+                  ]
+                }
+              : {}),
+            timestamp
+          }) as const
       )
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          return yield* changed(201, yield* bots.create(client.id, yield* request(payload)))
+          return yield* changed(yield* bots.create(client.id, yield* request(payload)))
         }).pipe(answer)
       )
       .handle("update", ({ params, payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          return yield* changed(200, yield* bots.update(client.id, params.botId, yield* request(payload)))
+          return yield* changed(yield* bots.update(client.id, params.botId, yield* request(payload)))
         }).pipe(answer)
       )
       .handle("historicalBlocks", ({ params, payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const done = yield* history.submit(client.id, params.botId, payload)
-          return Responses.json(200, {
+          return {
             success: true,
             botId: params.botId,
             ...done,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("alerts", ({ params, query }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const page = yield* alerts.list(client.id, params.botId, query)
-          return Responses.json(200, {
+          return {
             success: true,
             botId: params.botId,
             alerts: page.alerts,
             ...(page.next === undefined ? {} : { next: page.next }),
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("redeliverAlert", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const requeued = yield* alerts.redeliver(client.id, params.botId, params.alertId)
-          return Responses.json(202, {
+          return {
             success: true,
             botId: params.botId,
             alertId: params.alertId,
             requeued,
             message: requeued === 0 ? "nothing was dead-lettered" : `${requeued} message(s) queued again`,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("historicalProgress", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const progress = yield* history.progress(client.id, params.botId)
-          return Responses.json(200, {
+          return {
             success: true,
             botId: params.botId,
             ...progress,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("historicalQuery", ({ params, payload }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const found = yield* history.execute(client.id, params.botId, payload)
-          return Responses.json(200, {
+          return {
             success: true,
             botId: params.botId,
             ...found,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("list", ({ query }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* bots.list(client.id, query.chainId)
-          return Responses.json(200, { success: true, bots: list.map(Bot.view), timestamp: yield* Instant.now })
+          return { success: true, bots: list.map(Bot.view), timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("get", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
-          return yield* one(200, yield* bots.get(client.id, params.botId))
+          return yield* one(yield* bots.get(client.id, params.botId))
         }).pipe(answer)
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* bots.remove(client.id, params.botId)
-          return Responses.json(200, {
+          return {
             success: true,
             message: `bot ${params.botId} deleted`,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
   })

@@ -5,7 +5,6 @@ import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
 
 /** What the contract handlers need. */
 export type Requirements = Contracts.Contracts | Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
@@ -24,25 +23,25 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const c = yield* contracts.register(client.id, payload)
-          return Responses.json(201, { success: true, contract: Contract.view(c), timestamp: yield* Instant.now })
+          return { success: true, contract: Contract.view(c), timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("list", ({ query }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* contracts.list(client.id, query.chainId)
-          return Responses.json(200, {
+          return {
             success: true,
             contracts: list.map(Contract.view),
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("get", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const c = yield* contracts.get(client.id, params.contractId)
-          return Responses.json(200, { success: true, contract: Contract.view(c), timestamp: yield* Instant.now })
+          return { success: true, contract: Contract.view(c), timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("remove", ({ params, query }) =>
@@ -62,12 +61,12 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "contracts">, neve
             })
           }
           yield* contracts.remove(client.id, params.contractId)
-          return Responses.json(200, {
+          return {
             success: true,
             message: `contract ${params.contractId} deleted`,
             ...(broken.length === 0 ? {} : { brokenBots: broken }),
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
   })

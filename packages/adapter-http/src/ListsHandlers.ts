@@ -5,7 +5,6 @@ import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
 
 /** What the lists handler needs. */
 export type Requirements = Screening.Screening | ApiKeys.ApiKeys | Quota.Quota
@@ -19,7 +18,7 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "lists">, never, R
     return handlers.handle("list", () =>
       Effect.gen(function* () {
         const lists = yield* screening.lists
-        return Responses.json(200, { success: true, lists, timestamp: yield* Instant.now })
+        return { success: true, lists, timestamp: yield* Instant.now } as const
       }).pipe(HttpErrors.answer("v2"))
     )
   })

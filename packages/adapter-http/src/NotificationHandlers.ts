@@ -5,7 +5,6 @@ import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
 
 /** What the channel handlers need. */
 export type Requirements = Notifications.Notifications | ApiKeys.ApiKeys | Quota.Quota
@@ -27,57 +26,57 @@ export const layer: Layer.Layer<
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const created = yield* notifications.create(client.id, payload)
-          return Responses.json(201, { success: true, ...created, timestamp: yield* Instant.now })
+          return { success: true, ...created, timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("list", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const channels = yield* notifications.list(client.id)
-          return Responses.json(200, { success: true, channels, timestamp: yield* Instant.now })
+          return { success: true, channels, timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("get", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const channel = yield* notifications.get(client.id, params.channelId)
-          return Responses.json(200, { success: true, channel, timestamp: yield* Instant.now })
+          return { success: true, channel, timestamp: yield* Instant.now } as const
         }).pipe(answer)
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* notifications.remove(client.id, params.channelId)
-          return Responses.json(200, {
+          return {
             success: true,
             message: `notification channel ${params.channelId} deleted`,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("redeliver", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const requeued = yield* notifications.redeliver(client.id, params.channelId)
-          return Responses.json(202, {
+          return {
             success: true,
             channelId: params.channelId,
             requeued,
             message: requeued === 0 ? "nothing was dead-lettered" : `${requeued} message(s) queued again`,
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
       .handle("test", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const deliveryId = yield* notifications.test(client.id, params.channelId)
-          return Responses.json(202, {
+          return {
             success: true,
             deliveryId,
             message: "test message queued",
             timestamp: yield* Instant.now
-          })
+          } as const
         }).pipe(answer)
       )
   })

@@ -97,7 +97,9 @@ export const unavailable = (flavour: Flavour, e: StoreError.StoreError) =>
   )
 
 /** The `X-RateLimit-*` headers of a quota decision (Reset in seconds from now). */
-export const rateHeaders = (decision: Quota.Decision): Record<string, string> => ({
+export const rateHeaders = (
+  decision: Quota.Decision
+): { "x-ratelimit-limit": string; "x-ratelimit-remaining": string; "x-ratelimit-reset": string } => ({
   "x-ratelimit-limit": String(decision.window.limit),
   "x-ratelimit-remaining": String(decision.window.remaining),
   "x-ratelimit-reset": String(decision.window.resetSeconds)

@@ -9,7 +9,6 @@ import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import * as HttpErrors from "./HttpErrors.ts"
-import * as Responses from "./Responses.ts"
 
 /** What the rules handler needs. */
 export type Requirements = Bots.Bots | ApiKeys.ApiKeys | Quota.Quota
@@ -38,12 +37,9 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "rules">, never, R
           ...(payload.options?.ruleScope === undefined ? {} : { ruleScope: payload.options.ruleScope })
         })
         const timestamp = yield* Instant.now
-        return Responses.json(
-          200,
-          found.ok
-            ? { success: true, ok: true, normal: found.normal, problems: [], timestamp }
-            : { success: true, ok: false, message: found.message, problems: found.problems, timestamp }
-        )
+        return found.ok
+          ? ({ success: true, ok: true, normal: found.normal, problems: [], timestamp } as const)
+          : ({ success: true, ok: false, message: found.message, problems: found.problems, timestamp } as const)
       }).pipe(HttpErrors.answer("v2"))
     )
   })

@@ -1,7 +1,7 @@
 /** Handlers of the webhook routes and of asynchronous intelligence (spec §4.5, §4.6, §7). */
 import { Answers, type ApiKeys, Chain, Instant, type Quota, WebhookResponses, Webhooks } from "@vigil/core"
 import { Effect, Layer } from "effect"
-import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { HttpApiBuilder, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentClient, VigilApi } from "./Api.ts"
 import * as Auth from "./Auth.ts"
 import type { HttpMetrics } from "./HttpMetrics.ts"
@@ -29,28 +29,28 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const registered = yield* webhooks.register(client.id, payload.url)
-          return Responses.json(201, WebhookResponses.registered(registered, yield* Instant.now))
+          return WebhookResponses.registered(registered, yield* Instant.now)
         }).pipe(answer)
       )
       .handle("list", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const list = yield* webhooks.list(client.id)
-          return Responses.json(200, WebhookResponses.list(list, yield* Instant.now))
+          return WebhookResponses.list(list, yield* Instant.now)
         }).pipe(answer)
       )
       .handle("stats", () =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           const stats = yield* webhooks.stats(client.id)
-          return Responses.json(200, WebhookResponses.stats(stats, yield* Instant.now))
+          return WebhookResponses.stats(stats, yield* Instant.now)
         }).pipe(answer)
       )
       .handle("remove", ({ params }) =>
         Effect.gen(function* () {
           const client = yield* CurrentClient
           yield* webhooks.remove(client.id, params.webhookId)
-          return Responses.json(200, WebhookResponses.deleted(yield* Instant.now))
+          return WebhookResponses.deleted(yield* Instant.now)
         }).pipe(answer)
       )
       .handle("intel", ({ payload }) =>
@@ -63,16 +63,15 @@ export const layer: Layer.Layer<HttpApiGroup.Service<"vigil", "webhooks">, never
           const decision = yield* charge("v2", client, 1)
           const { data, correlationId, finishedAt } = yield* answers.delivery(payload.address, detected)
           const count = yield* webhooks.enqueue(active, { correlationId, data })
-          return Responses.json(
-            202,
-            {
+          return HttpApiSchema.withHeaders({
+            body: {
               success: true,
               message: `Address intelligence request accepted; the result will be delivered to ${count} webhook${count === 1 ? "" : "s"}`,
               correlation_id: correlationId,
               timestamp: Instant.iso(finishedAt)
-            },
-            Responses.rateHeaders(decision)
-          )
+            } as const,
+            headers: Responses.rateHeaders(decision)
+          })
         }).pipe(answer)
       )
   })
