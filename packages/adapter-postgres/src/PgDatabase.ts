@@ -7,6 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Instant, type StorageProbe, StoreError } from "@vigil/core"
 import { Clock, Context, Duration, Effect, Exit, Layer, Redacted } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { Migrator, SqlClient, SqlError } from "effect/sql"
 import { migrations } from "./PgMigrations.ts"
 
@@ -18,6 +19,12 @@ export interface Options {
   readonly maxConnections?: number
   /** Longest a statement may run before the server cancels it (default 30 s). */
   readonly statementTimeoutMillis?: number
+  /**
+   * Longest a statement waits for a lock another transaction holds (default 5 s, as SQLite waits for its write
+   * lock) before it fails `Busy`: a request answers 503 with Retry-After rather than waiting out the statement
+   * timeout. Migrations wait as long as they need (instances starting together take turns).
+   */
+  readonly lockTimeoutMillis?: number
   /** The schema every table lives in (`search_path`); default the server's (`public`). */
   readonly schema?: string
 }
@@ -122,28 +129,47 @@ const migrate = (schema: string | undefined) =>
     yield* Migrator.make({})({ loader, table: migrationsTable })
   })
 
+/** The default of {@link Options.lockTimeoutMillis}. */
+export const defaultLockTimeoutMillis = 5_000
+
+/** A pool of `connections` on the database of `options`, statements waiting for locks `lockTimeoutMillis` at most. */
+const pool = (options: Options, connections: number, lockTimeoutMillis: number) =>
+  PgClient.make({
+    url: Redacted.make(options.url),
+    maxConnections: connections,
+    applicationName: "vigil",
+    startupParameters: {
+      statement_timeout: String(options.statementTimeoutMillis ?? 30_000),
+      lock_timeout: String(lockTimeoutMillis),
+      ...(options.schema === undefined ? {} : { search_path: options.schema })
+    },
+    connectTimeout: Duration.seconds(10)
+  }).pipe(Effect.mapError(storeError("connect")), onRealClock)
+
+/**
+ * Migrates on a connection of its own, which waits for locks as long as it takes (0: no lock timeout): an instance
+ * that starts while another migrates waits for it rather than failing.
+ */
+const migrateAlone = (options: Options) =>
+  Effect.scoped(
+    Effect.flatMap(pool(options, 1, 0), (client) =>
+      migrate(options.schema).pipe(Effect.provideService(SqlClient.SqlClient, client), onRealClock)
+    )
+  ).pipe(
+    Effect.provide(Reactivity.layer),
+    Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
+  )
+
 /** Opens the pool, migrates, and provides the database to the ports. */
 export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgClient, StoreError.StoreError> => {
+  // Two connections listen for changes (of the lists, of the keys): three at least.
   const client = PgClient.layerFrom(
-    PgClient.make({
-      url: Redacted.make(options.url),
-      // Two connections listen for changes (of the lists, of the keys): three at least.
-      maxConnections: Math.max(3, options.maxConnections ?? 10),
-      applicationName: "vigil",
-      startupParameters: {
-        statement_timeout: String(options.statementTimeoutMillis ?? 30_000),
-        ...(options.schema === undefined ? {} : { search_path: options.schema })
-      },
-      connectTimeout: Duration.seconds(10)
-    }).pipe(Effect.mapError(storeError("connect")), onRealClock)
+    pool(options, Math.max(3, options.maxConnections ?? 10), options.lockTimeoutMillis ?? defaultLockTimeoutMillis)
   )
   const database = Layer.effect(PgDatabase)(
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
-      yield* migrate(options.schema).pipe(
-        onRealClock,
-        Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
-      )
+      yield* migrateAlone(options)
       // The instance's clock read either side of the database's: the skew is measured to half a round trip.
       const before = yield* Clock.currentTimeMillis
       const [server] = yield* sql<{ readonly ms: number }>`

@@ -7,7 +7,7 @@ import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { ApiKeyStore, FollowStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { settled } from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import { Postgres } from "@vigil/testkit"
-import { Clock, Context, Deferred, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 let run: Postgres.RunDatabase | undefined
@@ -449,6 +449,82 @@ describe("PostgreSQL: health", () => {
       assert.strictEqual(status.kind, "postgres")
       assert.strictEqual(status.schemaVersion, PgDatabase.schemaVersion)
       assert.isTrue(StorageProbe.ready(status), "another writer's lock is not a fault")
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: a lock another transaction holds", () => {
+  it("fails a statement that waits for it Busy at the lock timeout, not the statement timeout", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [holder] = yield* instances(1, schema)
+      const waiter = yield* Layer.build(
+        PgAdapter.layer({
+          url: run!.url,
+          schema,
+          maxConnections: 4,
+          lockTimeoutMillis: 200,
+          statementTimeoutMillis: 60_000
+        })
+      )
+      const { sql } = Context.get(holder!, PgDatabase.PgDatabase)
+      const held = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.forkScoped(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE`
+            yield* Deferred.succeed(held, undefined)
+            yield* Deferred.await(release)
+          })
+        )
+      )
+      yield* Deferred.await(held)
+      const refused = yield* Effect.flip(Context.get(waiter, ApiKeyStore.ApiKeyStore).list)
+      yield* Deferred.succeed(release, undefined)
+      assert.strictEqual(refused.reason, "Busy", refused.message)
+      assert.match(refused.message, /lock timeout/)
+      // Once the lock is released, the same store answers.
+      assert.deepStrictEqual(yield* Context.get(waiter, ApiKeyStore.ApiKeyStore).list, [])
+      const [row] = yield* Context.get(waiter, PgDatabase.PgDatabase).sql<{
+        readonly lock_timeout: string
+      }>`SHOW lock_timeout`
+      assert.strictEqual(row?.lock_timeout, "200ms")
+      const [fallback] = yield* sql<{ readonly lock_timeout: string }>`SHOW lock_timeout`
+      assert.strictEqual(fallback?.lock_timeout, `${PgDatabase.defaultLockTimeoutMillis / 1000}s`)
+    }).pipe(Effect.scoped, Effect.runPromise))
+
+  it("lets an instance starting while another holds the migrations table wait past its lock timeout, then start", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [first] = yield* instances(1, schema)
+      const { sql } = Context.get(first!, PgDatabase.PgDatabase)
+      const held = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Effect.forkScoped(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`LOCK TABLE ${sql(PgDatabase.migrationsTable)} IN ACCESS EXCLUSIVE MODE`
+            yield* Deferred.succeed(held, undefined)
+            yield* Deferred.await(release)
+          })
+        )
+      )
+      yield* Deferred.await(held)
+      const starting = yield* Effect.forkScoped(
+        Effect.exit(Layer.build(PgAdapter.layer({ url: run!.url, schema, maxConnections: 4, lockTimeoutMillis: 100 })))
+      )
+      // The starting instance waits for the lock three times as long as its lock timeout, as the server sees it.
+      const waitedPast = Effect.map(
+        sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'
+            AND now() - query_start > interval '300 milliseconds'`,
+        ([row]) => (row?.n ?? 0) > 0
+      )
+      const waited = yield* within(10_000, waitedPast)
+      yield* Deferred.succeed(release, undefined)
+      assert.isTrue(waited, "the starting instance waited for the migrations table")
+      const exit = yield* Fiber.join(starting)
+      assert.isTrue(Exit.isSuccess(exit), String(exit))
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 

@@ -3,7 +3,7 @@
  * `postgres://` / `postgresql://` URL (credentials from the URL or the usual `PG*` variables). Any other
  * `scheme://` is refused in one line rather than taken for a file name.
  */
-import { PgAdapter } from "@vigil/adapter-postgres"
+import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
 import { BuiltinLists } from "@vigil/engine"
@@ -48,13 +48,19 @@ const setting = (name: string, minimum: number, maximum: number, fallback: numbe
     )
   )
 
-/** The PostgreSQL adapter on `url`, with the pool size and statement timeout of the environment. */
+/** The PostgreSQL adapter on `url`, with the pool size, statement timeout and lock timeout of the environment. */
 const postgres = (url: string) =>
   Effect.gen(function* () {
     // One connection listens for list changes: two at least.
     const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 3, 1_000, 10)
     const statementTimeoutMillis = yield* setting("VIGIL_PG_STATEMENT_TIMEOUT_MS", 100, 3_600_000, 30_000)
-    return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis })
+    const lockTimeoutMillis = yield* setting(
+      "VIGIL_PG_LOCK_TIMEOUT_MS",
+      100,
+      3_600_000,
+      PgDatabase.defaultLockTimeoutMillis
+    )
+    return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis, lockTimeoutMillis })
   })
 
 /** Every store on the database `db` names (a SQLite file or a PostgreSQL database), as they are. */

@@ -115,6 +115,38 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
     await Promise.all([a!.exited, b!.exited])
   })
 
+  it("answers a request that meets another transaction's lock 503 Busy with Retry-After at the lock timeout, as on SQLite", async () => {
+    const cwd = tempDir()
+    const db = run!.url
+    const created = await runVigil(cwd, {}, ["keys", "create", "--db", db, "--name", "Locked"])
+    assert.strictEqual(created.code, 0, created.stderr)
+    const key = JSON.parse(created.stdout).key as string
+    const server = await serve(cwd, { VIGIL_DB: db, VIGIL_PG_LOCK_TIMEOUT_MS: "300" })
+    const screen = () =>
+      fetch(`${server!.url}/api/v3/intel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ address: CLEAN })
+      })
+    // Every charge writes the quota windows: a transaction holding them makes each request wait for the lock.
+    const lock = await Postgres.holding(db, "LOCK TABLE quota_windows IN ACCESS EXCLUSIVE MODE")
+    let held: Response
+    let health: Response
+    try {
+      ;[held, health] = await Promise.all([screen(), fetch(`${server!.url}/health`)])
+    } finally {
+      await lock.release()
+    }
+    const body = (await held.json()) as { error: string; message: string }
+    assert.strictEqual(held.status, 503, JSON.stringify(body))
+    assert.strictEqual(held.headers.get("retry-after"), "1")
+    assert.match(body.message, /lock timeout/)
+    assert.strictEqual(health.status, 200, "a lock held elsewhere is no fault")
+    assert.strictEqual((await screen()).status, 200, "answered once the lock is released")
+    server!.child.kill("SIGTERM")
+    await server!.exited
+  })
+
   it("share one outbox: asynchronous requests spread over both are each delivered once, none twice", async () => {
     const cwd = tempDir()
     const db = run!.url

@@ -88,14 +88,13 @@ describe("vigil --db", () => {
     assert.deepStrictEqual(readdirSync(cwd), [], "nothing written beside the command")
   })
 
-  it("takes the pool size and statement timeout from the environment, refusing a bad one in one line", async () => {
+  it("takes the pool size, statement timeout and lock timeout from the environment, refusing a bad one in one line", async () => {
     const cwd = tempDir()
-    const ok = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "3", VIGIL_PG_STATEMENT_TIMEOUT_MS: "5000" }, [
-      "keys",
-      "list",
-      "--db",
-      run!.url
-    ])
+    const ok = await runVigil(
+      cwd,
+      { VIGIL_PG_POOL_SIZE: "3", VIGIL_PG_STATEMENT_TIMEOUT_MS: "5000", VIGIL_PG_LOCK_TIMEOUT_MS: "2000" },
+      ["keys", "list", "--db", run!.url]
+    )
     assert.strictEqual(ok.code, 0, ok.stderr)
     const refused = await runVigil(cwd, { VIGIL_PG_POOL_SIZE: "0" }, ["keys", "list", "--db", run!.url])
     assert.strictEqual(refused.code, 1)
@@ -105,6 +104,12 @@ describe("vigil --db", () => {
     assert.strictEqual(
       oneLine(slow.stderr),
       "vigil: VIGIL_PG_STATEMENT_TIMEOUT_MS: must be a whole number from 100 to 3600000"
+    )
+    const waiting = await runVigil(cwd, { VIGIL_PG_LOCK_TIMEOUT_MS: "50" }, ["keys", "list", "--db", run!.url])
+    assert.strictEqual(waiting.code, 1)
+    assert.strictEqual(
+      oneLine(waiting.stderr),
+      "vigil: VIGIL_PG_LOCK_TIMEOUT_MS: must be a whole number from 100 to 3600000"
     )
   })
 

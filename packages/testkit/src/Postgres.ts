@@ -30,6 +30,39 @@ const onServer = (server: string, statement: string) =>
 export const rows = (url: string, statement: string): Promise<ReadonlyArray<Readonly<Record<string, unknown>>>> =>
   Effect.runPromise(onServer(url, statement)).then((found) => found.map((row) => ({ ...row })))
 
+/**
+ * Runs `statement` (a `LOCK TABLE …`) in a transaction on the database at `url` and keeps the transaction open
+ * until `release` is called: for a test of what a request does when another transaction holds a lock.
+ */
+export const holding = async (url: string, statement: string): Promise<{ readonly release: () => Promise<void> }> => {
+  let onHeld = () => {}
+  const held = new Promise<void>((resolve) => (onHeld = resolve))
+  let release = () => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const done = Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(
+        PgClient.make({ url: Redacted.make(url), maxConnections: 1, connectTimeout: "5 seconds" }),
+        (sql) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql.unsafe(statement)
+              onHeld()
+              yield* Effect.promise(() => released)
+            })
+          )
+      )
+    ).pipe(Effect.provide(Reactivity.layer))
+  )
+  await Promise.race([held, done])
+  return {
+    release: async () => {
+      release()
+      await done
+    }
+  }
+}
+
 /** A database made for this run: its URL, and how to drop it. */
 export interface RunDatabase {
   readonly url: string
