@@ -6,11 +6,7 @@ import { HttpServerResponse } from "effect/http"
 const jsonType = "application/json"
 
 /** A JSON response serialised once with JSON.stringify. */
-export const json = (
-  status: number,
-  body: unknown,
-  headers?: Record<string, string>
-): HttpServerResponse.HttpServerResponse =>
+const json = (status: number, body: unknown, headers?: Record<string, string>): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(JSON.stringify(body), { status, contentType: jsonType, ...(headers ? { headers } : {}) })
 
 /**

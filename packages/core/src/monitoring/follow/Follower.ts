@@ -230,7 +230,10 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
   const head = yield* chain.head(chainId)
   const target = head - (settings.confirmations[chainId] ?? settings.defaultConfirmations)
   const cursor = yield* store.cursor(chainId)
-  chains.record(chainId, ChainStates.Event.HeadRead({ head, ...(cursor === undefined ? {} : { cursor: cursor.number }) }))
+  chains.record(
+    chainId,
+    ChainStates.Event.HeadRead({ head, ...(cursor === undefined ? {} : { cursor: cursor.number }) })
+  )
   if (cursor !== undefined && head < cursor.number)
     return yield* Steps.stall(
       deps,
