@@ -110,10 +110,14 @@ interface Deps extends Steps.Shared {
   readonly instance: string
 }
 
-/** What a follower keeps between its steps: the window before the cursor, once read; the key last caught up. */
+/**
+ * What a follower keeps between its steps: the window before the cursor, once read; the key last caught up; the
+ * blocks after the step's, read while it is judged and stored.
+ */
 interface Memory {
   window: Window | undefined
   caughtUp: string | undefined
+  readonly ahead: Steps.ReadAhead
 }
 
 /**
@@ -259,6 +263,7 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
   const caught = yield* catchUp(deps, chainId, runnable, traces, memory)
   if (caught === "moved") {
     memory.window = undefined
+    yield* Steps.dropAhead(memory.ahead)
     return "moved" as const
   }
   return caught === "done" || live === "more" ? ("moved" as const) : ("idle" as const)
@@ -296,6 +301,7 @@ const forward = Effect.fnUntraced(function* (
     const [onNode] = yield* chain.hashes(chainId, [cursor.number])
     if (Continuity.atCursor(cursor, onNode) !== "reorganised") return "idle" as const
     memory.window = undefined
+    yield* Steps.dropAhead(memory.ahead)
     yield* Steps.rewind(deps, chainId, cursor)
     return "changed" as const
   }
@@ -304,9 +310,10 @@ const forward = Effect.fnUntraced(function* (
     const begun = yield* Steps.begin(deps, chainId, runnable, target, head)
     return begun === "moved" ? ("more" as const) : begun
   }
-  const read = yield* Steps.readFresh(deps, chainId, cursor, target, head, traces)
+  const read = yield* Steps.readFresh(deps, chainId, cursor, target, head, traces, memory.ahead)
   if (read.kind === "reorganised") {
     memory.window = undefined
+    yield* Steps.dropAhead(memory.ahead)
     yield* Steps.rewind(deps, chainId, cursor)
     return "changed" as const
   }
@@ -367,6 +374,7 @@ const advance = Effect.fnUntraced(function* (
   if (done.outcome === "moved") {
     // Another process took this step: start again from where it left the chain.
     memory.window = undefined
+    yield* Steps.dropAhead(memory.ahead)
     return "changed" as const
   }
   memory.window = {
@@ -424,7 +432,7 @@ const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
 const follow = (deps: Deps, chainId: number) =>
   Effect.gen(function* () {
     const { chains } = deps
-    const memory: Memory = { window: undefined, caughtUp: undefined }
+    const memory: Memory = { window: undefined, caughtUp: undefined, ahead: { current: undefined } }
     const nudge = yield* Queue.sliding<void>(1)
     yield* Effect.forkChild(listen(deps, chainId, nudge))
     let failures = 0
@@ -446,6 +454,7 @@ const follow = (deps: Deps, chainId: number) =>
               ? Cause.pretty(cause)
               : String((squashed as { message?: string }).message ?? squashed)
           return Effect.gen(function* () {
+            yield* Steps.dropAhead(memory.ahead)
             const now = yield* Clock.currentTimeMillis
             chains.record(
               chainId,

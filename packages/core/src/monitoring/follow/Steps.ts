@@ -4,11 +4,11 @@
  * a bot over its bounds paused, and a stall reported. The decisions are {@link Continuity}'s and
  * {@link Alerting}'s; the loop that calls these is the {@link Follower}'s.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Fiber } from "effect"
 import type { WebhookStore } from "../../delivery/index.ts"
 import { Instant, Pace } from "../../kernel/index.ts"
 import type { BotStore } from "../bots/BotStore.ts"
-import type { ChainData } from "../chain/ChainData.ts"
+import type { BlockResult, ChainData, ChainDataError } from "../chain/ChainData.ts"
 import * as Scan from "../chain/Scan.ts"
 import { notices } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
@@ -347,14 +347,31 @@ export const readFresh = Effect.fnUntraced(function* (
   cursor: Mark,
   target: number,
   head: number,
-  traces: boolean
+  traces: boolean,
+  ahead: ReadAhead
 ) {
   const { settings, chain } = shared
   const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
-  const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
+  const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i)
+  const started = ahead.current
+  ahead.current = undefined
+  const results =
+    started !== undefined && started.from === from && started.to === to && started.traces === traces
+      ? yield* Fiber.join(started.fiber)
+      : yield* Effect.andThen(started === undefined ? Effect.void : Fiber.interrupt(started.fiber), () =>
+          chain.blocks(chainId, range(from, to), { traces })
+        )
+  // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read.
+  const next = Continuity.nextRange(to, target, 0, settings.batch)
+  if (next !== undefined && results.every((r) => r._tag !== "Missing"))
+    ahead.current = {
+      ...next,
+      traces,
+      fiber: yield* Effect.forkChild(chain.blocks(chainId, range(next.from, next.to), { traces }))
+    }
   const read: Array<Block> = []
   let missing: string | undefined
-  for (const r of yield* chain.blocks(chainId, numbers, { traces })) {
+  for (const r of results) {
     if (r._tag === "Missing") {
       missing = `block ${r.number}, at or below the node's head ${head}, could not be read whole: ${r.error.message}`
       break
@@ -368,6 +385,30 @@ export const readFresh = Effect.fnUntraced(function* (
   if (linked.kind === "reorganised") return { kind: "reorganised" as const }
   return { kind: "fresh" as const, fresh: read.slice(0, linked.count), missing }
 })
+
+/**
+ * The blocks after those of a step, read while the step is judged and stored (catching up, the node is read
+ * while the bots run): taken by the next step when it asks for that very range, else dropped. What they say is
+ * checked as any read is (linked to the cursor, none missing) when the step takes them.
+ */
+export interface ReadAhead {
+  current:
+    | {
+        readonly from: number
+        readonly to: number
+        readonly traces: boolean
+        readonly fiber: Fiber.Fiber<ReadonlyArray<BlockResult>, ChainDataError>
+      }
+    | undefined
+}
+
+/** Drops a read started ahead (the chain moved, the step failed). */
+export const dropAhead = (ahead: ReadAhead) =>
+  Effect.suspend(() => {
+    const started = ahead.current
+    ahead.current = undefined
+    return started === undefined ? Effect.void : Fiber.interrupt(started.fiber)
+  })
 
 /**
  * Runs every joined bot over the fresh blocks (with the window before them): the alerts and deliveries of their
