@@ -1,6 +1,6 @@
 /** Opening ingest inputs: what is read is counted as stored, so progress over a .bz2 ends at 100%. */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Input } from "@vigil/engine"
@@ -33,6 +33,33 @@ describe("Input.open", () => {
     assert.strictEqual(decoded, text.length)
     assert.strictEqual(input.read(), input.size, "progress ends at the size it started from")
     assert.isBelow(input.size!, decoded)
+  })
+
+  it("decodes a .bz2 of many blocks byte for byte, fails a broken one with the decoder's reason, and lets a reader stop early", async () => {
+    const text = Array.from({ length: 200_000 }, (_, i) => `0x${i.toString(16).padStart(40, "0")}`).join("\n")
+    const plain = join(dir, "big.txt")
+    writeFileSync(plain, text)
+    execFileSync("bzip2", ["-k", "-f", plain])
+    const compressed = readFileSync(`${plain}.bz2`)
+    // The stream's header kept, a block's bytes overwritten.
+    const broken = Buffer.from(compressed)
+    broken.fill(0x55, 100, 400)
+    writeFileSync(join(dir, "broken.txt.bz2"), broken)
+    const failed = await Effect.runPromise(
+      Effect.flip(Effect.flatMap(Input.open(join(dir, "broken.txt.bz2")), (input) => Stream.runDrain(input.bytes)))
+    )
+    assert.match(failed.message, /^cannot read .*broken\.txt\.bz2: bzip2: /)
+    // Decoded whole, byte for byte.
+    const whole = await Effect.runPromise(
+      Effect.flatMap(Input.open(`${plain}.bz2`), (input) => Stream.runCollect(input.bytes))
+    )
+    assert.isTrue(Buffer.concat(whole).equals(Buffer.from(text)), "the decoded bytes are the original's")
+    // Two decoded pieces taken, then the reader stops: the decoder is stopped with it.
+    const taken = await Effect.runPromise(
+      Effect.flatMap(Input.open(`${plain}.bz2`), (input) => Stream.runCollect(Stream.take(input.bytes, 2)))
+    )
+    assert.strictEqual(taken.length, 2)
+    assert.strictEqual(Buffer.concat(taken).toString("utf8"), text.slice(0, Buffer.concat(taken).length))
   })
 
   it("counts a plain file as it is", async () => {
