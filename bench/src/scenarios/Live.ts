@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { Anvil, Solidity } from "@vigil/testkit"
 import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
+import { alertTxHash } from "../Messages.ts"
 import { startServer } from "../Load.ts"
 import { withDatabase } from "../Postgres.ts"
 import { certificates } from "./Webhooks.ts"
@@ -36,9 +37,8 @@ export const scenario: Scenario = {
       let body = ""
       req.on("data", (c: Buffer) => (body += c))
       req.on("end", () => {
-        const message = JSON.parse(body) as { type: string; data: { txHash: string } }
-        if (message.type === "alert" && !arrived.has(message.data.txHash))
-          arrived.set(message.data.txHash, performance.now())
+        const txHash = alertTxHash(body)
+        if (txHash !== undefined && !arrived.has(txHash)) arrived.set(txHash, performance.now())
         res.writeHead(204).end()
       })
     })
