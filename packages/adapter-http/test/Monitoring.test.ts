@@ -360,6 +360,52 @@ describe("/v1/bots", () => {
             loose.json.message,
             /^watchRule.expressions: expression 1 at 0: tx2 is not joined to tx1 by any equality: .*system\.addressCompare\(tx2\.from, ==, tx1\.from\)/
           )
+          // What no data feeds yet (address groups, transaction risk scores) would be silently wrong: refused, saying
+          // why, in the rule, in options.ruleScope, and by POST /v1/rules/check as by a bot.
+          const grouped = 'system.emitted(tx1.USDC.E.Transfer) && !system.inGroup(tx1.from, "trusted")'
+          const scored = "system.emitted(tx1.USDC.E.Transfer) && system.uintCompare(tx1.riskscore, >=, 75)"
+          for (const [json, problem] of [
+            [
+              { watchRule: { expressions: [grouped] } },
+              {
+                expression: 0,
+                offset: 40,
+                message: /^inGroup\(…, "trusted"\) needs address groups, which this server does not keep yet/
+              }
+            ],
+            [
+              { watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)", scored] } },
+              {
+                expression: 1,
+                offset: 58,
+                message: /^riskscore is not looked up for transactions yet: this comparison would never hold/
+              }
+            ],
+            [
+              {
+                watchRule: { expressions: ["system.emitted(tx1.USDC.E.Transfer)"] },
+                options: { ruleScope: { contractName: "USDC", groupId: "trusted", member: false } }
+              },
+              { expression: 0, offset: 0, message: /^options\.ruleScope needs address groups/ }
+            ]
+          ] as const) {
+            const refused = yield* call("POST", "/v1/bots", { headers, json: { botName: "b", chainId: 1, ...json } })
+            assert.strictEqual(refused.status, 400, refused.text)
+            const [found] = refused.json.details.problems
+            assert.strictEqual(refused.json.details.problems.length, 1, refused.text)
+            assert.deepStrictEqual([found.expression, found.offset], [problem.expression, problem.offset])
+            assert.match(found.message, problem.message)
+            const checked = yield* call("POST", "/v1/rules/check", {
+              headers,
+              json: {
+                chainId: 1,
+                expressions: json.watchRule.expressions,
+                ...("options" in json ? { options: json.options } : {})
+              }
+            })
+            assert.strictEqual(checked.json.ok, false, checked.text)
+            assert.match(checked.json.problems[0].message, problem.message)
+          }
           // A number whose exponent would take seconds to expand is refused at once, in a rule or in literalDefs.
           for (const [literal, defs] of [
             ["1e-1000000000", undefined],

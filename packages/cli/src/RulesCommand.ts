@@ -99,7 +99,8 @@ const check = Command.make(
         contracts,
         literalDefs,
         watchRuleType: args.type,
-        requireJoin: true
+        requireJoin: true,
+        refuseUnfed: true
       })
       if (result.ok)
         return yield* args.json

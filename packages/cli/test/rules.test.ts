@@ -145,6 +145,23 @@ describe("vigil rules check", () => {
     ])
     assert.strictEqual(joined.code, 0, joined.stdout)
   })
+
+  it("refuses what no data feeds yet (address groups, transaction risk scores), saying why", async () => {
+    const cwd = withContracts()
+    const refused = await runVigil(cwd, {}, [
+      "rules",
+      "check",
+      "--contracts",
+      "contracts.json",
+      "--chain",
+      "1",
+      'system.emitted(tx1.USDC.E.Transfer) && system.inGroup(tx1.from, "watched")',
+      "system.uintCompare(tx1.riskscore, >=, 75)"
+    ])
+    assert.strictEqual(refused.code, 1)
+    assert.include(refused.stdout, 'inGroup(…, "watched") needs address groups, which this server does not keep yet')
+    assert.include(refused.stdout, "riskscore is not looked up for transactions yet")
+  })
 })
 
 describe("vigil rules check --json", () => {

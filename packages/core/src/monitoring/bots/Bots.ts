@@ -106,7 +106,7 @@ const problemsOf = Effect.fnUntraced(function* (
     literalDefs: literalDefs.success,
     watchRuleType: fields.watchRule.watchRuleType,
     ...(fields.options.ruleScope === undefined ? {} : { ruleScope: fields.options.ruleScope }),
-    ...(options.requireJoin === true ? { requireJoin: true } : {})
+    ...(options.requireJoin === true ? { requireJoin: true, refuseUnfed: true } : {})
   })
   return result.ok ? undefined : { field: "watchRule.expressions", message: "", problems: result.problems }
 })
@@ -226,6 +226,7 @@ export class Bots extends Context.Service<
             literalDefs,
             watchRuleType: request.watchRuleType ?? "advanced",
             requireJoin: true,
+            refuseUnfed: true,
             ...(request.ruleScope === undefined ? {} : { ruleScope: request.ruleScope })
           })
           if (result.ok) return { ok: true, normal: result.rule.normal }

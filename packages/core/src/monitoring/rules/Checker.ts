@@ -74,6 +74,9 @@ export const checkRule = (sources: ReadonlyArray<string>, options: Options): Rul
     if (result.ok) parts.push(result.rule)
     else problems.push(...result.problems.map((p) => ({ expression, ...p })))
   }
+  if (options.refuseUnfed === true)
+    for (const [expression, part] of parts.entries())
+      for (const u of unfed(part.expr)) problems.push({ expression, offset: u.at, message: u.message, candidates: [] })
   if (problems.length > 0 || parts.length === 0) return { ok: false, problems }
   const byLabel = new Map(options.contracts.map((c) => [c.label, c]))
   const problem = (message: string, candidates: ReadonlyArray<string> = []) => {
@@ -82,7 +85,8 @@ export const checkRule = (sources: ReadonlyArray<string>, options: Options): Rul
   let expr = parts.map((p) => p.expr).reduce((left, right): Ast.Expr => ({ _tag: "And", at: 0, left, right }))
   const normal = parts.length === 1 ? parts[0]!.normal : print(expr)
   const scope = options.ruleScope
-  if (scope !== undefined) {
+  if (scope !== undefined && options.refuseUnfed === true) problem(`options.ruleScope ${noGroups}`)
+  else if (scope !== undefined) {
     if (!byLabel.has(scope.contractName)) {
       problem(
         `options.ruleScope.contractName ${scope.contractName} is not a contract on this chain`,
@@ -129,6 +133,40 @@ export const checkRule = (sources: ReadonlyArray<string>, options: Options): Rul
       needsTraces: parts.some((p) => p.needsTraces),
       transactions: Math.max(...parts.map((p) => p.transactions))
     }
+  }
+}
+
+const noGroups =
+  "needs address groups, which this server does not keep yet: membership would never hold and its negation always would"
+
+/** The parts of `e` that no data of this server feeds yet (see `Options.refuseUnfed`), with their offsets. */
+const unfed = (e: Ast.Expr): ReadonlyArray<{ readonly at: number; readonly message: string }> => {
+  const value = (v: Ast.Operand) =>
+    v._tag === "FrameField" && v.field === "riskscore"
+      ? [
+          {
+            at: v.at,
+            message:
+              "riskscore is not looked up for transactions yet: this comparison would never hold (screen the address with POST /api/v3/intel instead)"
+          }
+        ]
+      : []
+  switch (e._tag) {
+    case "Or":
+    case "And":
+      return [...unfed(e.left), ...unfed(e.right)]
+    case "Not":
+      return unfed(e.expr)
+    case "InGroup":
+      return [{ at: e.at, message: `inGroup(…, "${e.group}") ${noGroups}` }, ...value(e.value)]
+    case "Compare":
+      return [...value(e.left), ...value(e.right)]
+    case "Count":
+      return value(e.right)
+    case "Sum":
+      return [...value(e.value), ...value(e.right)]
+    default:
+      return []
   }
 }
 

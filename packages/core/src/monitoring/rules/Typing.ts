@@ -40,6 +40,13 @@ export interface Options {
    * asks for when it is created or its rules change.
    */
   readonly requireJoin?: boolean
+  /**
+   * Refuse what no data of this server feeds yet: `inGroup` and `options.ruleScope` (no address groups are kept, so
+   * membership never holds and its negation always does) and `riskscore` (no score is looked up for a transaction,
+   * so a comparison of it never holds). A rule using them would be silently wrong; what a bot asks for when it is
+   * created or its rules change.
+   */
+  readonly refuseUnfed?: boolean
 }
 
 /** One problem of a rule: where (character offset), what, and names that were probably meant. */
