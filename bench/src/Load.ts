@@ -41,6 +41,8 @@ export const pinSelf = () => {
 export interface Server {
   readonly url: string
   readonly stop: () => Promise<void>
+  /** What it has printed so far. */
+  readonly output: () => string
 }
 
 /**
@@ -55,7 +57,12 @@ export const startServer = (args: ReadonlyArray<string>, env: Record<string, str
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      output += `\n(exited with ${signal ?? `code ${code}`})\n`
+      resolve()
+    })
+  )
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
@@ -68,6 +75,7 @@ export const startServer = (args: ReadonlyArray<string>, env: Record<string, str
         clearTimeout(timer)
         resolve({
           url: match[1],
+          output: () => output,
           stop: () => {
             child.kill("SIGTERM")
             return exited

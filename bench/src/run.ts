@@ -5,6 +5,7 @@ import { pinSelf } from "./Load.ts"
 import * as Calibration from "./scenarios/Calibration.ts"
 import * as ColdStores from "./scenarios/ColdStores.ts"
 import * as ExposureScenario from "./scenarios/Exposure.ts"
+import * as FollowScale from "./scenarios/FollowScale.ts"
 import * as Health from "./scenarios/Health.ts"
 import * as Historical from "./scenarios/Historical.ts"
 import * as Ingest from "./scenarios/Ingest.ts"
@@ -27,6 +28,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   RulesScenario.scenario,
   Historical.scenario,
   Live.scenario,
+  FollowScale.scenario,
   Soak.scenario,
   KeyTiming.scenario,
   ColdStores.scenario

@@ -23,6 +23,35 @@ const binary = () =>
     "anvil"
   )
 
+/** The data of a transaction creating `contract` with its constructor's `args`. */
+const creationData = (contract: Compiled, args: ReadonlyArray<unknown>) =>
+  contract.abi.some((i) => (i as { type?: string }).type === "constructor")
+    ? AbiConstructor.encode(AbiConstructor.fromAbi(contract.abi as never), {
+        bytecode: contract.bytecode,
+        args: args as never
+      })
+    : contract.bytecode
+
+/** The sender's next nonce, counted up. */
+const next = (nonces: Map<string, number>, from: string) => {
+  const n = nonces.get(from)!
+  nonces.set(from, n + 1)
+  return n
+}
+
+/** A transaction for `submitAll`: a call, or a contract creation; always with its gas. */
+export type Transaction = {
+  readonly from: `0x${string}`
+  readonly gas: number
+} & (
+  | {
+      readonly contract: { readonly abi: ReadonlyArray<unknown>; readonly address: `0x${string}` }
+      readonly fn: string
+      readonly args: ReadonlyArray<unknown>
+    }
+  | { readonly deploy: Compiled; readonly args: ReadonlyArray<unknown> }
+)
+
 /** A running node. */
 export interface Anvil {
   readonly url: string
@@ -53,6 +82,11 @@ export interface Anvil {
     args: ReadonlyArray<unknown>,
     options?: { readonly from?: `0x${string}`; readonly gas?: number }
   ) => Promise<string>
+  /**
+   * Sends many transactions in one JSON-RPC batch without mining them (they wait in the pool for the next `mine`):
+   * calls of `fn` (by name in the ABI) or creations of `deploy`; their hashes in order. No gas estimate is made.
+   */
+  readonly submitAll: (transactions: ReadonlyArray<Transaction>) => Promise<ReadonlyArray<string>>
   /** Mines `blocks` blocks (the first holds the pending transactions). */
   readonly mine: (blocks: number) => Promise<void>
   readonly head: () => Promise<number>
@@ -137,14 +171,7 @@ export const start = async (
     accounts,
     rpc,
     deploy: async (contract, args = [], from = accounts[0]!) => {
-      const withConstructor = contract.abi.some((i) => (i as { type?: string }).type === "constructor")
-      const data = withConstructor
-        ? AbiConstructor.encode(AbiConstructor.fromAbi(contract.abi as never), {
-            bytecode: contract.bytecode,
-            args: args as never
-          })
-        : contract.bytecode
-      const hash = await rpc<string>("eth_sendTransaction", [{ from, data }])
+      const hash = await rpc<string>("eth_sendTransaction", [{ from, data: creationData(contract, args) }])
       const r = await receipt(hash)
       if (!r.status || r.contractAddress === null) throw new Error("deployment failed")
       return { address: r.contractAddress, hash, block: r.block }
@@ -163,6 +190,47 @@ export const start = async (
           ...(options.gas === undefined ? {} : { gas: `0x${options.gas.toString(16)}` })
         }
       ]),
+    submitAll: async (transactions) => {
+      if (transactions.length === 0) return []
+      // The node may take a batch's requests at once: each sender's nonces are given here, in order.
+      const nonces = new Map<string, number>()
+      for (const from of new Set(transactions.map((tx) => tx.from)))
+        nonces.set(from, Number(BigInt(await rpc<string>("eth_getTransactionCount", [from, "pending"]))))
+      const body = transactions.map((tx, i) => ({
+        jsonrpc: "2.0",
+        id: i,
+        method: "eth_sendTransaction",
+        params: [
+          {
+            from: tx.from,
+            gas: `0x${tx.gas.toString(16)}`,
+            nonce: `0x${next(nonces, tx.from).toString(16)}`,
+            ...("deploy" in tx
+              ? { data: creationData(tx.deploy, tx.args) }
+              : {
+                  to: tx.contract.address,
+                  data: AbiFunction.encodeData(
+                    AbiFunction.fromAbi(tx.contract.abi as never, tx.fn as never),
+                    tx.args as never
+                  )
+                })
+          }
+        ]
+      }))
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      const answers = (await response.json()) as Array<{ id: number; result?: string; error?: { message: string } }>
+      const hashes = new Array<string>(transactions.length)
+      for (const a of answers) {
+        if (a.error !== undefined || a.result === undefined)
+          throw new Error(`eth_sendTransaction ${a.id}: ${a.error?.message ?? "no hash"}`)
+        hashes[a.id] = a.result
+      }
+      return hashes
+    },
     mine: async (blocks) => {
       await rpc("anvil_mine", [`0x${blocks.toString(16)}`])
     },
