@@ -133,9 +133,33 @@ export const preparer = (
   keys: ApiKeyStore.ApiKeyStore["Service"]
 ) => {
   const byChain = new Map<number, Map<string, Checked>>()
+  /** Per chain, each contract's content (label, address, ABI) by its id: contracts are never changed, only added and removed. */
+  const contentsByChain = new Map<number, Map<string, string>>()
+  /**
+   * Per chain, the first list of contracts seen with each content: keys that registered the same contracts under the
+   * same labels get the same list, so a step decodes a span of blocks once for all of them.
+   */
+  const sameAsByChain = new Map<number, Map<string, ReadonlyArray<Contract>>>()
+  const remembered = <K, V>(maps: Map<number, Map<K, V>>, chainId: number) => {
+    const map = maps.get(chainId) ?? new Map<K, V>()
+    maps.set(chainId, map)
+    return map
+  }
   return Effect.fnUntraced(function* (chainId: number) {
-    const checkedRules = byChain.get(chainId) ?? new Map<string, Checked>()
-    byChain.set(chainId, checkedRules)
+    const checkedRules = remembered(byChain, chainId)
+    const contents = remembered(contentsByChain, chainId)
+    const sameAs = remembered(sameAsByChain, chainId)
+    const contentOf = (list: ReadonlyArray<Contract & { readonly id: string }>) =>
+      list
+        .map((c) => {
+          let content = contents.get(c.id)
+          if (content === undefined) {
+            content = `${c.label}\u0000${c.address.toLowerCase()}\u0000${JSON.stringify(c.abi)}`
+            contents.set(c.id, content)
+          }
+          return content
+        })
+        .join("\u0001")
     const active = (yield* bots.active()).filter((b) => b.chainId === chainId)
     const byKey = new Map<
       string,
@@ -148,6 +172,8 @@ export const preparer = (
     const standing = new Map<string, string | undefined>()
     const now = yield* Clock.currentTimeMillis
     const used = new Set<string>()
+    const listed = new Set<string>()
+    const ids = new Set<string>()
     for (const bot of active) {
       if (!standing.has(bot.keyId)) standing.set(bot.keyId, ApiKeys.lapsed(yield* keys.find(bot.keyId), now))
       const reason = standing.get(bot.keyId)
@@ -158,8 +184,13 @@ export const preparer = (
       let of = byKey.get(bot.keyId)
       if (of === undefined) {
         const list = yield* contracts.list(bot.keyId, chainId)
+        const content = contentOf(list)
+        const shared = sameAs.get(content) ?? list
+        sameAs.set(content, shared)
+        listed.add(content)
+        for (const c of list) ids.add(c.id)
         of = {
-          contracts: list,
+          contracts: shared,
           ids: list.map((c) => c.id).join(","),
           channels: yield* outbox.list(bot.keyId, "channels")
         }
@@ -189,6 +220,8 @@ export const preparer = (
       })
     }
     for (const k of checkedRules.keys()) if (!used.has(k)) checkedRules.delete(k)
+    for (const k of sameAs.keys()) if (!listed.has(k)) sameAs.delete(k)
+    for (const k of contents.keys()) if (!ids.has(k)) contents.delete(k)
     return { ready, problems, lapsed, active: active.length }
   })
 }
