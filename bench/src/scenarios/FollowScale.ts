@@ -130,7 +130,7 @@ const keysFor = (bots: number) => (bots < KEYS ? 1 : KEYS)
 /** The scenario. */
 export const scenario: Scenario = {
   name: "follow-scale",
-  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions from a local anvil node (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (${KEYS} keys sharing the bots, one webhook channel each; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor). In every round each alert is counted once against what the blocks hold, as read back from the node.`,
+  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions from a local anvil node (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (one key for one bot, else ${KEYS} keys sharing them evenly, each key with one webhook channel and the same contracts under the same labels; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor). In every round each alert is counted once against what the blocks hold, as read back from the node.`,
   run: async ({ rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-follow-scale-"))
     const certs = certificates(dir)
@@ -368,7 +368,11 @@ export const scenario: Scenario = {
           received.clear()
           const expected = new Map(Array.from({ length: bots }, (_, b) => [plan(b).name, plan(b).expected(blocks)]))
           const total = [...expected.values()].reduce((a, b) => a + b, 0)
-          const server = await startServer([vigilBin, "serve"], serveEnv(db, chain.url, certs.caFile))
+          // VIGIL_BENCH_CPU_PROF=<dir>: each timed server writes a CPU profile there when it stops.
+          const profile = process.env.VIGIL_BENCH_CPU_PROF
+          const args =
+            profile === undefined ? [vigilBin, "serve"] : ["--cpu-prof", `--cpu-prof-dir=${profile}`, vigilBin, "serve"]
+          const server = await startServer(args, serveEnv(db, chain.url, certs.caFile))
           try {
             const call = caller(server.url)
             const started = performance.now()
