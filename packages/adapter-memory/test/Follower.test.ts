@@ -199,6 +199,8 @@ interface RunBot {
   /** Created switched off (until an `activate` operation). */
   readonly off?: boolean
   readonly topLevelTxBlockRange?: number
+  /** The label its key registers USDC under (default "USDC"; the key's first bot says). */
+  readonly label?: string
 }
 
 /**
@@ -227,7 +229,7 @@ const run = (
         keyId: key,
         chainId: 1,
         address: usdc,
-        label: "USDC",
+        label: wanted.find((b) => b.key === key)?.label ?? "USDC",
         abi,
         abiSource: "supplied",
         created: "2026-01-01T00:00:00.000Z"
@@ -577,6 +579,34 @@ describe("Follower over a scripted chain", () => {
     )
     // Key A's fourth and fifth bots waited at each of the two steps (one block, then two), and caught up.
     assert.strictEqual(result.states[0]![0]!.deferred, 4)
+  })
+
+  it("keys that register the same contract share its decoding only under the same label: each key's bots alert under their own", async () => {
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [2] },
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [1, 2] },
+          { kind: "wait", seconds: 2 }
+        ],
+        1,
+        {
+          bots: [
+            { key: "a", expressions: everyTransfer },
+            { key: "b", expressions: everyTransfer },
+            { key: "c", label: "Coin", expressions: ["system.emitted(tx1.Coin.E.Transfer)"] },
+            { key: "d", label: "Coin", expressions: ["system.emitted(tx1.Coin.E.Transfer)"] }
+          ]
+        }
+      )
+    )
+    checkEvery(result)
+    assert.deepStrictEqual(
+      result.byBot.map((b) => b.alerts.length),
+      [5, 5, 5, 5]
+    )
   })
 
   it("with keys past their shares, and anything happening, every bot alerts every transfer of the final chain exactly once", async () => {
