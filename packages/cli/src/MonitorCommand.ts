@@ -67,7 +67,8 @@ const backtest = Command.make(
       const groups = args.separately ? args.expressions.map((e) => [e]) : [args.expressions]
       const rules: Array<Scan.Rule> = []
       for (const [index, sources] of groups.entries()) {
-        const result = Rules.Checker.checkRule(sources, { contracts, literalDefs })
+        // What no data feeds (address groups, transaction risk scores) is refused: it would find nothing, silently.
+        const result = Rules.Checker.checkRule(sources, { contracts, literalDefs, refuseUnfed: true })
         if (!result.ok) {
           const p = result.problems[0]!
           return yield* new CommandFailed({

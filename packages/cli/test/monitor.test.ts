@@ -137,6 +137,11 @@ describe("vigil monitor backtest", () => {
       [["system.emitted(tx1.Token.E.Transfer)"], /not a range of blocks/, 2, [9, 3]],
       [["system.emitted(tx1.Token.E.Transfer)"], /at most 100000 at once/, 2, [0, 100_000]],
       [["system.emitted(tx1.Token.E.Transferr)"], /expression 1 does not check at offset \d+: .*Transferr/, 1],
+      [
+        ['system.emitted(tx1.Token.E.Transfer) && system.inGroup(tx1.from, "watched")'],
+        /expression 1 does not check at offset 40: inGroup\(…, "watched"\) needs address groups/,
+        1
+      ],
       [["--block-range", "-1", "system.emitted(tx1.Token.E.Transfer)"], /--block-range must be 0 or more/, 2],
       [["--literal-defs", "{", "system.emitted(tx1.Token.E.Transfer)"], /--literal-defs/, 2]
     ]
