@@ -74,7 +74,8 @@ export const checkRule = (sources: ReadonlyArray<string>, options: Options): Rul
     if (result.ok) parts.push(result.rule)
     else problems.push(...result.problems.map((p) => ({ expression, ...p })))
   }
-  if (options.refuseUnfed === true)
+  // Only when every expression checked: then parts and expressions are numbered alike.
+  if (options.refuseUnfed === true && problems.length === 0)
     for (const [expression, part] of parts.entries())
       for (const u of unfed(part.expr)) problems.push({ expression, offset: u.at, message: u.message, candidates: [] })
   if (problems.length > 0 || parts.length === 0) return { ok: false, problems }
