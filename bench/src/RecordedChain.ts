@@ -69,8 +69,6 @@ export const record = async (url: string, last: number): Promise<RecordedChain> 
   const recorded = (r: Request): string | undefined => {
     const p = r.params ?? []
     switch (r.method) {
-      case "eth_chainId":
-        return undefined
       case "eth_blockNumber":
         return JSON.stringify(hex(head))
       case "eth_getBlockByNumber": {

@@ -133,13 +133,14 @@ export const preparer = (
   keys: ApiKeyStore.ApiKeyStore["Service"]
 ) => {
   const byChain = new Map<number, Map<string, Checked>>()
-  /** Per chain, each contract's content (label, address, ABI) by its id: contracts are never changed, only added and removed. */
-  const contentsByChain = new Map<number, Map<string, string>>()
   /**
-   * Per chain, the first list of contracts seen with each content: keys that registered the same contracts under the
-   * same labels get the same list, so a step decodes a span of blocks once for all of them.
+   * Per chain, the first list of contracts seen with each content (labels, addresses, ABIs): keys that registered
+   * the same contracts under the same labels get the same list, so a step decodes a span of blocks once for all of
+   * them. Contracts are never changed, only added and removed, so a list is looked up by its ids and its content is
+   * read only when those ids are new.
    */
   const sameAsByChain = new Map<number, Map<string, ReadonlyArray<Contract>>>()
+  const byIdsByChain = new Map<number, Map<string, ReadonlyArray<Contract>>>()
   const remembered = <K, V>(maps: Map<number, Map<K, V>>, chainId: number) => {
     const map = maps.get(chainId) ?? new Map<K, V>()
     maps.set(chainId, map)
@@ -147,19 +148,20 @@ export const preparer = (
   }
   return Effect.fnUntraced(function* (chainId: number) {
     const checkedRules = remembered(byChain, chainId)
-    const contents = remembered(contentsByChain, chainId)
     const sameAs = remembered(sameAsByChain, chainId)
-    const contentOf = (list: ReadonlyArray<Contract & { readonly id: string }>) =>
-      list
-        .map((c) => {
-          let content = contents.get(c.id)
-          if (content === undefined) {
-            content = `${c.label}\u0000${c.address.toLowerCase()}\u0000${JSON.stringify(c.abi)}`
-            contents.set(c.id, content)
-          }
-          return content
-        })
-        .join("\u0001")
+    const byIds = remembered(byIdsByChain, chainId)
+    const sharedList = (list: ReadonlyArray<Contract>, ids: string) => {
+      let shared = byIds.get(ids)
+      if (shared === undefined) {
+        const content = list
+          .map((c) => `${c.label}\u0000${c.address.toLowerCase()}\u0000${JSON.stringify(c.abi)}`)
+          .join("\u0001")
+        shared = sameAs.get(content) ?? list
+        sameAs.set(content, shared)
+        byIds.set(ids, shared)
+      }
+      return shared
+    }
     const active = (yield* bots.active()).filter((b) => b.chainId === chainId)
     const byKey = new Map<
       string,
@@ -172,8 +174,6 @@ export const preparer = (
     const standing = new Map<string, string | undefined>()
     const now = yield* Clock.currentTimeMillis
     const used = new Set<string>()
-    const listed = new Set<string>()
-    const ids = new Set<string>()
     for (const bot of active) {
       if (!standing.has(bot.keyId)) standing.set(bot.keyId, ApiKeys.lapsed(yield* keys.find(bot.keyId), now))
       const reason = standing.get(bot.keyId)
@@ -184,14 +184,10 @@ export const preparer = (
       let of = byKey.get(bot.keyId)
       if (of === undefined) {
         const list = yield* contracts.list(bot.keyId, chainId)
-        const content = contentOf(list)
-        const shared = sameAs.get(content) ?? list
-        sameAs.set(content, shared)
-        listed.add(content)
-        for (const c of list) ids.add(c.id)
+        const ids = list.map((c) => c.id).join(",")
         of = {
-          contracts: shared,
-          ids: list.map((c) => c.id).join(","),
+          contracts: sharedList(list, ids),
+          ids,
           channels: yield* outbox.list(bot.keyId, "channels")
         }
         byKey.set(bot.keyId, of)
@@ -220,8 +216,10 @@ export const preparer = (
       })
     }
     for (const k of checkedRules.keys()) if (!used.has(k)) checkedRules.delete(k)
-    for (const k of sameAs.keys()) if (!listed.has(k)) sameAs.delete(k)
-    for (const k of contents.keys()) if (!ids.has(k)) contents.delete(k)
+    const listed = new Set([...byKey.values()].map((of) => of.ids))
+    for (const k of byIds.keys()) if (!listed.has(k)) byIds.delete(k)
+    const kept = new Set(byIds.values())
+    for (const [k, list] of sameAs) if (!kept.has(list)) sameAs.delete(k)
     return { ready, problems, lapsed, active: active.length }
   })
 }

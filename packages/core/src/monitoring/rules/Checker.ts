@@ -159,7 +159,7 @@ const unfed = (e: Ast.Expr): ReadonlyArray<{ readonly at: number; readonly messa
     case "Not":
       return unfed(e.expr)
     case "InGroup":
-      return [{ at: e.at, message: `inGroup(…, "${e.group}") ${noGroups}` }, ...value(e.value)]
+      return [{ at: e.at, message: `inGroup(…, "${e.group}") ${noGroups}` }]
     case "Compare":
       return [...value(e.left), ...value(e.right)]
     case "Count":
