@@ -3,7 +3,7 @@
  * names the revision it replaces, so two updates (from any instances) never silently overwrite each other; a
  * key's additions take its advisory lock, so its limit holds across instances.
  */
-import { BotStore, StoreError } from "@vigil/core"
+import { BotStore, StoredJson, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { PgDatabase, serialised } from "./PgDatabase.ts"
@@ -15,7 +15,8 @@ interface BotRow {
 
 const BotJson = Schema.fromJsonString(BotStore.Bot)
 const encodeBot = Schema.encodeSync(BotJson)
-const decodeBot = Schema.decodeUnknownExit(BotJson)
+/** Bots are read again at every step of a follower: a row is decoded again only when its text changed. */
+const decodeBot = StoredJson.remembered(Schema.decodeUnknownExit(BotJson), 100_000)
 
 /** A row as a bot; a stored bot that no longer decodes is corruption, named by its id. */
 const toBot = (r: BotRow): Effect.Effect<BotStore.Bot, StoreError.StoreError> => {

@@ -2,7 +2,7 @@
  * BotStore on SQLite: one row per bot, the bot as JSON beside the columns it is found and ordered by; an update
  * names the revision it replaces, so two updates never silently overwrite each other.
  */
-import { BotStore, StoreError } from "@vigil/core"
+import { BotStore, StoredJson, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 
@@ -13,7 +13,8 @@ interface BotRow {
 
 const BotJson = Schema.fromJsonString(BotStore.Bot)
 const encodeBot = Schema.encodeSync(BotJson)
-const decodeBot = Schema.decodeUnknownExit(BotJson)
+/** Bots are read again at every step of a follower: a row is decoded again only when its text changed. */
+const decodeBot = StoredJson.remembered(Schema.decodeUnknownExit(BotJson), 100_000)
 
 /** A row as a bot; a stored bot that no longer decodes is corruption, named by its id. */
 const toBot = (r: BotRow): BotStore.Bot => {

@@ -2,7 +2,7 @@
  * ContractStore on SQLite: one row per contract, its ABI as JSON text; the label is unique per key and chain by a
  * UNIQUE constraint, so two processes registering the same label cannot both succeed.
  */
-import { Abi, ContractStore, StoreError } from "@vigil/core"
+import { Abi, ContractStore, StoredJson, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqliteDatabase } from "./SqliteDatabase.ts"
 
@@ -21,7 +21,11 @@ interface ContractRow {
 
 const AbiJson = Schema.fromJsonString(Abi.Abi)
 const encodeAbi = Schema.encodeSync(AbiJson)
-const decodeAbi = Schema.decodeUnknownExit(AbiJson)
+/**
+ * A key's contracts are read at every step of a follower, and keys often register the same ABI: each distinct ABI
+ * text is decoded once while it keeps being read.
+ */
+const decodeAbi = StoredJson.remembered(Schema.decodeUnknownExit(AbiJson), 10_000)
 
 /** A row as a contract; a stored ABI that no longer decodes is corruption, named by the contract's id. */
 const toContract = (r: ContractRow): ContractStore.Contract => {

@@ -45,3 +45,31 @@ export const each = <R, A>(
   }
   return Effect.succeed(out)
 }
+
+/**
+ * `decode`, remembering what each distinct text decoded to while it keeps being read: a store read again and again
+ * (every bot at each step of a follower, a key's contracts with their ABIs) decodes a row only when its text
+ * changed, and rows with the same text (one ABI registered by many keys) share one value. Values are shared by
+ * every read, as the ports' readonly types say they may be. Failures are not remembered. Bounded: past `capacity`
+ * texts the older ones are forgotten unless read again before the next `capacity` are.
+ */
+export const remembered = <A, E>(
+  decode: (text: string) => Exit.Exit<A, E>,
+  capacity: number
+): ((text: string) => Exit.Exit<A, E>) => {
+  let current = new Map<string, Exit.Exit<A, E>>()
+  let previous = new Map<string, Exit.Exit<A, E>>()
+  return (text) => {
+    const known = current.get(text)
+    if (known !== undefined) return known
+    const exit = previous.get(text) ?? decode(text)
+    if (Exit.isSuccess(exit)) {
+      if (current.size >= capacity) {
+        previous = current
+        current = new Map()
+      }
+      current.set(text, exit)
+    }
+    return exit
+  }
+}
