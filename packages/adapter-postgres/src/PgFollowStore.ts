@@ -87,6 +87,48 @@ const make = Effect.gen(function* () {
   const alerts = (operation: string, rows: Effect.Effect<ReadonlyArray<AlertRow>, SqlError.SqlError>) =>
     Effect.flatMap(run(operation, rows), (found) => StoredJson.each(found, toAlert))
 
+  /**
+   * Stores a step's alerts in one statement, in their order (an alert already stored, by another instance's step
+   * or before a restart, is left as it is): the ids stored now. Not suppressed is sent as '' (the driver cannot type
+   * an array of nulls alone).
+   */
+  const insertAlerts = (step: ReadonlyArray<FollowStore.Alert>) =>
+    step.length === 0
+      ? Effect.succeed([])
+      : Effect.map(
+          sql<{ readonly id: string }>`
+            INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
+              expression, transactions, evidence, created, suppressed)
+            SELECT id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule, expression,
+                   transactions, evidence, created, NULLIF(suppressed, '')
+            FROM unnest(${step.map((a) => a.id)}::text[], ${step.map((a) => a.keyId)}::text[],
+                        ${step.map((a) => a.botId)}::text[], ${step.map((a) => a.chainId)}::int[],
+                        ${step.map((a) => a.blockNumber)}::bigint[], ${step.map((a) => a.blockHash)}::text[],
+                        ${step.map((a) => a.blockTime)}::bigint[], ${step.map((a) => a.rule)}::int[],
+                        ${step.map((a) => a.expression)}::text[],
+                        ${step.map((a) => encodeTransactions(a.transactions))}::text[],
+                        ${step.map((a) => encodeEvidence(a.evidence))}::text[], ${step.map((a) => a.created)}::text[],
+                        ${step.map((a) => a.suppressed ?? "")}::text[])
+                 WITH ORDINALITY AS t(id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
+                   expression, transactions, evidence, created, suppressed, position)
+            ORDER BY position
+            ON CONFLICT (id) DO NOTHING RETURNING id`,
+          (rows) => rows.map((r) => r.id)
+        )
+
+  /** How far each bot was run, in one statement (a bot named twice: its last). */
+  const cover = (chainId: number, coverage: ReadonlyArray<FollowStore.Coverage>) => {
+    const byBot = [...new Map(coverage.map((c) => [c.botId, c])).values()]
+    return byBot.length === 0
+      ? Effect.void
+      : Effect.asVoid(sql`
+          INSERT INTO follow_coverage (chain_id, bot_id, from_block, through)
+          SELECT ${chainId}, bot_id, from_block, through
+          FROM unnest(${byBot.map((c) => c.botId)}::text[], ${byBot.map((c) => c.from)}::bigint[],
+                      ${byBot.map((c) => c.through)}::bigint[]) AS t(bot_id, from_block, through)
+          ON CONFLICT (chain_id, bot_id) DO UPDATE SET from_block = excluded.from_block, through = excluded.through`)
+  }
+
   /** Takes the chain's lock; true when its cursor is still `expected`. */
   const still = (chainId: number, expected: FollowStore.Mark | undefined) =>
     Effect.gen(function* () {
@@ -168,22 +210,9 @@ const make = Effect.gen(function* () {
         Effect.gen(function* () {
           if (!(yield* still(chainId, expected))) return { outcome: "moved" as const, stored: [] }
           yield* mark(chainId, step.blocks)
-          const stored = new Set<string>()
-          for (const a of step.alerts) {
-            const inserted = yield* sql<{ readonly id: string }>`
-              INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
-                expression, transactions, evidence, created, suppressed)
-              VALUES (${a.id}, ${a.keyId}, ${a.botId}, ${a.chainId}, ${a.blockNumber}, ${a.blockHash}, ${a.blockTime},
-                ${a.rule}, ${a.expression}, ${encodeTransactions(a.transactions)}, ${encodeEvidence(a.evidence)},
-                ${a.created}, ${a.suppressed ?? null})
-              ON CONFLICT (id) DO NOTHING RETURNING id`
-            if (inserted.length > 0) stored.add(a.id)
-          }
+          const stored = new Set(yield* insertAlerts(step.alerts))
           yield* deliver(step.deliveries.filter((d) => stored.has(d.correlationId)))
-          for (const c of step.coverage ?? [])
-            yield* sql`INSERT INTO follow_coverage (chain_id, bot_id, from_block, through)
-                       VALUES (${chainId}, ${c.botId}, ${c.from}, ${c.through})
-                       ON CONFLICT (chain_id, bot_id) DO UPDATE SET from_block = excluded.from_block, through = excluded.through`
+          yield* cover(chainId, step.coverage ?? [])
           const last = step.blocks.at(-1)
           if (last !== undefined) {
             yield* setCursor(chainId, last)
