@@ -236,4 +236,60 @@ describe("ChainFacts.fromBlocks", () => {
     if (!internal.ok) throw new Error(internal.error.message)
     assert.match(Rules.Evaluator.notEvaluable(internal.expr, facts) ?? "", /transaction 0xt2 of block 11 has none/)
   })
+
+  it("reads indexed parameters from the topics in order, a dynamic one kept as its hash; a topic not of 32 bytes leaves its log undecoded", () => {
+    const named = AbiEvent.from(
+      "event Named(string indexed name, address indexed who, uint256 indexed rank, uint256 amount)"
+    )
+    const abi = Schema.decodeUnknownSync(Abi.Abi)([
+      {
+        type: "event",
+        name: "Named",
+        inputs: [
+          { name: "name", type: "string", indexed: true },
+          { name: "who", type: "address", indexed: true },
+          { name: "rank", type: "uint256", indexed: true },
+          { name: "amount", type: "uint256", indexed: false }
+        ]
+      }
+    ])
+    const { topics } = AbiEvent.encode(named, { name: "vigil", who: bob as `0x${string}`, rank: 3n })
+    const data = `0x${250n.toString(16).padStart(64, "0")}`
+    const log = (ts: ReadonlyArray<string>, logIndex: string) => ({ address: USDC, topics: ts, data, logIndex })
+    const long = [topics[0]!, topics[1]!, `${topics[2]!}00`, topics[3]!]
+    const block: ChainFacts.BlockData = {
+      block: {
+        number: hex(12),
+        hash: "0xb3",
+        timestamp: hex(1_700_000_024),
+        transactions: [
+          {
+            hash: "0xt3",
+            from: alice,
+            to: USDC,
+            value: "0x0",
+            nonce: "0x3",
+            input: "0x",
+            gas: hex(90_000),
+            transactionIndex: "0x0"
+          }
+        ]
+      },
+      receipts: [
+        {
+          transactionHash: "0xt3",
+          status: "0x1",
+          gasUsed: hex(50_000),
+          logs: [log(topics as ReadonlyArray<string>, "0x0"), log(long, "0x1")]
+        }
+      ]
+    }
+    const [t3] = ChainFacts.fromBlocks([block], [{ label: "Names", address: USDC, abi }], {
+      blockRange: 0
+    }).transactions
+    assert.deepStrictEqual(
+      t3!.events.map((e) => [e.logIndex, e.signature, e.args.values]),
+      [[0, "Named(string,address,uint256,uint256)", [topics[1]!.toLowerCase(), bob, 3n, 250n]]]
+    )
+  })
 })

@@ -67,57 +67,133 @@ const namesOf = (params: ReadonlyArray<Abi.Parameter>): ReadonlyArray<string | u
 }
 
 /** ox's parameter shape of ours. */
-const oxParameters = (ps: ReadonlyArray<Abi.Parameter>): AbiParameters.AbiParameters =>
+const toOx = (ps: ReadonlyArray<Abi.Parameter>): AbiParameters.AbiParameters =>
   ps.map((p) => ({
     name: p.name ?? "",
     type: p.type,
-    ...(p.components === undefined ? {} : { components: oxParameters(p.components) })
+    ...(p.components === undefined ? {} : { components: toOx(p.components) })
   })) as unknown as AbiParameters.AbiParameters
 
-/** The decoders of one contract: events by topic0, functions by selector. */
-interface Decoders {
-  readonly label: string
-  readonly events: ReadonlyMap<string, Abi.EventItem>
-  readonly functions: ReadonlyMap<string, Abi.FunctionItem>
+const oxShapes = new WeakMap<ReadonlyArray<Abi.Parameter>, AbiParameters.AbiParameters>()
+/** ox's parameter shape of a parameter list, made once per list (every log and call of an ABI item reuses it). */
+const oxParameters = (ps: ReadonlyArray<Abi.Parameter>): AbiParameters.AbiParameters => {
+  let known = oxShapes.get(ps)
+  if (known === undefined) {
+    known = toOx(ps)
+    oxShapes.set(ps, known)
+  }
+  return known
 }
 
-const decoders = (c: Contract): Decoders => ({
-  label: c.label,
-  events: new Map(
-    Abi.events(c.abi)
-      .filter((e) => e.anonymous !== true)
-      .map((e) => [AbiEvent.getSelector(Abi.signature(e)).toLowerCase(), e])
-  ),
-  functions: new Map(Abi.functions(c.abi).map((f) => [AbiFunction.getSelector(Abi.signature(f)).toLowerCase(), f]))
-})
+/** What decoding an event's log needs of its item, made once per item: its data's parameters, each topic's. */
+interface EventShape {
+  readonly item: Abi.EventItem
+  readonly signature: string
+  readonly plain: AbiParameters.AbiParameters
+  readonly plainCount: number
+  /**
+   * The indexed parameters as one list of 32-byte words, decoded at once from the topics after topic0 (a dynamic
+   * one, stored as its hash, read as the bytes32 it is).
+   */
+  readonly indexed: AbiParameters.AbiParameters
+  /** Per input: whether it is indexed and dynamic (kept as the hash's 32 bytes). */
+  readonly hashed: ReadonlyArray<boolean>
+}
+
+/** The decoders of one contract: events by topic0, functions by selector (each with its canonical signature). */
+interface Decoders {
+  readonly label: string
+  readonly events: ReadonlyMap<string, EventShape>
+  readonly functions: ReadonlyMap<string, { readonly item: Abi.FunctionItem; readonly signature: string }>
+}
+
+/** Whether an indexed parameter is stored as the hash of its value (a dynamic type) in its topic. */
+const hashed = (p: Abi.Parameter) =>
+  p.type === "string" || p.type === "bytes" || p.type.endsWith("]") || p.type === "tuple"
+
+const eventShape = (item: Abi.EventItem): EventShape => {
+  const plain = item.inputs.filter((p) => p.indexed !== true)
+  return {
+    item,
+    signature: Abi.signature(item),
+    plain: oxParameters(plain),
+    plainCount: plain.length,
+    indexed: toOx(item.inputs.filter((p) => p.indexed === true).map((p) => (hashed(p) ? { type: "bytes32" } : p))),
+    hashed: item.inputs.map((p) => p.indexed === true && hashed(p))
+  }
+}
+
+const made = new WeakMap<Contract, Decoders>()
+/** A contract's decoders, made once per contract (its selectors are hashes of its items' signatures). */
+const decoders = (c: Contract): Decoders => {
+  let known = made.get(c)
+  if (known === undefined) {
+    known = {
+      label: c.label,
+      events: new Map(
+        Abi.events(c.abi)
+          .filter((e) => e.anonymous !== true)
+          .map((e) => {
+            const shape = eventShape(e)
+            return [AbiEvent.getSelector(shape.signature).toLowerCase(), shape]
+          })
+      ),
+      functions: new Map(
+        Abi.functions(c.abi).map((f) => {
+          const signature = Abi.signature(f)
+          return [AbiFunction.getSelector(signature).toLowerCase(), { item: f, signature }]
+        })
+      )
+    }
+    made.set(c, known)
+  }
+  return known
+}
 
 /** A log decoded with the event its topic0 names, or undefined when it is not one of the contract's. */
 const decodeLog = (
   d: Decoders,
   log: { readonly address: string; readonly topics: ReadonlyArray<string>; readonly data: string }
-): { readonly item: Abi.EventItem; readonly args: Facts.Tuple } | undefined => {
-  const item = d.events.get(lower(log.topics[0]))
-  if (item === undefined) return undefined
+): { readonly shape: EventShape; readonly args: Facts.Tuple } | undefined => {
+  const shape = d.events.get(lower(log.topics[0]))
+  if (shape === undefined) return undefined
+  const item = shape.item
   try {
-    const plain = item.inputs.filter((p) => p.indexed !== true)
     const decoded =
-      log.data === "0x" && plain.length === 0
+      log.data === "0x" && shape.plainCount === 0
         ? []
-        : AbiParameters.decode(oxParameters(plain), log.data as `0x${string}`, { checksumAddress: false })
-    let topic = 1
+        : AbiParameters.decode(shape.plain, log.data as `0x${string}`, { checksumAddress: false })
+    const count = shape.indexed.length
+    if (log.topics.length < count + 1) throw new Error("missing topic")
+    // Each topic is one 32-byte word: a shorter or longer one would shift the others' values when read as one list.
+    for (let k = 1; k <= count; k++) if (log.topics[k]!.length !== 66) throw new Error("a topic is not 32 bytes")
+    const topics =
+      count === 0
+        ? []
+        : AbiParameters.decode(
+            shape.indexed,
+            `0x${
+              count === 1
+                ? log.topics[1]!.slice(2)
+                : log.topics
+                    .slice(1, count + 1)
+                    .map((t) => t.slice(2))
+                    .join("")
+            }`,
+            { checksumAddress: false }
+          )
+    let topic = 0
     let data = 0
-    const values = item.inputs.map((p) => {
+    const values = item.inputs.map((p, i) => {
       if (p.indexed === true) {
-        const raw = log.topics[topic++]
+        const at = topic++
         // Dynamic indexed values are stored as their hash: kept as the 32 bytes.
-        if (raw === undefined) throw new Error("missing topic")
-        if (p.type === "string" || p.type === "bytes" || p.type.endsWith("]") || p.type === "tuple")
-          return raw.toLowerCase()
-        return toFact(p, AbiParameters.decode(oxParameters([p]), raw as `0x${string}`, { checksumAddress: false })[0])
+        if (shape.hashed[i] === true) return log.topics[at + 1]!.toLowerCase()
+        return toFact(p, (topics as ReadonlyArray<unknown>)[at])
       }
       return toFact(p, (decoded as ReadonlyArray<unknown>)[data++])
     })
-    return { item, args: { _tag: "Tuple", values, names: namesOf(item.inputs) } }
+    return { shape, args: { _tag: "Tuple", values, names: namesOf(item.inputs) } }
   } catch {
     return undefined
   }
@@ -131,9 +207,17 @@ const decodeCall = (
   d: Decoders,
   input: string,
   output: string | undefined
-): { readonly item: Abi.FunctionItem; readonly args: Facts.Tuple; readonly output?: Facts.Tuple } | undefined => {
-  const item = d.functions.get(lower(input.slice(0, 10)))
-  if (item === undefined) return undefined
+):
+  | {
+      readonly item: Abi.FunctionItem
+      readonly signature: string
+      readonly args: Facts.Tuple
+      readonly output?: Facts.Tuple
+    }
+  | undefined => {
+  const known = d.functions.get(lower(input.slice(0, 10)))
+  if (known === undefined) return undefined
+  const { item, signature } = known
   let args: Facts.Tuple
   try {
     const body = `0x${input.slice(10)}` as `0x${string}`
@@ -145,15 +229,15 @@ const decodeCall = (
     return undefined
   }
   const outputs = item.outputs ?? []
-  if (output === undefined || output === "0x" || outputs.length === 0) return { item, args }
+  if (output === undefined || output === "0x" || outputs.length === 0) return { item, signature, args }
   try {
     const out = tuple(
       outputs,
       AbiParameters.decode(oxParameters(outputs), output as `0x${string}`, { checksumAddress: false })
     )
-    return { item, args, output: out }
+    return { item, signature, args, output: out }
   } catch {
-    return { item, args }
+    return { item, signature, args }
   }
 }
 
@@ -222,7 +306,7 @@ const transactionFacts = (
       calls.push({
         contract: d.label,
         name: decoded.item.name,
-        signature: Abi.signature(decoded.item),
+        signature: decoded.signature,
         args: decoded.args,
         frame: 0,
         reverted: !status,
@@ -238,8 +322,8 @@ const transactionFacts = (
       const frame = traced?.stood[k]?.frame
       events.push({
         contract: d.label,
-        name: decoded.item.name,
-        signature: Abi.signature(decoded.item),
+        name: decoded.shape.item.name,
+        signature: decoded.shape.signature,
         args: decoded.args,
         address: lower(log.address),
         logIndex: Number(big(log.logIndex)),
@@ -301,7 +385,7 @@ const framesOf = (byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>, trace
       calls.push({
         contract: d.label,
         name: decoded.item.name,
-        signature: Abi.signature(decoded.item),
+        signature: decoded.signature,
         args: decoded.args,
         ...(decoded.output === undefined ? {} : { output: decoded.output }),
         frame: index,
