@@ -215,6 +215,9 @@ export const make = (options: Options): ChainData.Both => {
       const answers = yield* post(chainId, "blocks", calls)
       const results: Array<ChainData.BlockResult> = []
       for (const [k, number] of numbers.entries()) {
+        // A mainnet-sized block with its receipts and traces takes milliseconds to check: requests are answered
+        // between two blocks, not only after the batch.
+        if (k > 0) yield* Effect.yieldNow
         const [blockAnswer, receiptsAnswer, traceAnswer] = answers.slice(k * per, k * per + per)
         const missing = (reason: ChainData.ChainDataErrorReason, message: string) =>
           results.push({
