@@ -320,6 +320,29 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         )
       }))
 
+    test("keeps a step's alerts in the order given: those of one block time are listed as they were stored", (store) =>
+      Effect.gen(function* () {
+        // Ids out of their alphabetical order, so an order by id would show.
+        const ids = ["al_k", "al_c", "al_x", "al_a", "al_m"]
+        const step = yield* store.advance(1, undefined, {
+          blocks: [mark(10)],
+          alerts: [...ids.map((id) => alert(id, 10)), alert("al_c", 10)],
+          deliveries: [],
+          keep: 10
+        })
+        assert.deepStrictEqual([...step.stored].sort(), [...ids].sort(), "an id twice in a step is stored once")
+        yield* store.advance(1, mark(10), {
+          blocks: [mark(11)],
+          alerts: [alert("al_b", 10), alert("al_k", 10)],
+          deliveries: [],
+          keep: 10
+        })
+        assert.deepStrictEqual(
+          (yield* store.recent("bot-1", 0)).map((a) => a.id),
+          [...ids, "al_b"]
+        )
+      }))
+
     test("lists a bot's recent alerts by block time, suppressed ones kept as such, retracted ones left out", (store) =>
       Effect.gen(function* () {
         yield* store.advance(1, undefined, {
