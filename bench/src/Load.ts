@@ -45,13 +45,19 @@ export interface Server {
   readonly output: () => string
 }
 
+/** `VIGIL_BENCH_CPU_PROF=<dir>`: every server a scenario starts writes a CPU profile there when it stops. */
+const profiling = (args: ReadonlyArray<string>) => {
+  const dir = process.env.VIGIL_BENCH_CPU_PROF
+  return dir === undefined || dir === "" ? [...args] : ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...args]
+}
+
 /**
  * Starts `node <args>` (on core 0 when taskset exists) and resolves with the first `http://host:port`
  * it prints after the word "listening".
  */
 export const startServer = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Server> => {
   const command = hasTaskset ? "taskset" : process.execPath
-  const argv = hasTaskset ? ["-c", "0", process.execPath, ...args] : [...args]
+  const argv = hasTaskset ? ["-c", "0", process.execPath, ...profiling(args)] : profiling(args)
   const child: ChildProcess = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]

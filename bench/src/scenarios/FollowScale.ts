@@ -14,6 +14,7 @@ import { Anvil, Solidity } from "@vigil/testkit"
 import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Measurement, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
+import { withDatabase } from "../Postgres.ts"
 import * as RecordedChain from "../RecordedChain.ts"
 import { alertOf } from "../Messages.ts"
 import { certificates } from "./Webhooks.ts"
@@ -130,7 +131,7 @@ const keysFor = (bots: number) => (bots < KEYS ? 1 : KEYS)
 /** The scenario. */
 export const scenario: Scenario = {
   name: "follow-scale",
-  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions, mined on a local anvil node and served again from a recording (anvil takes seconds to trace a block of this size) (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (one key for one bot, else ${KEYS} keys sharing them evenly, each key with one webhook channel and the same contracts under the same labels; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor), one pass right after each catch-up (the median of all passes). In every round each alert is counted once against what the blocks hold, as read back from the node.`,
+  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions, mined on a local anvil node and served again from a recording (anvil takes seconds to trace a block of this size) (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (one key for one bot, else ${KEYS} keys sharing them evenly, each key with one webhook channel and the same contracts under the same labels; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), and with ${BOT_COUNTS[BOT_COUNTS.length - 1]!.toLocaleString("en-US")} bots on PostgreSQL, beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor), one pass right after each catch-up (the median of all passes). In every round each alert is counted once against what the blocks hold, as read back from the node.`,
   run: async ({ rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-follow-scale-"))
     const certs = certificates(dir)
@@ -355,10 +356,75 @@ export const scenario: Scenario = {
 
       chain.reveal(last)
       const rates = new Map<number, Array<number>>(BOT_COUNTS.map((n) => [n, []]))
+      const pgRates: Array<number> = []
+      const pgHealth: Array<number> = []
+      let pgUnavailable: string | undefined
       const alerts = new Map<number, number>()
       const bare: Array<number> = []
       /** The slowest /health answer while catching up, per bot count and round. */
       const health = new Map<number, Array<number>>()
+      /**
+       * One timed catch-up of `bots` bots by a server on `env`'s store: its blocks per second and slowest /health
+       * answer, once every alert arrived once and each bot's count equals the matches the blocks hold.
+       */
+      const catchUp = async (bots: number, key: string, env: Readonly<Record<string, string>>) => {
+        received.clear()
+        const expected = new Map(Array.from({ length: bots }, (_, b) => [plan(b).name, plan(b).expected(blocks)]))
+        const total = [...expected.values()].reduce((a, b) => a + b, 0)
+        const server = await startServer([vigilBin, "serve"], env)
+        let rate: number
+        let slowest = 0
+        try {
+          const call = caller(server.url)
+          const started = performance.now()
+          let resets = 0
+          for (;;) {
+            const asked = performance.now()
+            let at: number
+            try {
+              at = await cursor(call, key)
+            } catch (cause) {
+              // A keep-alive connection closed by the server as the request went out: asked again on a new one.
+              if (++resets > 20)
+                throw new Error(
+                  `the server with ${bots} bots stopped answering: ${String(cause)}\n${server.output().slice(-4000)}`
+                )
+              continue
+            }
+            slowest = Math.max(slowest, performance.now() - asked)
+            if (at >= last) break
+            await sleep(20)
+          }
+          rate = BLOCKS / ((performance.now() - started) / 1000)
+          while (received.size < total && performance.now() - started < 300_000) await sleep(20)
+          // Late repeats would arrive within the outbox's next poll: wait one more second before counting.
+          await sleep(1_000)
+        } finally {
+          await server.stop()
+        }
+        const got = new Map<string, number>()
+        for (const { bot, times } of received.values()) {
+          if (times > 1) throw new Error(`an alert of ${bot} arrived ${times} times`)
+          got.set(bot, (got.get(bot) ?? 0) + 1)
+        }
+        for (const [bot, n] of expected)
+          if ((got.get(bot) ?? 0) !== n)
+            throw new Error(
+              `${bot} (${plan(Number(bot.slice(1))).expressions.join(" && ")}): ${got.get(bot) ?? 0} alerts, the blocks hold ${n}`
+            )
+        if (received.size !== total)
+          throw new Error(`${received.size} alerts for ${bots} bots, the blocks hold ${total}`)
+        alerts.set(bots, total)
+        return { rate, slowest }
+      }
+      /** The floor, right after each catch-up, so both meet the machine in the same state (its speed drifts). */
+      const bareFetch = async () => {
+        const t = performance.now()
+        if ((await fetchBlocks(chain.url, numbers, { traces: true, blocksPerBatch, inFlight })) !== BLOCKS * PER_BLOCK)
+          throw new Error("the bare fetch missed transactions")
+        bare.push(BLOCKS / ((performance.now() - t) / 1000))
+      }
+      const most = BOT_COUNTS[BOT_COUNTS.length - 1]!
       for (let round = 0; round < rounds; round++) {
         for (const bots of BOT_COUNTS) {
           const { db, key } = databases.get(bots)!
@@ -366,72 +432,34 @@ export const scenario: Scenario = {
             rmSync(f, { force: true })
             if (existsSync(`${f}.saved`)) copyFileSync(`${f}.saved`, f)
           }
-          received.clear()
-          const expected = new Map(Array.from({ length: bots }, (_, b) => [plan(b).name, plan(b).expected(blocks)]))
-          const total = [...expected.values()].reduce((a, b) => a + b, 0)
-          // VIGIL_BENCH_CPU_PROF=<dir>: each timed server writes a CPU profile there when it stops.
-          const profile = process.env.VIGIL_BENCH_CPU_PROF
-          const args =
-            profile === undefined ? [vigilBin, "serve"] : ["--cpu-prof", `--cpu-prof-dir=${profile}`, vigilBin, "serve"]
-          const server = await startServer(args, serveEnv(db, chain.url, certs.caFile))
-          try {
-            const call = caller(server.url)
-            const started = performance.now()
-            let slowest = 0
-            let resets = 0
-            for (;;) {
-              const asked = performance.now()
-              let at: number
-              try {
-                at = await cursor(call, key)
-              } catch (cause) {
-                // A keep-alive connection closed by the server as the request went out: asked again on a new one.
-                if (++resets > 20)
-                  throw new Error(
-                    `the server with ${bots} bots stopped answering: ${String(cause)}\n${server.output().slice(-4000)}`
-                  )
-                continue
-              }
-              slowest = Math.max(slowest, performance.now() - asked)
-              if (at >= last) break
-              await sleep(20)
-            }
-            health.set(bots, [...(health.get(bots) ?? []), slowest])
-            rates.get(bots)!.push(BLOCKS / ((performance.now() - started) / 1000))
-            while (received.size < total && performance.now() - started < 300_000) await sleep(20)
-            // Late repeats would arrive within the outbox's next poll: wait one more second before counting.
-            await sleep(1_000)
-          } finally {
-            await server.stop()
-          }
-          const got = new Map<string, number>()
-          for (const { bot, times } of received.values()) {
-            if (times > 1) throw new Error(`an alert of ${bot} arrived ${times} times`)
-            got.set(bot, (got.get(bot) ?? 0) + 1)
-          }
-          for (const [bot, n] of expected)
-            if ((got.get(bot) ?? 0) !== n)
-              throw new Error(
-                `${bot} (${plan(Number(bot.slice(1))).expressions.join(" && ")}): ${got.get(bot) ?? 0} alerts, the blocks hold ${n}`
-              )
-          if (received.size !== total)
-            throw new Error(`${received.size} alerts for ${bots} bots, the blocks hold ${total}`)
-          alerts.set(bots, total)
-          // The floor, right after each catch-up, so both meet the machine in the same state (its speed drifts).
-          const t = performance.now()
-          if (
-            (await fetchBlocks(chain.url, numbers, { traces: true, blocksPerBatch, inFlight })) !==
-            BLOCKS * PER_BLOCK
-          )
-            throw new Error("the bare fetch missed transactions")
-          bare.push(BLOCKS / ((performance.now() - t) / 1000))
+          const { rate, slowest } = await catchUp(bots, key, serveEnv(db, chain.url, certs.caFile))
+          health.set(bots, [...(health.get(bots) ?? []), slowest])
+          rates.get(bots)!.push(rate)
+          await bareFetch()
         }
+        // The most bots on PostgreSQL: each round a new database holding what the file held when its bots were
+        // caught up to the first block (moved there by vigil migrate-store, not timed).
+        if (pgUnavailable !== undefined) continue
+        const { db, key } = databases.get(most)!
+        const copy = join(dir, `pg-round-${round}.db`)
+        for (const f of [db, `${db}-wal`, `${db}-shm`])
+          if (existsSync(`${f}.saved`)) copyFileSync(`${f}.saved`, f.replace(db, copy))
+        const outcome = await withDatabase(async (url) => {
+          execFileSync(process.execPath, [vigilBin, "migrate-store", "--from", copy, "--to", url], {
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          return catchUp(most, key, { ...serveEnv(db, chain.url, certs.caFile), VIGIL_DB: url })
+        })
+        if ("value" in outcome) {
+          pgRates.push(outcome.value.rate)
+          pgHealth.push(outcome.value.slowest)
+          await bareFetch()
+        } else pgUnavailable = outcome.unavailable
       }
 
       const bareRate = median(bare)
       /** Seconds a block takes with `n` bots. */
       const perBlock = (n: number) => 1 / median(rates.get(n)!)
-      const most = BOT_COUNTS[BOT_COUNTS.length - 1]!
       const fewest = BOT_COUNTS[0]
       const perBot = (perBlock(most) - perBlock(fewest)) / (most - fewest)
       const keepsUp = (seconds: number) => Math.max(0, Math.floor((seconds - perBlock(fewest)) / perBot) + fewest)
@@ -448,7 +476,20 @@ export const scenario: Scenario = {
             "slowest /health ms": Math.round(median(health.get(n)!)),
             alerts: alerts.get(n) ?? 0
           }
-        }))
+        })),
+        ...(pgRates.length === 0
+          ? []
+          : [
+              {
+                subject: `vigil catch-up, ${most.toLocaleString("en-US")} bots, PostgreSQL`,
+                figures: {
+                  "blocks/s": Math.round(median(pgRates) * 10) / 10,
+                  "ms/block": Math.round(1000 / median(pgRates)),
+                  "slowest /health ms": Math.round(median(pgHealth)),
+                  alerts: alerts.get(most) ?? 0
+                }
+              }
+            ])
       ]
       return {
         settings: {
@@ -465,6 +506,9 @@ export const scenario: Scenario = {
         notes: [
           `Target: 0.8× the bare fetch at ${most.toLocaleString("en-US")} bots.`,
           `Each bot beyond the first adds ${Math.round(perBot * 1e6)} µs to a block of ${PER_BLOCK} transactions ((ms/block at ${most.toLocaleString("en-US")} bots − at ${fewest}) ÷ ${most - fewest}; the server runs on one core). Extrapolating that line (untested beyond ${most.toLocaleString("en-US")} bots, and at most 100 bots a key), one core would keep up with ${BLOCK_TIMES.map((s) => `${s} s blocks for about ${(Math.round(keepsUp(s) / 1000) * 1000).toLocaleString("en-US")} bots`).join(" and ")} (the reading of the blocks included, as measured at ${fewest} bot).`,
+          pgRates.length === 0
+            ? `PostgreSQL: not measured (${pgUnavailable ?? "no database"}).`
+            : `PostgreSQL, ${most.toLocaleString("en-US")} bots: ${(median(pgRates) / median(rates.get(most)!)).toFixed(3)}× SQLite's blocks/s (each round a new database holding what the file held before the catch-up, moved there by vigil migrate-store, not timed; the database server's processes are not pinned to the server's core).`,
           `Alerts: in every round, every alert arrived once and each bot's count equals the matches the blocks hold for its rule, counted by the bench from the transactions it sent and their order and outcome as read back from the node.`
         ]
       }
