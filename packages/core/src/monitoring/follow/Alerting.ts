@@ -67,6 +67,7 @@ export const alertsOf = (
     }
   })
   const decided = new Map(AlertPolicy.decide(p.bot.options, history, candidates).map((d) => [d.id, d]))
+  const created = Instant.iso(now)
   const alerts: Array<Alert> = []
   const deliveries: Array<WebhookStore.Delivery> = []
   for (const c of candidates) {
@@ -85,7 +86,7 @@ export const alertsOf = (
       expression: p.normals[c.match.rule]!,
       transactions: c.transactions,
       evidence: c.match.evidence,
-      created: Instant.iso(now),
+      created,
       ...(d.suppressed === undefined ? {} : { suppressed: d.suppressed })
     }
     alerts.push(alert)

@@ -88,8 +88,9 @@ export const compose = (
   targets: ReadonlyArray<WebhookStore.Webhook>,
   alert: Messages.Alert,
   now: number
-): ReadonlyArray<WebhookStore.Delivery> =>
-  targets
+): ReadonlyArray<WebhookStore.Delivery> => {
+  const at = Instant.iso(now)
+  return targets
     .filter((w) => w.disabledAt === undefined && Channel.settingsOf(w) !== undefined)
     .map((w) => ({
       id: Outbox.messageId(now),
@@ -97,11 +98,12 @@ export const compose = (
       keyId,
       correlationId:
         alert.kind === "retraction" || alert.kind === "unverified" ? `${alert.id}:${alert.kind}` : alert.id,
-      body: render(w, alert, Instant.iso(now)),
+      body: render(w, alert, at),
       attempts: 0,
       nextAttemptAt: now,
       status: "pending" as const
     }))
+}
 
 /**
  * The deliveries of a notice about a stored `alert` (its retraction, or its being left unverified) to the channels
