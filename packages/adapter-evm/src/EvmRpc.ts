@@ -7,7 +7,7 @@
  *
  * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (`NewHeads`).
  */
-import { ChainData, type ChainFacts, NodeAnswers } from "@vigil/core"
+import { ChainData, type ChainFacts, NodeAnswers, Pace } from "@vigil/core"
 import { Clock, Effect, type Layer, Result, Schedule, Schema } from "effect"
 import * as JsonRpc from "./JsonRpc.ts"
 import * as NewHeads from "./NewHeads.ts"
@@ -214,10 +214,11 @@ export const make = (options: Options): ChainData.Both => {
       ])
       const answers = yield* post(chainId, "blocks", calls)
       const results: Array<ChainData.BlockResult> = []
+      // A mainnet-sized block with its receipts and traces takes milliseconds to check: requests are answered
+      // between two blocks once the batch has held the thread a while, not only after the batch.
+      const pace = yield* Pace.make
       for (const [k, number] of numbers.entries()) {
-        // A mainnet-sized block with its receipts and traces takes milliseconds to check: requests are answered
-        // between two blocks, not only after the batch.
-        if (k > 0) yield* Effect.yieldNow
+        if (k > 0) yield* Pace.breathe(pace)
         const [blockAnswer, receiptsAnswer, traceAnswer] = answers.slice(k * per, k * per + per)
         const missing = (reason: ChainData.ChainDataErrorReason, message: string) =>
           results.push({
