@@ -253,7 +253,9 @@ describe("ChainFacts.fromBlocks", () => {
         ]
       }
     ])
-    const { topics } = AbiEvent.encode(named, { name: "vigil", who: bob as `0x${string}`, rank: 3n })
+    // Every topic of this event is one word (ox types a topic as a word or a list of them).
+    const topics = AbiEvent.encode(named, { name: "vigil", who: bob as `0x${string}`, rank: 3n })
+      .topics as ReadonlyArray<string>
     const data = `0x${250n.toString(16).padStart(64, "0")}`
     const log = (ts: ReadonlyArray<string>, logIndex: string) => ({ address: USDC, topics: ts, data, logIndex })
     const long = [topics[0]!, topics[1]!, `${topics[2]!}00`, topics[3]!]
@@ -280,7 +282,7 @@ describe("ChainFacts.fromBlocks", () => {
           transactionHash: "0xt3",
           status: "0x1",
           gasUsed: hex(50_000),
-          logs: [log(topics as ReadonlyArray<string>, "0x0"), log(long, "0x1")]
+          logs: [log(topics, "0x0"), log(long, "0x1")]
         }
       ]
     }
