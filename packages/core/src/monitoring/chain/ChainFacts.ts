@@ -90,7 +90,6 @@ interface EventShape {
   readonly item: Abi.EventItem
   readonly signature: string
   readonly plain: AbiParameters.AbiParameters
-  readonly plainCount: number
   /**
    * The indexed parameters as one list of 32-byte words, decoded at once from the topics after topic0 (a dynamic
    * one, stored as its hash, read as the bytes32 it is).
@@ -112,12 +111,10 @@ const hashed = (p: Abi.Parameter) =>
   p.type === "string" || p.type === "bytes" || p.type.endsWith("]") || p.type === "tuple"
 
 const eventShape = (item: Abi.EventItem): EventShape => {
-  const plain = item.inputs.filter((p) => p.indexed !== true)
   return {
     item,
     signature: Abi.signature(item),
-    plain: oxParameters(plain),
-    plainCount: plain.length,
+    plain: toOx(item.inputs.filter((p) => p.indexed !== true)),
     indexed: toOx(item.inputs.filter((p) => p.indexed === true).map((p) => (hashed(p) ? { type: "bytes32" } : p))),
     hashed: item.inputs.map((p) => p.indexed === true && hashed(p))
   }
@@ -160,7 +157,7 @@ const decodeLog = (
   const item = shape.item
   try {
     const decoded =
-      log.data === "0x" && shape.plainCount === 0
+      log.data === "0x" && shape.plain.length === 0
         ? []
         : AbiParameters.decode(shape.plain, log.data as `0x${string}`, { checksumAddress: false })
     const count = shape.indexed.length
