@@ -48,6 +48,7 @@ export const ingestOne = (
     const outcome = yield* Ingestion.Ingest.run(request, parser, input.bytes, (_, records) =>
       bar?.update(input.read(), { records })
     ).pipe(
+      Effect.provideService(Ingestion.Ingest.ContentHashing, Input.sha256),
       Effect.ensuring(Effect.sync(() => bar?.stop())),
       Effect.onInterrupt(() => Console.error(`vigil: interrupted; ${request.list} is unchanged`)),
       Effect.catchTags({

@@ -1,5 +1,7 @@
 /** Opens what a user names for ingest, a file path or an http(s) URL, as a byte stream; `.bz2` is decompressed on the fly. */
+import type { Ingestion } from "@vigil/core"
 import { Effect, Schema, Stream } from "effect"
+import { createHash } from "node:crypto"
 import { createReadStream, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { Readable } from "node:stream"
@@ -28,6 +30,12 @@ const counting = (source: AsyncIterable<Uint8Array>) => {
     }
   }
   return { chunks: counted(), read: () => read }
+}
+
+/** Node's native SHA-256 for an ingest's content hash (the same digest as the core's, several times faster). */
+export const sha256: () => Ingestion.Ingest.ContentHash = () => {
+  const hash = createHash("sha256")
+  return { update: (bytes) => void hash.update(bytes), hex: () => hash.digest("hex") }
 }
 
 const isUrl = (origin: string) => /^https?:\/\//i.test(origin)

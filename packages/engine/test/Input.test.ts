@@ -70,3 +70,28 @@ describe("Input.open", () => {
     assert.strictEqual(input.read(), 4)
   })
 })
+
+describe("Input.sha256", () => {
+  it("gives the digest the core's own SHA-256 gives, over any split of any bytes", async () => {
+    const { Ingestion } = await import("@vigil/core")
+    const fc = await import("fast-check")
+    const core = await Effect.runPromise(Effect.service(Ingestion.Ingest.ContentHashing))
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 8 }), (chunks) => {
+        const native = Input.sha256()
+        const own = core()
+        for (const chunk of chunks) {
+          native.update(chunk)
+          own.update(chunk)
+        }
+        const hex = native.hex()
+        assert.match(hex, /^[0-9a-f]{64}$/)
+        assert.strictEqual(hex, own.hex())
+      })
+    )
+    // A known vector: SHA-256 of "abc".
+    const abc = Input.sha256()
+    abc.update(new TextEncoder().encode("abc"))
+    assert.strictEqual(abc.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  })
+})

@@ -1,7 +1,7 @@
 /** Runs one list ingest: streams input through a parser into a staged version, then commits it atomically. */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Clock, Effect, Exit, Schema, Stream } from "effect"
+import { Clock, Context, Effect, Exit, Schema, Stream } from "effect"
 import type { Authority, ParsedRecord } from "../Intel.ts"
 import { Administration, AmendRefused, IntelIndex, type VersionMode, Versions } from "../IntelIndex.ts"
 import { Instant, type StoreError } from "../../kernel/index.ts"
@@ -72,6 +72,25 @@ export class IngestFailed extends Schema.TaggedError<IngestFailed>()("IngestFail
 
 const batchSize = 2_000
 
+/** A running SHA-256 of an input's bytes. */
+export interface ContentHash {
+  readonly update: (bytes: Uint8Array) => void
+  /** The digest of every byte given, as lowercase hex. */
+  readonly hex: () => string
+}
+
+/**
+ * How an ingest hashes its input (the version's `contentHash`, what tells an unchanged input): SHA-256 in
+ * JavaScript unless the host provides its own. A host's must give the same digest; Node's runs natively, which
+ * matters over a 115 MB file.
+ */
+export const ContentHashing = Context.Reference<() => ContentHash>("@vigil/core/Ingest/ContentHashing", {
+  defaultValue: () => () => {
+    const hash = sha256.create()
+    return { update: (bytes) => void hash.update(bytes), hex: () => bytesToHex(hash.digest()) }
+  }
+})
+
 /**
  * Ingests `input` (raw bytes, e.g. a file's contents) as a new version of `request.list`. Records are
  * appended in batches as the parser completes them; if anything fails or the fiber is interrupted the
@@ -111,7 +130,7 @@ export const run = Effect.fnUntraced(function* <E>(
     ingestedAt,
     authority
   })
-  const hash = sha256.create()
+  const hash = (yield* ContentHashing)()
   let bytes = 0
   let records = 0
   let pending: Array<ParsedRecord> = []
@@ -152,7 +171,7 @@ export const run = Effect.fnUntraced(function* <E>(
     )
     yield* take(() => parser.end())
     yield* flush
-    const contentHash = bytesToHex(hash.digest())
+    const contentHash = hash.hex()
     const stated = parser.asOf()
     const asOf = request.asOf ?? stated ?? Instant.day(now)
     const dated = request.asOf !== undefined ? "given" : stated !== undefined ? "data" : "ingest"
