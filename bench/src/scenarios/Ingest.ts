@@ -60,6 +60,7 @@ export const scenario: Scenario = {
       baseline: "decompress only",
       ratios: ratiosTo("decompress only", measurements),
       notes: [
+        "Target: at most 1.2× the time and 1.1× the peak RSS of decompressing alone, on SQLite and on PostgreSQL.",
         onPg === undefined
           ? `PostgreSQL not measured: ${unavailable}`
           : `PostgreSQL: ${(onPg / seconds("vigil ingest")!).toFixed(3)}× the time of the SQLite ingest (target ≤ 1.5×)`

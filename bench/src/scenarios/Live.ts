@@ -226,6 +226,7 @@ export const scenario: Scenario = {
         ratios: ratiosTo("bare JSON-RPC fetch", measurements),
         notes: [
           `Latency target: under two polling intervals plus confirmations (${2 * POLL_MS} ms).`,
+          "Catch-up target: at least 0.85× the bare fetch's blocks/s on SQLite and 0.80× on PostgreSQL.",
           "The catch-up is timed from the restarted server listening until /health shows its cursor at the head; in every round, every one of the 100 matching transfers of the downtime was alerted.",
           pgCatchUps.length === 0
             ? `PostgreSQL not measured: ${pgUnavailable}`

@@ -222,7 +222,7 @@ export const scenario: Scenario = {
           .filter(([, r]) => r.length > 0)
           .map(
             ([subject, r]) =>
-              `${subject}, each burst beside the bare pass right after it: median ${median(r).toFixed(3)}× (${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)})`
+              `${subject}, each burst beside the bare pass right after it: median ${median(r).toFixed(3)}× (${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}; target ≥ ${subject.endsWith("PostgreSQL") ? "0.45" : "0.55"}×)`
           ),
         onPg === undefined
           ? `PostgreSQL not measured: ${unavailable}`
