@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import { StoredJson, StoreError, WebhookStore } from "@vigil/core"
 import { Effect, type Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
-import { PgDatabase, serialised } from "./PgDatabase.ts"
+import { batcher, PgDatabase, serialised } from "./PgDatabase.ts"
 
 /** A row of `webhooks`, as selected and as `vigil_claim_read` sends it (JSON, in its `w`). */
 const WebhookRow = Schema.Struct({
@@ -114,14 +114,14 @@ const deliveryColumns =
 
 /**
  * Stores deliveries (those whose destination is gone or disabled by then are left out) inside the caller's
- * transaction: how many were stored. The outbox's one writer, also for a follower's step. Due times are stored on
- * the database's clock (the instance's plus its measured skew), as every time of the outbox is.
+ * transaction: the ids stored. The outbox's one writer, also for a follower's step. Due times are stored on the
+ * database's clock (the instance's plus its measured skew), as every time of the outbox is.
  */
-export const inserter =
+const insertIds =
   ({ sql, skewMillis }: PgDatabase["Service"]) =>
-  (deliveries: ReadonlyArray<WebhookStore.Delivery>): Effect.Effect<number, SqlError.SqlError> =>
+  (deliveries: ReadonlyArray<WebhookStore.Delivery>): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
     deliveries.length === 0
-      ? Effect.succeed(0)
+      ? Effect.succeed([])
       : Effect.map(
           sql<{ readonly id: string }>`
             INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status)
@@ -133,13 +133,55 @@ export const inserter =
                  AS t(id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at)
             WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = t.webhook_id AND w.disabled_at IS NULL)
             RETURNING id`,
-          (rows) => rows.length
+          (rows) => rows.map((r) => r.id)
         )
+
+/** As {@link insertIds}: how many were stored. */
+export const inserter = (database: PgDatabase["Service"]) => {
+  const insert = insertIds(database)
+  return (deliveries: ReadonlyArray<WebhookStore.Delivery>): Effect.Effect<number, SqlError.SqlError> =>
+    Effect.map(insert(deliveries), (ids) => ids.length)
+}
 
 const make = Effect.gen(function* () {
   const database = yield* PgDatabase
   const { sql, run, transaction, skewMillis: skew } = database
-  const insert = inserter(database)
+  const insert = insertIds(database)
+
+  /**
+   * Requests queueing deliveries at once (each intelligence request with webhooks queues one per destination)
+   * store them in one statement and one commit, not one each: each gets how many of its own were stored.
+   */
+  const enqueueTogether = batcher((batch: ReadonlyArray<ReadonlyArray<WebhookStore.Delivery>>) =>
+    Effect.map(run("WebhookStore.enqueue", insert(batch.flat())), (ids) => {
+      const stored = new Set(ids)
+      return batch.map((deliveries) => deliveries.filter((d) => stored.has(d.id)).length)
+    })
+  )
+
+  /**
+   * The destinations of the keys asked for at once (every intelligence request with webhooks reads its key's), read
+   * in one statement: each asker gets its key's in its scope, in the order they were created. A row that does not
+   * decode fails only the askers of its key and scope.
+   */
+  const listTogether = batcher(
+    (batch: ReadonlyArray<{ readonly keyId: string; readonly scope: WebhookStore.Scope | undefined }>) =>
+      Effect.map(
+        run(
+          "WebhookStore.list",
+          sql<WebhookRow>`SELECT ${sql.literal(webhookColumns)} FROM webhooks
+                          WHERE key_id = ANY(${[...new Set(batch.map((b) => b.keyId))]}::text[])
+                          ORDER BY created, seq`
+        ),
+        (rows) =>
+          batch.map(({ keyId, scope }) =>
+            StoredJson.each(
+              rows.filter((r) => r.key_id === keyId && (r.channel !== null) === scoped(scope)),
+              toWebhook
+            )
+          )
+      )
+  )
 
   /** This instance, as the holder its leases name. */
   const instance = randomUUID()
@@ -252,15 +294,7 @@ const make = Effect.gen(function* () {
           return true
         })
       ),
-    list: (keyId, scope) =>
-      Effect.flatMap(
-        run(
-          "WebhookStore.list",
-          sql<WebhookRow>`SELECT ${sql.literal(webhookColumns)} FROM webhooks
-                          WHERE key_id = ${keyId} AND (channel IS NOT NULL) = ${scoped(scope)} ORDER BY created, seq`
-        ),
-        (rows) => StoredJson.each(rows, toWebhook)
-      ),
+    list: (keyId, scope) => Effect.flatten(listTogether({ keyId, scope })),
     remove: (keyId, id, scope) =>
       transaction(
         "WebhookStore.remove",
@@ -273,7 +307,7 @@ const make = Effect.gen(function* () {
           return true
         })
       ),
-    enqueue: (deliveries) => run("WebhookStore.enqueue", insert(deliveries)),
+    enqueue: (deliveries) => (deliveries.length === 0 ? Effect.succeed(0) : enqueueTogether(deliveries)),
     claim: ({ now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity, settle = [] }) =>
       transaction(
         "WebhookStore.claim",
@@ -284,7 +318,8 @@ const make = Effect.gen(function* () {
           if (!allDelivered) yield* settleAll(settle)
           // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
           const [dbNow, dbLeaseUntil] = [now + skew, leaseUntil + skew]
-          const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey))
+          // A destination gives at most `limit` to one claim: reading more of its queue is wasted.
+          const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey, limit))
           const { rows, others } = yield* claimRead(allDelivered ? settle : [], dbNow, each)
           if (rows.length === 0) return []
           const candidates = yield* StoredJson.each(rows, (r) =>

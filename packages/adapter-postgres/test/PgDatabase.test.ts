@@ -339,6 +339,75 @@ describe("PostgreSQL: in-flight caps across instances", () => {
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 
+describe("PostgreSQL: requests reading destinations and queueing deliveries at once", () => {
+  it("answers each asker its own key's destinations and stores each caller's deliveries, read and written together", () =>
+    Effect.gen(function* () {
+      const [context] = yield* instances(1, Postgres.schemaName())
+      const { sql } = Context.get(context!, PgDatabase.PgDatabase)
+      const webhooks = outboxOf(context!)
+      const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`)
+      for (const [i, key] of keys.entries()) {
+        yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
+                   VALUES (${`wh_${i}_a`}, ${key}, 'https://example.com/a', 'whsec_x', '2026-01-01T00:00:00.000Z'),
+                          (${`wh_${i}_b`}, ${key}, 'https://example.com/b', 'whsec_x', '2026-01-02T00:00:00.000Z')`
+        yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created, channel)
+                   VALUES (${`wh_${i}_c`}, ${key}, 'https://example.com/c', 'whsec_x', '2026-01-01T00:00:00.000Z',
+                           ${i === 3 ? '{"type":"pager"}' : '{"type":"webhook","name":"ops","url":"https://example.com/c"}'})`
+      }
+      yield* sql`UPDATE webhooks SET disabled_at = '2026-01-03T00:00:00.000Z' WHERE id = 'wh_5_b'`
+      // Every key's two lists asked for at once: one statement reads them, each asker gets its key's in its scope.
+      const lists = yield* Effect.forEach(
+        keys.flatMap(
+          (key) =>
+            [
+              [key, "webhooks"],
+              [key, "channels"]
+            ] as const
+        ),
+        ([key, scope]) => Effect.exit(webhooks.list(key, scope)),
+        { concurrency: "unbounded" }
+      )
+      for (const [i] of keys.entries()) {
+        const [own, channels] = [lists[2 * i]!, lists[2 * i + 1]!]
+        assert.deepStrictEqual(
+          Exit.isSuccess(own) ? own.value.map((w) => w.id) : own,
+          [`wh_${i}_a`, `wh_${i}_b`],
+          `key-${i}'s webhooks, oldest first`
+        )
+        // The one channel that does not decode fails its key's channels only.
+        if (i === 3) assert.isTrue(Exit.isFailure(channels))
+        else
+          assert.deepStrictEqual(Exit.isSuccess(channels) ? channels.value.map((w) => w.id) : channels, [`wh_${i}_c`])
+      }
+      // Every key's deliveries queued at once: each caller is told how many of its own were stored (none to a
+      // disabled destination), and every one stored is there once.
+      const delivery = (i: number, to: string): WebhookStore.Delivery => ({
+        id: `msg_${i}_${to}`,
+        webhookId: `wh_${i}_${to}`,
+        keyId: `key-${i}`,
+        correlationId: `c${i}`,
+        body: `{"n":${i}}`,
+        attempts: 0,
+        nextAttemptAt: 0,
+        status: "pending"
+      })
+      const stored = yield* Effect.forEach(
+        keys.map((_, i) => i),
+        (i) => webhooks.enqueue([delivery(i, "a"), delivery(i, "b")]),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(
+        stored,
+        keys.map((_, i) => (i === 5 ? 1 : 2))
+      )
+      const rows = yield* sql<{ readonly id: string; readonly body: string }>`
+        SELECT id, body FROM webhook_deliveries ORDER BY id`
+      assert.strictEqual(rows.length, 23)
+      assert.isFalse(rows.some((r) => r.id === "msg_5_b"))
+      assert.isTrue(rows.every((r) => r.body === `{"n":${r.id.split("_")[1]}}`))
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
 describe("PostgreSQL: the outbox on the database's clock", () => {
   it("keeps a delivery leased by an instance whose clock is an hour behind from the other instance", () =>
     Effect.gen(function* () {
