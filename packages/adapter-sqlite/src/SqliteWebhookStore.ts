@@ -238,7 +238,8 @@ const make = Effect.gen(function* () {
   const claimOne = (claim: WebhookStore.ClaimRequest): ReadonlyArray<WebhookStore.Claimed> => {
     const { now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity } = claim
     if (limit <= 0) return []
-    const each = Math.max(1, Math.min(perDestination, perKey))
+    // A destination gives at most `limit` to one claim: reading more of its queue is wasted.
+    const each = Math.max(1, Math.min(perDestination, perKey, limit))
     const destinations = new Map<string, WebhookRow>()
     for (const row of s.dueDestinations.all(now)) {
       const room = Math.min(
