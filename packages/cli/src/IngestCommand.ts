@@ -45,10 +45,9 @@ export const ingestOne = (
       : undefined
     bar?.start(input.size ?? 0, 0, { records: 0 })
     // The bar measures the file as stored (compressed bytes of a .bz2) and the records parsed so far.
-    const outcome = yield* Ingestion.Ingest.run(request, parser, input.bytes, (_, records) =>
+    const outcome = yield* Input.ingest(request, parser, input.bytes, (_, records) =>
       bar?.update(input.read(), { records })
     ).pipe(
-      Effect.provideService(Ingestion.Ingest.ContentHashing, Input.sha256),
       Effect.ensuring(Effect.sync(() => bar?.stop())),
       Effect.onInterrupt(() => Console.error(`vigil: interrupted; ${request.list} is unchanged`)),
       Effect.catchTags({

@@ -1,5 +1,5 @@
 /** Opens what a user names for ingest, a file path or an http(s) URL, as a byte stream; `.bz2` is decompressed on the fly. */
-import type { Ingestion } from "@vigil/core"
+import { Ingestion, type IntelIndex, type StoreError } from "@vigil/core"
 import { Effect, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { createReadStream, statSync } from "node:fs"
@@ -37,6 +37,24 @@ export const sha256: () => Ingestion.Ingest.ContentHash = () => {
   const hash = createHash("sha256")
   return { update: (bytes) => void hash.update(bytes), hex: () => hash.digest("hex") }
 }
+
+/**
+ * Ingests an opened input's bytes as `Ingest.run` does, hashing them with Node's SHA-256: how every ingest of a
+ * Node process (the CLI, the facade, the list refresh) runs.
+ */
+export const ingest = <E>(
+  request: Ingestion.Ingest.Request,
+  parser: Ingestion.Parser.Parser,
+  bytes: Stream.Stream<Uint8Array, E>,
+  onProgress?: (bytes: number, records: number) => void
+): Effect.Effect<
+  Ingestion.Ingest.Outcome,
+  Ingestion.Ingest.IngestFailed | StoreError.StoreError | E,
+  IntelIndex.IntelIndex | IntelIndex.Versions
+> =>
+  Ingestion.Ingest.run(request, parser, bytes, onProgress).pipe(
+    Effect.provideService(Ingestion.Ingest.ContentHashing, sha256)
+  )
 
 const isUrl = (origin: string) => /^https?:\/\//i.test(origin)
 

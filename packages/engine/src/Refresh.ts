@@ -176,10 +176,7 @@ const refreshSdn = (url: string) =>
     const { request, parser } = yield* Effect.orDie(Ingestion.Sources.plan({ kind: "ofac-sdn-xml", input: url, list }))
     const input = yield* Input.open(url).pipe(Effect.result)
     if (input._tag === "Failure") return yield* failed(list, url, input.failure.message, before?.asOf)
-    const outcome = yield* Ingestion.Ingest.run(request, parser, input.success.bytes).pipe(
-      Effect.provideService(Ingestion.Ingest.ContentHashing, Input.sha256),
-      Effect.result
-    )
+    const outcome = yield* Input.ingest(request, parser, input.success.bytes).pipe(Effect.result)
     if (outcome._tag === "Failure") {
       const e = outcome.failure
       if (e._tag === "InputError") return yield* failed(list, url, e.message, before?.asOf)

@@ -206,9 +206,7 @@ export const createVigil = (options: Options): Vigil => {
         Effect.gen(function* () {
           const { request, parser } = yield* Ingestion.Sources.plan(source, Input.originKey(source.input))
           const input = yield* Input.open(source.input)
-          return yield* Ingestion.Ingest.run(request, parser, input.bytes).pipe(
-            Effect.provideService(Ingestion.Ingest.ContentHashing, Input.sha256)
-          )
+          return yield* Input.ingest(request, parser, input.bytes)
         }).pipe(
           Effect.catchTags({
             InvalidSource: rejected,

@@ -3,7 +3,9 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Ingestion } from "@vigil/core"
 import { Input } from "@vigil/engine"
+import fc from "fast-check"
 import { Effect, Stream } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
 
@@ -73,8 +75,6 @@ describe("Input.open", () => {
 
 describe("Input.sha256", () => {
   it("gives the digest the core's own SHA-256 gives, over any split of any bytes", async () => {
-    const { Ingestion } = await import("@vigil/core")
-    const fc = await import("fast-check")
     const core = await Effect.runPromise(Effect.service(Ingestion.Ingest.ContentHashing))
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 8 }), (chunks) => {

@@ -110,15 +110,13 @@ interface Decoders {
 const hashed = (p: Abi.Parameter) =>
   p.type === "string" || p.type === "bytes" || p.type.endsWith("]") || p.type === "tuple"
 
-const eventShape = (item: Abi.EventItem): EventShape => {
-  return {
-    item,
-    signature: Abi.signature(item),
-    plain: toOx(item.inputs.filter((p) => p.indexed !== true)),
-    indexed: toOx(item.inputs.filter((p) => p.indexed === true).map((p) => (hashed(p) ? { type: "bytes32" } : p))),
-    hashed: item.inputs.map((p) => p.indexed === true && hashed(p))
-  }
-}
+const eventShape = (item: Abi.EventItem): EventShape => ({
+  item,
+  signature: Abi.signature(item),
+  plain: toOx(item.inputs.filter((p) => p.indexed !== true)),
+  indexed: toOx(item.inputs.filter((p) => p.indexed === true).map((p) => (hashed(p) ? { type: "bytes32" } : p))),
+  hashed: item.inputs.map((p) => p.indexed === true && hashed(p))
+})
 
 const made = new WeakMap<Contract, Decoders>()
 /** A contract's decoders, made once per contract (its selectors are hashes of its items' signatures). */
