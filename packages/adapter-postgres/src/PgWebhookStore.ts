@@ -1,9 +1,9 @@
 /**
  * WebhookStore on PostgreSQL: destinations and their outbox, shared by every instance. A claim locks the
  * candidates it reads (`FOR UPDATE SKIP LOCKED`), so two instances claiming at once take different deliveries and
- * never the same one; it leases the ones {@link WebhookStore.fairPick} chooses until `leaseUntil`, and the rest
- * are free again when its transaction ends. The per-key and per-destination in-flight caps count the leases every
- * instance holds (each lease names its instance). A key's registrations take its advisory lock, so its cap holds
+ * never the same one; it leases the ones {@link WebhookStore.fairPick}'s rule chooses (the rule in SQL, in
+ * `vigil_claim`: a claim is one statement) until `leaseUntil`, and the rest are free again when it ends. The
+ * per-key and per-destination in-flight caps count the leases every instance holds (each lease names its instance). A key's registrations take its advisory lock, so its cap holds
  * across instances.
  */
 import { randomUUID } from "node:crypto"
@@ -12,7 +12,7 @@ import { Effect, type Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { batcher, PgDatabase, serialised } from "./PgDatabase.ts"
 
-/** A row of `webhooks`, as selected and as `vigil_claim_read` sends it (JSON, in its `w`). */
+/** A row of `webhooks`, as selected and as `vigil_claim` sends it (JSON, in its `w`). */
 const WebhookRow = Schema.Struct({
   id: Schema.String,
   key_id: Schema.String,
@@ -72,37 +72,31 @@ const toDelivery = (r: DeliveryRow, skew: number): WebhookStore.Delivery => ({
   ...(r.last_error === null ? {} : { lastError: r.last_error })
 })
 
-/** What `vigil_claim_read` answers (as JSON): the candidates, each with its destination's row as JSON, and the other instances' leases. */
-const decodeClaimRead = Schema.decodeUnknownEffect(
+/**
+ * What `vigil_claim` answers (as JSON): the leased, in the order picked, each its row as leased (its attempt counted,
+ * due when its lease runs out), its body, and its destination's row (in its `w`).
+ */
+const decodeClaim = Schema.decodeUnknownEffect(
   Schema.fromJsonString(
-    Schema.Struct({
-      rows: Schema.Array(
-        Schema.Struct({
-          id: Schema.String,
-          webhook_id: Schema.String,
-          key_id: Schema.String,
-          correlation_id: Schema.String,
-          attempts: Schema.Number,
-          next_attempt_at: Schema.Number,
-          status: Schema.Literals(["pending", "delivered", "dead"]),
-          last_error: Schema.NullOr(Schema.String),
-          w: Schema.fromJsonString(WebhookRow)
-        })
-      ),
-      held: Schema.Array(Schema.Struct({ key_id: Schema.String, webhook_id: Schema.String, n: Schema.Number }))
-    })
+    Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        webhook_id: Schema.String,
+        key_id: Schema.String,
+        correlation_id: Schema.String,
+        body: Schema.String,
+        attempts: Schema.Number,
+        next_attempt_at: Schema.Number,
+        status: Schema.Literals(["pending", "delivered", "dead"]),
+        last_error: Schema.NullOr(Schema.String),
+        w: WebhookRow
+      })
+    )
   )
 )
 
-/** In-flight counts added up. */
-const plus = (
-  a: Readonly<Record<string, number>> = {},
-  b: Readonly<Record<string, number>>
-): Record<string, number> => {
-  const sum: Record<string, number> = { ...a }
-  for (const [k, n] of Object.entries(b)) sum[k] = (sum[k] ?? 0) + n
-  return sum
-}
+/** A cap as a PostgreSQL `int`: none (Infinity) is the largest one. */
+const int4 = (n: number) => Math.max(0, Math.min(2_147_483_647, Math.floor(n)))
 
 /** True for notification channels, false for intelligence webhooks: the value of `channel IS NOT NULL`. */
 const scoped = (scope: WebhookStore.Scope = "webhooks") => scope === "channels"
@@ -244,38 +238,47 @@ const make = Effect.gen(function* () {
     })
 
   /**
-   * What one claim reads, in one round trip (`vigil_claim_read`, migration 13): the delivered ones among `settle`
-   * settled, each due destination's `each` oldest due deliveries locked or skipped (another instance's claim holds
-   * them) in the order a claim considers them, and what the other instances have in flight (leases not run out)
-   * for their keys, per key and per destination, read once this claim holds each key's advisory lock (taken in
-   * key order, so two claims never wait on each other in a circle): a claim of another instance for the same keys
-   * commits first, and its leases are counted here. So the per-key and per-destination caps hold across
-   * instances, not per process.
+   * A whole claim in one statement (`vigil_claim`, migration 16): the delivered ones among `settle` settled, each due
+   * destination's `each` oldest due deliveries locked or skipped (another instance's claim holds them), each key's
+   * advisory lock taken (in key order, so two claims never wait on each other in a circle) before what the other
+   * instances have in flight (leases not run out) is read, per key and per destination, then {@link
+   * WebhookStore.fairPick}'s rule over the candidates, counting those and this instance's own, and the leases of the
+   * picked written before any lock is let go. A claim of another instance for the same keys commits first, and its
+   * leases are counted: the per-key and per-destination caps hold across instances, not per process. Outside a
+   * transaction the statement is its own: one round trip.
    */
-  const claimRead = (settle: ReadonlyArray<WebhookStore.Settle>, now: number, each: number) =>
+  const claimWhole = (
+    settle: ReadonlyArray<WebhookStore.Settle>,
+    request: WebhookStore.ClaimRequest,
+    each: number
+  ): Effect.Effect<ReadonlyArray<WebhookStore.Claimed>, StoreError.StoreError | SqlError.SqlError> =>
     Effect.gen(function* () {
+      const { now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity } = request
       const sent = settle.flatMap(({ id, attempt, settlement }) =>
         settlement._tag === "Delivered" ? [{ id, attempt, at: settlement.at }] : []
       )
+      const keys = Object.entries(inFlight.keys ?? {})
+      const destinations = Object.entries(inFlight.destinations ?? {})
+      // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
       const [read] = yield* sql<{ readonly r: string }>`
-        SELECT vigil_claim_read(${sent.map((x) => x.id)}::text[], ${sent.map((x) => x.attempt)}::int[],
-                                ${sent.map((x) => x.at)}::text[], ${now}, ${each}, ${instance})::text AS r`
+        SELECT vigil_claim(${sent.map((x) => x.id)}::text[], ${sent.map((x) => x.attempt)}::int[],
+                           ${sent.map((x) => x.at)}::text[], ${now + skew}, ${each}, ${instance}, ${int4(limit)},
+                           ${int4(perKey)}, ${int4(perDestination)}, ${keys.map(([k]) => k)}::text[],
+                           ${keys.map(([, n]) => n)}::int[], ${destinations.map(([d]) => d)}::text[],
+                           ${destinations.map(([, n]) => n)}::int[], ${leaseUntil + skew})::text AS r`
       // What the function answers is this build's own SQL: a shape it does not have is a defect.
-      const { rows, held } = yield* Effect.mapError(
-        decodeClaimRead(read!.r),
+      const leased = yield* Effect.mapError(
+        decodeClaim(read!.r),
         (e) =>
           new StoreError.StoreError({
             reason: "Corrupt",
             operation: "WebhookStore.claim",
-            message: `vigil_claim_read's answer does not decode: ${e.message}`
+            message: `vigil_claim's answer does not decode: ${e.message}`
           })
       )
-      const others = { keys: {} as Record<string, number>, destinations: {} as Record<string, number> }
-      for (const r of held) {
-        others.keys[r.key_id] = (others.keys[r.key_id] ?? 0) + r.n
-        others.destinations[r.webhook_id] = (others.destinations[r.webhook_id] ?? 0) + r.n
-      }
-      return { rows, others }
+      return yield* StoredJson.each(leased, (row) =>
+        Result.map(toWebhook(row.w), (webhook) => ({ delivery: toDelivery(row, skew), webhook }))
+      )
     })
 
   const store: WebhookStore.Both = {
@@ -308,46 +311,16 @@ const make = Effect.gen(function* () {
         })
       ),
     enqueue: (deliveries) => (deliveries.length === 0 ? Effect.succeed(0) : enqueueTogether(deliveries)),
-    claim: ({ now, limit, perKey, leaseUntil, inFlight = {}, perDestination = Infinity, settle = [] }) =>
-      transaction(
-        "WebhookStore.claim",
-        Effect.gen(function* () {
-          // Settled with the read when every one was delivered; else (rare: a retry, a dead letter, a 410) first,
-          // each on its own.
-          const allDelivered = settle.every((x) => x.settlement._tag === "Delivered")
-          if (!allDelivered) yield* settleAll(settle)
-          // On the database's clock: instances whose clocks disagree still agree on what is due and leased.
-          const [dbNow, dbLeaseUntil] = [now + skew, leaseUntil + skew]
-          // A destination gives at most `limit` to one claim: reading more of its queue is wasted.
-          const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey, limit))
-          const { rows, others } = yield* claimRead(allDelivered ? settle : [], dbNow, each)
-          if (rows.length === 0) return []
-          const candidates = yield* StoredJson.each(rows, (r) =>
-            Result.map(toWebhook(r.w), (webhook) => ({ delivery: toDelivery({ ...r, body: "" }, skew), webhook }))
-          )
-          const picked = WebhookStore.fairPick(candidates, limit, perKey, perDestination, {
-            keys: plus(inFlight.keys, others.keys),
-            destinations: plus(inFlight.destinations, others.destinations)
-          })
-          if (picked.length === 0) return []
-          const leased = yield* sql<{ readonly id: string; readonly body: string }>`
-            UPDATE webhook_deliveries
-            SET attempts = attempts + 1, next_attempt_at = ${dbLeaseUntil},
-                leased_by = ${instance}, leased_until = ${dbLeaseUntil}
-            WHERE id = ANY(${picked.map((c) => c.delivery.id)}::text[])
-            RETURNING id, body`
-          const bodies = new Map(leased.map((r) => [r.id, r.body]))
-          return picked.map((c) => ({
-            delivery: {
-              ...c.delivery,
-              body: bodies.get(c.delivery.id) ?? "",
-              attempts: c.delivery.attempts + 1,
-              nextAttemptAt: leaseUntil
-            },
-            webhook: c.webhook
-          }))
-        })
-      ),
+    claim: (request) => {
+      // A destination gives at most `limit` to one claim: reading more of its queue is wasted.
+      const { limit, perKey, perDestination = Infinity, settle = [] } = request
+      const each = limit <= 0 ? 0 : Math.max(1, Math.min(perDestination, perKey, limit))
+      // Settled with the claim when every one was delivered (one statement); else (rare: a retry, a dead letter, a
+      // 410) each on its own first, in the same transaction.
+      return settle.every((x) => x.settlement._tag === "Delivered")
+        ? run("WebhookStore.claim", claimWhole(settle, request, each))
+        : transaction("WebhookStore.claim", Effect.andThen(settleAll(settle), claimWhole([], request, each)))
+    },
     backlog: () =>
       run(
         "WebhookStore.backlog",

@@ -7,6 +7,7 @@ import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { ApiKeyStore, FollowStore, IntelIndex, QuotaStore, StorageProbe, WebhookStore } from "@vigil/core"
 import { settled } from "@vigil/core-test/contracts/WebhookStoreContract.ts"
 import { Postgres } from "@vigil/testkit"
+import { fc } from "@fast-check/vitest"
 import { Clock, Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
@@ -337,6 +338,160 @@ describe("PostgreSQL: in-flight caps across instances", () => {
       })
       assert.strictEqual(after.length, 6)
     }).pipe(Effect.scoped, Effect.runPromise))
+})
+
+describe("PostgreSQL: a claim in one statement", () => {
+  /** A delivery of the property: its key and destination by number, and when it is due. */
+  interface Queued {
+    readonly key: number
+    readonly destination: number
+    readonly due: number
+  }
+  const counts = fc.dictionary(fc.constantFrom("0", "1", "2"), fc.integer({ min: 0, max: 3 }), { maxKeys: 2 })
+  const claimCase = fc.record({
+    destinations: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+    queued: fc.array(fc.record({ key: fc.nat(2), destination: fc.nat(2), due: fc.integer({ min: 0, max: 60 }) }), {
+      minLength: 8,
+      maxLength: 40
+    }),
+    others: fc.integer({ min: 0, max: 3 }),
+    limit: fc.integer({ min: 0, max: 12 }),
+    perKey: fc.integer({ min: 1, max: 8 }),
+    perDestination: fc.integer({ min: 1, max: 5 }),
+    mineKeys: counts,
+    mineDestinations: counts
+  })
+
+  it("leases what WebhookStore.fairPick picks from each destination's oldest due deliveries, counting both instances' in flight", async () => {
+    const [[here, there], scope] = await Effect.runPromise(
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const [a, b] = yield* instances(2, Postgres.schemaName()).pipe(Scope.provide(scope))
+        return [[outboxOf(a!), outboxOf(b!)], scope] as const
+      })
+    )
+    let round = 0
+    try {
+      await fc.assert(
+        fc.asyncProperty(claimCase, async (c) => {
+          round += 1
+          // Each round its own keys and destinations (alphanumeric, so the database orders them as JavaScript does).
+          const keyId = (k: number) => `keyr${String(round).padStart(3, "0")}k${k}`
+          const webhookId = (k: number, d: number) => `whr${String(round).padStart(3, "0")}k${k}d${d}`
+          const queued = c.queued
+            .filter((q) => q.key < c.destinations.length)
+            .map((q) => ({ ...q, destination: q.destination % c.destinations[q.key]! }))
+          const now = 50
+          const ids = queued.map((_, i) => `msgr${String(round).padStart(3, "0")}n${String(i).padStart(2, "0")}`)
+          await Effect.runPromise(
+            Effect.gen(function* () {
+              for (const [k, n] of c.destinations.entries())
+                for (let d = 0; d < n; d++)
+                  yield* here.register(
+                    {
+                      id: webhookId(k, d),
+                      keyId: keyId(k),
+                      url: `https://example.com/${webhookId(k, d)}`,
+                      secret: "whsec_c2VjcmV0",
+                      created: "2026-01-01T00:00:00.000Z",
+                      deliveryCount: 0
+                    },
+                    5
+                  )
+              // One at a time: queueing order (a tie's order) is the order given.
+              for (const [i, q] of queued.entries())
+                yield* here.enqueue([
+                  {
+                    id: ids[i]!,
+                    webhookId: webhookId(q.key, q.destination),
+                    keyId: keyId(q.key),
+                    correlationId: ids[i]!,
+                    body: `{"n":${i}}`,
+                    attempts: 0,
+                    nextAttemptAt: q.due,
+                    status: "pending"
+                  }
+                ])
+            })
+          )
+          try {
+            const lease = 1_000_000
+            // The other instance leases some first: they are in flight there, held against the caps here.
+            const byOthers = await Effect.runPromise(
+              there.claim({ now, limit: c.others, perKey: 8, perDestination: 8, leaseUntil: lease })
+            )
+            const mine = (record: Readonly<Record<string, number>>, id: (n: number) => string) =>
+              Object.fromEntries(Object.entries(record).map(([n, count]) => [id(Number(n)), count]))
+            const inFlight = {
+              keys: mine(c.mineKeys, keyId),
+              destinations: mine(c.mineDestinations, (n) => webhookId(0, n))
+            }
+            const claimed = await Effect.runPromise(
+              here.claim({
+                now,
+                limit: c.limit,
+                perKey: c.perKey,
+                perDestination: c.perDestination,
+                leaseUntil: lease,
+                inFlight
+              })
+            )
+            // The expected, computed apart: each destination's `each` oldest due deliveries not leased (oldest first,
+            // a tie in queueing order), destinations in order of their oldest, then by id; then fairPick over them,
+            // with what both instances hold in flight added.
+            const leasedThere = new Set(byOthers.map((x) => x.delivery.id))
+            const each = c.limit <= 0 ? 0 : Math.max(1, Math.min(c.perDestination, c.perKey, c.limit))
+            const queues = new Map<string, Array<{ readonly id: string; readonly q: Queued; readonly i: number }>>()
+            for (const [i, q] of queued.entries()) {
+              if (q.due > now || leasedThere.has(ids[i]!)) continue
+              const w = webhookId(q.key, q.destination)
+              queues.set(w, [...(queues.get(w) ?? []), { id: ids[i]!, q, i }])
+            }
+            const candidates = [...queues.entries()]
+              .map(([w, xs]) => [w, [...xs].sort((a, b) => a.q.due - b.q.due || a.i - b.i).slice(0, each)] as const)
+              .filter(([, xs]) => xs.length > 0)
+              .sort(([wa, a], [wb, b]) => a[0]!.q.due - b[0]!.q.due || (wa < wb ? -1 : 1))
+              .flatMap(([w, xs]) => xs.map((x) => ({ id: x.id, delivery: { keyId: keyId(x.q.key), webhookId: w } })))
+            const add = (a: Readonly<Record<string, number>>, id: (c: WebhookStore.Claimed) => string) => {
+              const sum: Record<string, number> = { ...a }
+              for (const x of byOthers) sum[id(x)] = (sum[id(x)] ?? 0) + 1
+              return sum
+            }
+            const expected = WebhookStore.fairPick(candidates, c.limit, c.perKey, c.perDestination, {
+              keys: add(inFlight.keys, (x) => x.delivery.keyId),
+              destinations: add(inFlight.destinations, (x) => x.delivery.webhookId)
+            })
+            assert.deepStrictEqual(
+              claimed.map((x) => x.delivery.id),
+              expected.map((x) => x.id)
+            )
+            // Each leased with its own body, its attempt counted, due again when its lease runs out.
+            for (const x of claimed) {
+              const i = ids.indexOf(x.delivery.id)
+              assert.strictEqual(x.delivery.body, `{"n":${i}}`)
+              assert.strictEqual(x.delivery.attempts, 1)
+              assert.strictEqual(x.delivery.nextAttemptAt, lease)
+              assert.strictEqual(x.webhook.id, x.delivery.webhookId)
+            }
+          } finally {
+            // Nothing of this round stays due for the next (also when it failed).
+            await Effect.runPromise(
+              Effect.forEach(c.destinations.entries(), ([k, n]) =>
+                here.park(
+                  keyId(k),
+                  Array.from({ length: n }, (_, d) => webhookId(k, d)),
+                  "round over"
+                )
+              )
+            )
+          }
+        }),
+        { numRuns: 60 }
+      )
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
 })
 
 describe("PostgreSQL: requests reading destinations and queueing deliveries at once", () => {
