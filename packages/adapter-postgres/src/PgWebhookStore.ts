@@ -3,8 +3,8 @@
  * candidates it reads (`FOR UPDATE SKIP LOCKED`), so two instances claiming at once take different deliveries and
  * never the same one; it leases the ones {@link WebhookStore.fairPick}'s rule chooses (the rule in SQL, in
  * `vigil_claim`: a claim is one statement) until `leaseUntil`, and the rest are free again when it ends. The
- * per-key and per-destination in-flight caps count the leases every instance holds (each lease names its instance). A key's registrations take its advisory lock, so its cap holds
- * across instances.
+ * per-key and per-destination in-flight caps count the leases every instance holds (each lease names its
+ * instance). A key's registrations take its advisory lock, so its cap holds across instances.
  */
 import { randomUUID } from "node:crypto"
 import { StoredJson, StoreError, WebhookStore } from "@vigil/core"
