@@ -651,5 +651,9 @@ export const migrations = {
         RETURN coalesce(answer, '[]'::json);
       END
       $fn$`)
-  )
+  ),
+  // Claims call vigil_claim, which reads as vigil_claim_read did: the older function goes.
+  "17_outbox_claim_read_dropped": statements(`
+    DROP FUNCTION vigil_claim_read(text[], int[], text[], bigint, int, text)
+  `)
 }
