@@ -179,6 +179,16 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
           (yield* store.advance(1, mark(10), { blocks: [mark(12)], alerts: [], deliveries: [], keep: 2 })).outcome,
           "moved"
         )
+        // The same height on another branch (a reorg another process followed) is a cursor that moved too.
+        assert.deepStrictEqual(
+          (yield* store.advance(1, mark(11, "b"), {
+            blocks: [mark(12)],
+            alerts: [],
+            deliveries: [],
+            keep: 2
+          })).outcome,
+          "moved"
+        )
         yield* store.advance(1, mark(11), {
           blocks: [mark(12), mark(13), mark(14)],
           alerts: [],
