@@ -81,53 +81,11 @@ const alertColumns = `id, key_id, bot_id, chain_id, block_number::float8 AS bloc
 
 const make = Effect.gen(function* () {
   const database = yield* PgDatabase
-  const { sql, run, transaction } = database
+  const { sql, run, transaction, skewMillis: skew } = database
   const deliver = inserter(database)
 
   const alerts = (operation: string, rows: Effect.Effect<ReadonlyArray<AlertRow>, SqlError.SqlError>) =>
     Effect.flatMap(run(operation, rows), (found) => StoredJson.each(found, toAlert))
-
-  /**
-   * Stores a step's alerts in one statement, in their order (an alert already stored, by another instance's step
-   * or before a restart, is left as it is): the ids stored now. Not suppressed is sent as '' (the driver cannot type
-   * an array of nulls alone).
-   */
-  const insertAlerts = (step: ReadonlyArray<FollowStore.Alert>) =>
-    step.length === 0
-      ? Effect.succeed([])
-      : Effect.map(
-          sql<{ readonly id: string }>`
-            INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
-              expression, transactions, evidence, created, suppressed)
-            SELECT id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule, expression,
-                   transactions, evidence, created, NULLIF(suppressed, '')
-            FROM unnest(${step.map((a) => a.id)}::text[], ${step.map((a) => a.keyId)}::text[],
-                        ${step.map((a) => a.botId)}::text[], ${step.map((a) => a.chainId)}::int[],
-                        ${step.map((a) => a.blockNumber)}::bigint[], ${step.map((a) => a.blockHash)}::text[],
-                        ${step.map((a) => a.blockTime)}::bigint[], ${step.map((a) => a.rule)}::int[],
-                        ${step.map((a) => a.expression)}::text[],
-                        ${step.map((a) => encodeTransactions(a.transactions))}::text[],
-                        ${step.map((a) => encodeEvidence(a.evidence))}::text[], ${step.map((a) => a.created)}::text[],
-                        ${step.map((a) => a.suppressed ?? "")}::text[])
-                 WITH ORDINALITY AS t(id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
-                   expression, transactions, evidence, created, suppressed, position)
-            ORDER BY position
-            ON CONFLICT (id) DO NOTHING RETURNING id`,
-          (rows) => rows.map((r) => r.id)
-        )
-
-  /** How far each bot was run, in one statement (a bot named twice: its last). */
-  const cover = (chainId: number, coverage: ReadonlyArray<FollowStore.Coverage>) => {
-    const byBot = [...new Map(coverage.map((c) => [c.botId, c])).values()]
-    return byBot.length === 0
-      ? Effect.void
-      : Effect.asVoid(sql`
-          INSERT INTO follow_coverage (chain_id, bot_id, from_block, through)
-          SELECT ${chainId}, bot_id, from_block, through
-          FROM unnest(${byBot.map((c) => c.botId)}::text[], ${byBot.map((c) => c.from)}::bigint[],
-                      ${byBot.map((c) => c.through)}::bigint[]) AS t(bot_id, from_block, through)
-          ON CONFLICT (chain_id, bot_id) DO UPDATE SET from_block = excluded.from_block, through = excluded.through`)
-  }
 
   /** Takes the chain's lock; true when its cursor is still `expected`. */
   const still = (chainId: number, expected: FollowStore.Mark | undefined) =>
@@ -204,23 +162,42 @@ const make = Effect.gen(function* () {
         ),
         (rows) => rows.map(toMark)
       ),
-    advance: (chainId, expected, step) =>
-      transaction(
-        "FollowStore.advance",
-        Effect.gen(function* () {
-          if (!(yield* still(chainId, expected))) return { outcome: "moved" as const, stored: [] }
-          yield* mark(chainId, step.blocks)
-          const stored = new Set(yield* insertAlerts(step.alerts))
-          yield* deliver(step.deliveries.filter((d) => stored.has(d.correlationId)))
-          yield* cover(chainId, step.coverage ?? [])
-          const last = step.blocks.at(-1)
-          if (last !== undefined) {
-            yield* setCursor(chainId, last)
-            yield* sql`DELETE FROM follow_marks WHERE chain_id = ${chainId} AND number < ${last.number - step.keep}`
-          }
-          return { outcome: "advanced" as const, stored: [...stored] }
-        })
-      ),
+    advance: (chainId, expected, step) => {
+      const { blocks, alerts, coverage = [] } = step
+      const deliveries = step.deliveries
+      // How far each bot was run (a bot named twice: its last).
+      const covered = [...new Map(coverage.map((c) => [c.botId, c])).values()]
+      // One statement (vigil_advance, migration 18), so one round trip: the chain's lock, its cursor checked, then
+      // everything the step stores. Not suppressed is sent as '' (the driver cannot type an array of nulls alone).
+      return Effect.map(
+        run(
+          "FollowStore.advance",
+          sql<{ readonly stored: ReadonlyArray<string> | null }>`
+            SELECT vigil_advance(
+              ${chainId}, ${expected?.number ?? null}::bigint, ${expected?.hash ?? null}::text,
+              ${blocks.map((m) => m.number)}::bigint[], ${blocks.map((m) => m.hash)}::text[],
+              ${blocks.map((m) => m.parentHash)}::text[],
+              ${alerts.map((a) => a.id)}::text[], ${alerts.map((a) => a.keyId)}::text[],
+              ${alerts.map((a) => a.botId)}::text[], ${alerts.map((a) => a.chainId)}::int[],
+              ${alerts.map((a) => a.blockNumber)}::bigint[], ${alerts.map((a) => a.blockHash)}::text[],
+              ${alerts.map((a) => a.blockTime)}::bigint[], ${alerts.map((a) => a.rule)}::int[],
+              ${alerts.map((a) => a.expression)}::text[],
+              ${alerts.map((a) => encodeTransactions(a.transactions))}::text[],
+              ${alerts.map((a) => encodeEvidence(a.evidence))}::text[], ${alerts.map((a) => a.created)}::text[],
+              ${alerts.map((a) => a.suppressed ?? "")}::text[],
+              ${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.webhookId)}::text[],
+              ${deliveries.map((d) => d.keyId)}::text[], ${deliveries.map((d) => d.correlationId)}::text[],
+              ${deliveries.map((d) => d.body)}::text[], ${deliveries.map((d) => d.attempts)}::int[],
+              ${deliveries.map((d) => d.nextAttemptAt + skew)}::bigint[],
+              ${covered.map((c) => c.botId)}::text[], ${covered.map((c) => c.from)}::bigint[],
+              ${covered.map((c) => c.through)}::bigint[], ${step.keep}) AS stored`
+        ),
+        ([row]) =>
+          row?.stored === null || row === undefined
+            ? { outcome: "moved" as const, stored: [] }
+            : { outcome: "advanced" as const, stored: [...row.stored] }
+      )
+    },
     recent: (botId, since) =>
       alerts(
         "FollowStore.recent",
