@@ -38,11 +38,12 @@ type RpcAnswer = JsonRpc.Answer
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
-/** A node's answers decoded by their Schemas: a malformed one is refused with what is wrong, never cast. */
+/**
+ * A node's answers decoded as their Schemas say (blocks, receipts and call frames by NodeAnswers' decoders, which
+ * answer as the Schemas do): a malformed one is refused with what is wrong, never cast.
+ */
 const decodeHeader = Schema.decodeUnknownResult(NodeAnswers.RpcHeader)
-const decodeBlock = Schema.decodeUnknownResult(NodeAnswers.RpcBlock)
-const decodeReceipts = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.RpcReceipt))
-const decodeTraces = Schema.decodeUnknownResult(Schema.Array(NodeAnswers.TraceEntry))
+const { decodeBlock, decodeReceipts, decodeTraces } = NodeAnswers
 
 /** A hex string in lower case (nodes may differ in case), anything else as it is. */
 const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v)
