@@ -2,11 +2,32 @@
  * `ofac-sdn-xml`: OFAC's SDN Advanced XML, streamed. Only what the digital-currency records need is kept:
  * the reference values (feature and party types), each party's primary name, type and digital-currency
  * addresses, and each sanctions entry's first date and programs. Records are emitted at the end, when
- * the sanctions entries (which follow the parties) have been read.
+ * the sanctions entries (which follow the parties) have been read. The locations, identity documents, profile
+ * relationships and parties with no digital-currency feature are passed over untokenised (`ElementSkipper`).
  */
 import { SaxesParser } from "saxes"
 import type { ParsedRecord } from "../Intel.ts"
+import * as ElementSkipper from "./ElementSkipper.ts"
 import { ParseFailure, type Parser, skipLog, toRecord } from "./Parser.ts"
+
+/** Each container whose elements may be passed over, with the element. */
+const units = new Map([
+  ["Locations", "Location"],
+  ["IDRegDocuments", "IDRegDocument"],
+  ["ProfileRelationships", "ProfileRelationship"],
+  ["DistinctParties", "DistinctParty"]
+])
+/** Elements that change what the parser keeps wherever they stand: a unit holding one is read. */
+const kept = /<(DateOfIssue|FeatureType|PartySubType|PartyType|DistinctParty|SanctionsEntry)(?=[\s/>])/g
+/** A feature's type, as written in the start tag. */
+const featureType = /FeatureTypeID\s*=\s*(?:"([^"]*)"|'([^']*)')/g
+const digitalPrefix = "Digital Currency Address - "
+
+/**
+ * A string of its own: a piece of the input as saxes hands it over may point into the whole chunk it was cut from,
+ * and the few values kept (names, addresses) would keep every such chunk alive until the end.
+ */
+const own = (s: string) => (s.length < 13 ? s : (" " + s).slice(1))
 
 interface Party {
   readonly ref: string
@@ -15,12 +36,18 @@ interface Party {
   readonly addresses: Array<{ readonly ticker: string; readonly address: string }>
 }
 
-/** A streaming parser of the SDN Advanced XML. */
-export const make = (): Parser => {
+/**
+ * A streaming parser of the SDN Advanced XML. `passOver: false` tokenises every element (what passing over is held
+ * to); `gatherChars` is how much text the element skipper gathers before it looks.
+ */
+export const make = (options: { readonly passOver?: boolean; readonly gatherChars?: number } = {}): Parser => {
   const skipped = skipLog()
   const sax = new SaxesParser({ position: true })
   const path: Array<string> = []
   const featureTypes = new Map<string, string>()
+  /** The feature types of digital-currency addresses, as of the `featureTypes` changes counted in `at`. */
+  let featureTypesChanged = 0
+  let digital = { at: -1, ids: new Set<string>() }
   const partySubTypes = new Map<string, string>()
   const partyTypes = new Map<string, string>()
   const parties = new Map<string, Party>()
@@ -64,9 +91,7 @@ export const make = (): Parser => {
         break
       case "Feature": {
         const name = a.FeatureTypeID === undefined ? undefined : featureTypes.get(a.FeatureTypeID)
-        feature = name?.startsWith("Digital Currency Address - ")
-          ? name.slice("Digital Currency Address - ".length)
-          : undefined
+        feature = name?.startsWith(digitalPrefix) ? name.slice(digitalPrefix.length) : undefined
         break
       }
       case "VersionDetail":
@@ -88,7 +113,7 @@ export const make = (): Parser => {
     text += t
   })
   sax.on("closetag", (node) => {
-    const value = text.trim()
+    const value = own(text.trim())
     const parent = path.at(-2)
     switch (node.name) {
       case "Year":
@@ -103,7 +128,10 @@ export const make = (): Parser => {
         if (issue.year !== undefined) asOf = `${issue.year}-${pad(issue.month)}-${pad(issue.day)}`
         break
       case "FeatureType":
-        if (refId !== undefined) featureTypes.set(refId, value)
+        if (refId !== undefined) {
+          featureTypes.set(refId, value)
+          featureTypesChanged++
+        }
         break
       case "PartyType":
         if (refId !== undefined) partyTypes.set(refId, value)
@@ -148,24 +176,58 @@ export const make = (): Parser => {
     text = ""
   })
 
-  const feed = (chunk: string) => {
-    try {
-      sax.write(chunk)
-    } catch (cause) {
-      throw new ParseFailure(`XML line ${sax.line}`, (cause as Error).message)
+  /** Whether reading this whole element would change nothing the parser keeps. */
+  const skippable = (unit: string, text: string) => {
+    if (options.passOver === false || party !== undefined || entry !== undefined) return false
+    kept.lastIndex = 1
+    if (kept.test(text)) return false
+    if (unit !== "DistinctParty") return true
+    if (digital.at !== featureTypesChanged) {
+      const ids = new Set<string>()
+      for (const [id, name] of featureTypes) if (name.startsWith(digitalPrefix)) ids.add(id)
+      digital = { at: featureTypesChanged, ids }
     }
+    featureType.lastIndex = 0
+    for (let m = featureType.exec(text); m !== null; m = featureType.exec(text)) {
+      const id = m[1] ?? m[2] ?? ""
+      if (id.includes("&") || digital.ids.has(id)) return false
+    }
+    return true
   }
+  /**
+   * Where the parser stopped, and why: saxes counts lines and columns in the text it read, so its own `line:column: `
+   * prefix goes and the line is counted in the whole input.
+   */
+  const failure = (cause: unknown) =>
+    new ParseFailure(
+      `XML line ${sax.line + skipper.skippedLines()}`,
+      String((cause as Error).message).replace(/^\d+:\d+: /, "")
+    )
+  const skipper = ElementSkipper.make({
+    units,
+    inside: () => path.at(-1),
+    skippable,
+    ...(options.gatherChars === undefined ? {} : { gatherChars: options.gatherChars }),
+    feed: (chunk) => {
+      try {
+        sax.write(chunk)
+      } catch (cause) {
+        throw failure(cause)
+      }
+    }
+  })
 
   return {
     write: (chunk) => {
-      feed(chunk)
+      skipper.write(chunk)
       return []
     },
     end: () => {
+      skipper.end()
       try {
         sax.close()
       } catch (cause) {
-        throw new ParseFailure(`XML line ${sax.line}`, (cause as Error).message)
+        throw failure(cause)
       }
       if (asOf === undefined) throw new ParseFailure("XML", "no DateOfIssue: not an SDN Advanced XML file")
       const out: Array<ParsedRecord> = []
