@@ -3,7 +3,9 @@
  * the reference values (feature and party types), each party's primary name, type and digital-currency
  * addresses, and each sanctions entry's first date and programs. Records are emitted at the end, when
  * the sanctions entries (which follow the parties) have been read. The locations, identity documents, profile
- * relationships and parties with no digital-currency feature are passed over untokenised (`ElementSkipper`).
+ * relationships, parties with no digital-currency feature and the sanctions entries of profiles no party kept are
+ * passed over untokenised (`ElementSkipper`). An entry passed over is of no party the file has kept so far; should
+ * a party of its profile be kept after it (against the schema's order: parties, then entries), the file is refused.
  */
 import { SaxesParser } from "saxes"
 import type { ParsedRecord } from "../Intel.ts"
@@ -15,10 +17,14 @@ const units = new Map([
   ["Locations", "Location"],
   ["IDRegDocuments", "IDRegDocument"],
   ["ProfileRelationships", "ProfileRelationship"],
-  ["DistinctParties", "DistinctParty"]
+  ["DistinctParties", "DistinctParty"],
+  ["SanctionsEntries", "SanctionsEntry"]
 ])
 /** Elements that change what the parser keeps wherever they stand: a unit holding one is read. */
 const kept = /<(DateOfIssue|FeatureType|PartySubType|PartyType|DistinctParty|SanctionsEntry)(?=[\s/>])/g
+/** A sanctions entry's start tag, and the profile it is of. */
+const entryTag = /^<SanctionsEntry(?:\s+[^\s=<>"']+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/
+const profileId = /\sProfileID\s*=\s*(?:"([^"]*)"|'([^']*)')/
 /** A feature's type, as written in the start tag. */
 const featureType = /FeatureTypeID\s*=\s*(?:"([^"]*)"|'([^']*)')/g
 const digitalPrefix = "Digital Currency Address - "
@@ -52,6 +58,8 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
   const partyTypes = new Map<string, string>()
   const parties = new Map<string, Party>()
   const entries = new Map<string, { date?: string; readonly programs: Array<string> }>()
+  /** The profiles whose last sanctions entry so far was passed over: no party kept had their reference then. */
+  const entriesPassed = new Set<string>()
   const issue: { year?: string; month?: string; day?: string } = {}
   let asOf: string | undefined
   let text = ""
@@ -99,7 +107,10 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
         break
       case "SanctionsEntry":
         entry = { programs: [] }
-        if (a.ProfileID !== undefined) entries.set(a.ProfileID, entry)
+        if (a.ProfileID !== undefined) {
+          entries.set(a.ProfileID, entry)
+          entriesPassed.delete(a.ProfileID)
+        }
         break
       case "Date":
         if (entry !== undefined && path.at(-2) === "EntryEvent") date = {}
@@ -181,6 +192,17 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
     if (options.passOver === false || party !== undefined || entry !== undefined) return false
     kept.lastIndex = 1
     if (kept.test(text)) return false
+    if (unit === "SanctionsEntry") {
+      // An entry of a profile no party kept so far; should one come later, `end` refuses the file.
+      const tag = entryTag.exec(text)
+      if (tag === null) return false
+      const id = profileId.exec(tag[0])
+      if (id === null) return true
+      const ref = id[1] ?? id[2] ?? ""
+      if (ref.includes("&") || parties.has(ref)) return false
+      entriesPassed.add(ref)
+      return true
+    }
     if (unit !== "DistinctParty") return true
     if (digital.at !== featureTypesChanged) {
       const ids = new Set<string>()
@@ -231,6 +253,12 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
       }
       if (asOf === undefined) throw new ParseFailure("XML", "no DateOfIssue: not an SDN Advanced XML file")
       const out: Array<ParsedRecord> = []
+      for (const p of parties.values())
+        if (entriesPassed.has(p.ref))
+          throw new ParseFailure(
+            "XML",
+            `party ${p.ref} comes after its sanctions entry, against the order of the SDN Advanced XML (parties, then entries)`
+          )
       for (const p of parties.values()) {
         const e = entries.get(p.ref)
         const kind = p.subType === undefined ? undefined : partyTypes.get(partySubTypes.get(p.subType) ?? "")
