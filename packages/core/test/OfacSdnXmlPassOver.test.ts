@@ -57,7 +57,7 @@ const addresses = [
   "TAYhjpL8pPs8T84FSM329nffQpc6jD8GBM",
   "LaizKtS5DUhPuP1nTQcc83MS7HwK6vk85z"
 ]
-const featureIds = ["1", "2", "3", "4"]
+const featureIds = ["1", "2", "3", "4", "4 "]
 const refs = ["10", "11", "12"]
 
 const quote = (value: string) => fc.constantFrom(`"${value}"`, `'${value}'`, ` = "${value}"`)
@@ -107,7 +107,7 @@ const plainUnit = (name: string) =>
 
 const feature = fc
   .tuple(
-    fc.constantFrom(...featureIds, "&#51;", " 1"),
+    fc.constantFrom(...featureIds, "&#51;", " 1", "2\n", "4\t"),
     fc.constantFrom("1432", "1432", "99"),
     fc.constantFrom(...addresses)
   )

@@ -1,8 +1,8 @@
 /**
  * A text feed in front of a streaming XML parser that leaves out whole elements the parser would learn nothing
- * from, so they are never tokenised. OFAC's SDN Advanced XML is 121 MB, of which the digital-currency records
- * need little of it: the locations, identity documents, relationships, parties without an address and the
- * sanctions entries of other parties are passed over as text.
+ * from, so they are never tokenised. OFAC's SDN Advanced XML is 121 MB, and its digital-currency records need
+ * little of it: the locations, identity documents, relationships, parties without an address and the sanctions
+ * entries of other parties are passed over as text.
  *
  * An element (a "unit") is left out only when all of these hold, so the parser ends in the state it would have
  * reached reading it:

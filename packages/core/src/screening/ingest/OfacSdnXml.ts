@@ -28,6 +28,8 @@ const profileId = /\sProfileID\s*=\s*(?:"([^"]*)"|'([^']*)')/
 /** A feature's type, as written in the start tag. */
 const featureType = /FeatureTypeID\s*=\s*(?:"([^"]*)"|'([^']*)')/g
 const digitalPrefix = "Digital Currency Address - "
+/** An attribute value as written may read otherwise once parsed: an entity, or a tab or line break (a space then). */
+const unlike = (raw: string) => /[&\t\n\r]/.test(raw)
 
 /**
  * A string of its own: a piece of the input as saxes hands it over may point into the whole chunk it was cut from,
@@ -199,7 +201,7 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
       const id = profileId.exec(tag[0])
       if (id === null) return true
       const ref = id[1] ?? id[2] ?? ""
-      if (ref.includes("&") || parties.has(ref)) return false
+      if (unlike(ref) || parties.has(ref)) return false
       entriesPassed.add(ref)
       return true
     }
@@ -212,7 +214,7 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
     featureType.lastIndex = 0
     for (let m = featureType.exec(text); m !== null; m = featureType.exec(text)) {
       const id = m[1] ?? m[2] ?? ""
-      if (id.includes("&") || digital.ids.has(id)) return false
+      if (unlike(id) || digital.ids.has(id)) return false
     }
     return true
   }
