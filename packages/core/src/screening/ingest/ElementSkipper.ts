@@ -44,8 +44,8 @@ export const make = (options: Options) => {
   const nestedOf = new Map(names.map((n) => [n, new RegExp(`<${escape(n)}(?=[\\s/>])`, "g")]))
   /** Text held for the next chunk: a unit without its end yet, or a tail that could start one. */
   let pending = ""
-  /** Characters of the input before `pending`. */
-  let offset = 0
+  /** Nothing is fed yet: the next text fed starts the input, where `<?xml …?>` may stand. */
+  let first = true
   /** Fed text held `<!` or `<?`: from then on everything is fed. */
   let unsafe = false
   /** The last character fed, for a `<!` split between two feeds. */
@@ -64,18 +64,19 @@ export const make = (options: Options) => {
     return undefined
   }
 
-  /** Whether `text`, fed at `at` in the input, holds `<!` or `<?` (a `<` fed last counts with its first character). */
-  const markup = (text: string, at: number) => {
-    if (last === "<" && (text[0] === "!" || (text[0] === "?" && at - 1 >= declarationChars))) return true
+  /** Whether `text` holds `<!` or `<?` (a `<` fed last counts with its first character), the declaration aside. */
+  const markup = (text: string) => {
+    if (last === "<" && (text[0] === "!" || text[0] === "?")) return true
     if (text.includes("<!")) return true
     let question = text.indexOf("<?")
-    if (question !== -1 && at + question < declarationChars) question = text.indexOf("<?", question + 1)
+    if (first && question !== -1 && question < declarationChars) question = text.indexOf("<?", question + 1)
     return question !== -1
   }
 
-  const feed = (text: string, at: number) => {
+  const feed = (text: string) => {
     if (text.length === 0) return
-    if (!unsafe && markup(text, at)) unsafe = true
+    if (!unsafe && markup(text)) unsafe = true
+    first = false
     last = text[text.length - 1]!
     options.feed(text)
   }
@@ -86,13 +87,13 @@ export const make = (options: Options) => {
   }
 
   /**
-   * Feeds or leaves out `text` from `from`, where `text` starts at `base` in the input; returns where what must wait
-   * for more input starts (a unit without its end, a tail that could start one), or `text.length`.
+   * Feeds or leaves out `text` from `from`; returns where what must wait for more input starts (a unit without its
+   * end, a tail that could start one), or `text.length`.
    */
-  const drain = (text: string, from: number, base: number, ended: boolean): number => {
+  const drain = (text: string, from: number, ended: boolean): number => {
     for (;;) {
       if (unsafe) {
-        feed(text.slice(from), base + from)
+        feed(text.slice(from))
         return text.length
       }
       startOf.lastIndex = from
@@ -100,23 +101,23 @@ export const make = (options: Options) => {
       if (start === null) {
         // A unit's start may be split at the chunk's end: keep the tail that could be one.
         const keep = ended ? text.length : Math.max(from, text.length - longest - 1)
-        feed(text.slice(from, keep), base + from)
+        feed(text.slice(from, keep))
         return keep
       }
       const s = start.index
       const unit = start[1]!
-      feed(text.slice(from, s), base + from)
+      feed(text.slice(from, s))
       const head = s + 1 + unit.length
       const container = options.inside()
       if (unsafe || container === undefined || options.units.get(container) !== unit) {
-        feed(text.slice(s, head), base + s)
+        feed(text.slice(s, head))
         from = head
         continue
       }
       const stop = endOf(text, unit, head)
       if (stop === undefined) {
         if (!ended && text.length - s <= maxUnitChars) return s
-        feed(text.slice(s, head), base + s)
+        feed(text.slice(s, head))
         from = head
         continue
       }
@@ -125,7 +126,7 @@ export const make = (options: Options) => {
       nested.lastIndex = 1
       const plain = !nested.test(whole) && !whole.includes("<!") && !whole.includes("<?")
       if (plain && options.skippable(unit, whole)) skip(whole)
-      else feed(whole, base + s)
+      else feed(whole)
       from = stop
     }
   }
@@ -136,9 +137,7 @@ export const make = (options: Options) => {
    */
   const take = (incoming: string, ended: boolean) => {
     if (pending === "") {
-      const stop = drain(incoming, 0, offset, ended)
-      offset += stop
-      pending = incoming.slice(stop)
+      pending = incoming.slice(drain(incoming, 0, ended))
       return
     }
     startOf.lastIndex = 0
@@ -146,19 +145,14 @@ export const make = (options: Options) => {
     const close = waiting?.index === 0 ? incoming.indexOf(`</${waiting[1]}`) : -1
     const upTo = close === -1 ? incoming.length : Math.min(incoming.length, close + longest + 64)
     const region = pending + incoming.slice(0, upTo)
-    const stop = drain(region, 0, offset, ended && upTo === incoming.length)
+    const stop = drain(region, 0, ended && upTo === incoming.length)
     if (stop >= pending.length) {
       // What waits now lies in the new text: go on in it, where it stands.
-      const base = offset + pending.length
-      const rest = drain(incoming, stop - pending.length, base, ended)
-      offset = base + rest
-      pending = incoming.slice(rest)
+      pending = incoming.slice(drain(incoming, stop - pending.length, ended))
     } else if (upTo === incoming.length) {
-      offset += stop
       pending = region.slice(stop)
     } else {
       const rest = region.slice(stop) + incoming.slice(upTo)
-      offset += stop
       pending = ""
       take(rest, ended)
     }

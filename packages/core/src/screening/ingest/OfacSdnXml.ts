@@ -53,9 +53,8 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
   const sax = new SaxesParser({ position: true })
   const path: Array<string> = []
   const featureTypes = new Map<string, string>()
-  /** The feature types of digital-currency addresses, as of the `featureTypes` changes counted in `at`. */
-  let featureTypesChanged = 0
-  let digital = { at: -1, ids: new Set<string>() }
+  /** The feature types of digital-currency addresses. */
+  const digitalTypes = new Set<string>()
   const partySubTypes = new Map<string, string>()
   const partyTypes = new Map<string, string>()
   const parties = new Map<string, Party>()
@@ -143,7 +142,8 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
       case "FeatureType":
         if (refId !== undefined) {
           featureTypes.set(refId, value)
-          featureTypesChanged++
+          if (value.startsWith(digitalPrefix)) digitalTypes.add(refId)
+          else digitalTypes.delete(refId)
         }
         break
       case "PartyType":
@@ -206,15 +206,10 @@ export const make = (options: { readonly passOver?: boolean; readonly gatherChar
       return true
     }
     if (unit !== "DistinctParty") return true
-    if (digital.at !== featureTypesChanged) {
-      const ids = new Set<string>()
-      for (const [id, name] of featureTypes) if (name.startsWith(digitalPrefix)) ids.add(id)
-      digital = { at: featureTypesChanged, ids }
-    }
     featureType.lastIndex = 0
     for (let m = featureType.exec(text); m !== null; m = featureType.exec(text)) {
       const id = m[1] ?? m[2] ?? ""
-      if (unlike(id) || digital.ids.has(id)) return false
+      if (unlike(id) || digitalTypes.has(id)) return false
     }
     return true
   }
