@@ -4,7 +4,7 @@
  */
 import { BotStore, StoredJson, StoreError } from "@vigil/core"
 import { Effect, Layer, Schema } from "effect"
-import { SqliteDatabase } from "./SqliteDatabase.ts"
+import { memory, SqliteDatabase } from "./SqliteDatabase.ts"
 
 interface BotRow {
   readonly id: string
@@ -48,29 +48,40 @@ const make = Effect.gen(function* () {
     ),
     remove: db.prepare<[string, string]>("DELETE FROM monitor_bots WHERE key_id = ? AND id = ?")
   }))
+  /**
+   * The active bots, read at every step of every follower: kept until a bot is written here or another connection
+   * commits (bots are written only through this store).
+   */
+  const active = memory<"active", ReadonlyArray<BotStore.Bot>>(database, 1)
+  const forget = Effect.sync(() => active.forget())
   return BotStore.BotStore.of({
     add: (b, max = Infinity) =>
-      database.transaction("BotStore.add", () => {
-        if ((s.count.get(b.keyId)?.n ?? 0) >= max) return false
-        s.insert.run(b.id, b.keyId, b.chainId, b.revision, b.created, encodeBot(b))
-        return true
-      }),
+      database
+        .transaction("BotStore.add", () => {
+          if ((s.count.get(b.keyId)?.n ?? 0) >= max) return false
+          s.insert.run(b.id, b.keyId, b.chainId, b.revision, b.created, encodeBot(b))
+          return true
+        })
+        .pipe(Effect.ensuring(forget)),
     list: (keyId, chainId) =>
       database.use("BotStore.list", () =>
         (chainId === undefined ? s.list.all(keyId) : s.listChain.all(keyId, chainId)).map(toBot)
       ),
-    active: () => database.use("BotStore.active", () => s.active.all().map(toBot)),
+    active: () => database.use("BotStore.active", () => active.through("active", () => s.active.all().map(toBot))),
     get: (keyId, id) =>
       database.use("BotStore.get", () => {
         const row = s.get.get(keyId, id)
         return row === undefined ? undefined : toBot(row)
       }),
     update: (b) =>
-      database.transaction(
-        "BotStore.update",
-        () => s.update.run(b.revision, encodeBot(b), b.keyId, b.id, b.revision - 1).changes === 1
-      ),
-    remove: (keyId, id) => database.transaction("BotStore.remove", () => s.remove.run(keyId, id).changes === 1)
+      database
+        .transaction(
+          "BotStore.update",
+          () => s.update.run(b.revision, encodeBot(b), b.keyId, b.id, b.revision - 1).changes === 1
+        )
+        .pipe(Effect.ensuring(forget)),
+    remove: (keyId, id) =>
+      database.transaction("BotStore.remove", () => s.remove.run(keyId, id).changes === 1).pipe(Effect.ensuring(forget))
   })
 })
 

@@ -1,10 +1,10 @@
 /**
- * The SQLite stores keep some reads in memory (key lookups, the index generation). Another connection's
- * commit must be seen by the very next read, and so must this connection's own writes.
+ * The SQLite stores keep some reads in memory (key lookups, the index generation, the active bots). Another
+ * connection's commit must be seen by the very next read, and so must this connection's own writes.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
-import { ApiKeyStore, IntelIndex } from "@vigil/core"
+import { ApiKeyStore, BotStore, IntelIndex } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer } from "effect"
 import { info } from "@vigil/core-test/contracts/IntelIndexContract.ts"
@@ -29,6 +29,24 @@ const twoConnections = Effect.gen(function* () {
 })
 
 const listed = "0x" + "aa".repeat(20)
+
+const bot = (id: string, active: boolean): BotStore.Bot => ({
+  id,
+  keyId: record.id,
+  chainId: 1,
+  botName: `bot ${id}`,
+  active,
+  severity: "High",
+  watchRule: { watchRuleType: "advanced", expressions: ["system.emitted(tx1.USDC.E.Transfer)"] },
+  notifications: [],
+  options: { topLevelTxBlockRange: 0 },
+  revision: 1,
+  created: `2026-01-01T00:00:0${id}.000Z`,
+  updated: `2026-01-01T00:00:0${id}.000Z`
+})
+
+/** The ids of the active bots. */
+const activeIds = (store: BotStore.BotStore["Service"]) => Effect.map(store.active(), (bots) => bots.map((b) => b.id))
 
 const publish = (index: IntelIndex.All, asOf: string) =>
   Effect.gen(function* () {
@@ -104,6 +122,42 @@ describe("reads kept in memory", () => {
         ["2026-01-02"],
         "this connection's own commit is seen: the newer snapshot's record is the one in force"
       )
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("the active bots move with bots written through either connection, and by another process", () =>
+    Effect.gen(function* () {
+      const { one, other } = yield* twoConnections
+      const reader = Context.get(one, BotStore.BotStore)
+      const writer = Context.get(other, BotStore.BotStore)
+      yield* reader.add(bot("1", true))
+      assert.deepStrictEqual(yield* activeIds(reader), ["1"], "its own add")
+      assert.deepStrictEqual(yield* activeIds(reader), ["1"], "asked twice while nothing changed")
+      yield* writer.add(bot("2", true))
+      assert.deepStrictEqual(yield* activeIds(reader), ["1", "2"], "the other connection's add")
+      yield* reader.update({ ...bot("1", false), revision: 2 })
+      assert.deepStrictEqual(yield* activeIds(reader), ["2"], "its own pause")
+      yield* writer.update({ ...bot("1", true), revision: 3 })
+      assert.deepStrictEqual(yield* activeIds(reader), ["1", "2"], "the other connection's resume")
+      yield* reader.remove(record.id, "2")
+      assert.deepStrictEqual(yield* activeIds(reader), ["1"], "its own removal")
+      yield* writer.remove(record.id, "1")
+      assert.deepStrictEqual(yield* activeIds(reader), [], "the other connection's removal")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a bot paused by another process is left out from the next turn of the event loop", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      const store = Context.get(yield* Layer.build(SqliteAdapter.layer({ filename })), BotStore.BotStore)
+      yield* store.add(bot("1", true))
+      assert.deepStrictEqual(yield* activeIds(store), ["1"])
+      // A plain driver connection stands for another process: this process does not count its commits.
+      const outside = new Database(filename)
+      outside.prepare("UPDATE monitor_bots SET body = json_set(body, '$.active', json('false')) WHERE id = ?").run("1")
+      outside.close()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.deepStrictEqual(yield* activeIds(store), [])
     }).pipe(Effect.scoped)
   )
 })
