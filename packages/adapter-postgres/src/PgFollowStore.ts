@@ -41,7 +41,7 @@ const toMark = (r: MarkRow): FollowStore.Mark => ({ number: r.number, hash: r.ha
 const readTransactions = StoredJson.reader(FollowStore.TransactionsJson, "FollowStore", "transactions")
 const readEvidence = StoredJson.reader(FollowStore.EvidenceJson, "FollowStore", "evidence")
 const encodeTransactions = Schema.encodeSync(FollowStore.TransactionsJson)
-const encodeEvidence = Schema.encodeSync(FollowStore.EvidenceJson)
+const encodeEvidence = FollowStore.evidenceText
 
 const toAlert = (r: AlertRow): Result.Result<FollowStore.Alert, StoreError.StoreError> =>
   Result.map(

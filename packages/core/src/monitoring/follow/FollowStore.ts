@@ -24,6 +24,9 @@ export const Evidence = Evaluator.Evidence
 /** An alert's stored evidence column: the JSON of its {@link Evidence}. */
 export const EvidenceJson = Schema.fromJsonString(Evidence)
 
+/** Evidence as its stored column's text: what encoding {@link EvidenceJson} writes, by plain code where it can. */
+export const evidenceText = Evaluator.encodeEvidence
+
 /** An alert's stored transactions column: the JSON of its transaction hashes by the rule's labels. */
 export const TransactionsJson = Schema.fromJsonString(Schema.Record(Schema.String, Schema.String))
 

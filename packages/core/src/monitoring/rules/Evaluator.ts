@@ -31,7 +31,7 @@ import {
 } from "./Semantics.ts"
 
 export { keyOf, type Wanted } from "./Collect.ts"
-export { Evidence, Json, toJson } from "./Evidence.ts"
+export { encode as encodeEvidence, Evidence, Json, toJson } from "./Evidence.ts"
 export type { Match } from "./Semantics.ts"
 export { evaluateReference } from "./Reference.ts"
 
