@@ -281,8 +281,15 @@ interface Store {
   readonly generation: SqliteDatabase.Memory<"generation", number>
   /** The records of recently looked-up addresses (most have none). */
   readonly found: SqliteDatabase.Memory<string, ReadonlyArray<Intel.IntelRecord>>
-  /** Forgets both. */
+  /**
+   * The lists with their counts (every `/health` and lists answer reads them): remembered until any write here
+   * (each forgets them) or a commit by another connection.
+   */
+  readonly lists: SqliteDatabase.Memory<"lists", ReadonlyArray<IntelIndex.ListStatus>>
+  /** Forgets all three. */
   readonly forget: Effect.Effect<void>
+  /** Forgets the lists only (the writes of an ingest under way, which change no lookup). */
+  readonly forgetLists: Effect.Effect<void>
   /** Lists whose records no longer match their digest, and what to say of them. */
   readonly damaged: ReadonlyMap<string, string>
 }
@@ -553,30 +560,32 @@ const reads = (st: Store): IntelIndex.IntelIndex["Service"] => ({
   generation: st.database.use("IntelIndex.generation", () =>
     st.generation.through("generation", () => st.s.generation.get()?.g ?? 0)
   ),
-  lists: st.database.use("IntelIndex.lists", () => {
-    const refusals = new Map(st.s.refusals.all().map(({ list, ...refusal }) => [list, refusal]))
-    return st.s.lists.all().map((row) =>
-      IntelIndex.withRefusal(
-        {
-          list: row.list,
-          source: row.source,
-          kind: row.kind,
-          authority: row.declared,
-          version: row.number,
-          asOf: row.as_of,
-          since: row.since,
-          versions: [...new Set(row.dates.split(","))].sort(),
-          contentHash: row.content_hash,
-          origin: row.origin,
-          ingestedAt: row.ingested_at,
-          active: row.active,
-          delisted: row.delisted,
-          ...(st.damaged.has(row.list) ? { problem: st.damaged.get(row.list)! } : {})
-        },
-        refusals.get(row.list)
+  lists: st.database.use("IntelIndex.lists", () =>
+    st.lists.through("lists", () => {
+      const refusals = new Map(st.s.refusals.all().map(({ list, ...refusal }) => [list, refusal]))
+      return st.s.lists.all().map((row) =>
+        IntelIndex.withRefusal(
+          {
+            list: row.list,
+            source: row.source,
+            kind: row.kind,
+            authority: row.declared,
+            version: row.number,
+            asOf: row.as_of,
+            since: row.since,
+            versions: [...new Set(row.dates.split(","))].sort(),
+            contentHash: row.content_hash,
+            origin: row.origin,
+            ingestedAt: row.ingested_at,
+            active: row.active,
+            delisted: row.delisted,
+            ...(st.damaged.has(row.list) ? { problem: st.damaged.get(row.list)! } : {})
+          },
+          refusals.get(row.list)
+        )
       )
-    )
-  })
+    })
+  )
 })
 
 /** The ingest writes: staging a version, appending its records, committing or discarding it, a refusal. */
@@ -597,7 +606,10 @@ const versions = (st: Store): IntelIndex.Versions["Service"] => ({
         )
         return Number(result.lastInsertRowid)
       })
-      .pipe(Effect.tap(() => sweep(st, info.list))),
+      .pipe(
+        Effect.tap(() => sweep(st, info.list)),
+        Effect.ensuring(st.forgetLists)
+      ),
   append: (version, records) =>
     st.database
       .transaction("IntelIndex.append", () => {
@@ -605,7 +617,10 @@ const versions = (st: Store): IntelIndex.Versions["Service"] => ({
         for (const r of records) st.s.stageRecord.run(version, encodeStaged(r))
         return true
       })
-      .pipe(Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(notStaged("IntelIndex.append", version))))),
+      .pipe(
+        Effect.ensuring(st.forgetLists),
+        Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(notStaged("IntelIndex.append", version))))
+      ),
   commit: (version, completion) => commitVersion(st, version, completion),
   discard: (version) =>
     Effect.gen(function* () {
@@ -619,11 +634,13 @@ const versions = (st: Store): IntelIndex.Versions["Service"] => ({
         return staged
       })
       if (list !== undefined) yield* sweep(st, list)
-    }),
+    }).pipe(Effect.ensuring(st.forgetLists)),
   recordRefusal: (list, refusal) =>
-    st.database.use("IntelIndex.recordRefusal", () =>
-      st.s.recordRefusal.run(list, refusal.at, refusal.origin, refusal.message)
-    )
+    st.database
+      .transaction("IntelIndex.recordRefusal", () =>
+        st.s.recordRefusal.run(list, refusal.at, refusal.origin, refusal.message)
+      )
+      .pipe(Effect.ensuring(st.forgetLists))
 })
 
 /** An operator's amendments: removing a list, rolling back or redating a version, storing a model. */
@@ -694,10 +711,13 @@ const make = Effect.gen(function* () {
    */
   const generation = SqliteDatabase.memory<"generation", number>(database, 1)
   const found = SqliteDatabase.memory<string, ReadonlyArray<Intel.IntelRecord>>(database, maxRemembered)
+  const lists = SqliteDatabase.memory<"lists", ReadonlyArray<IntelIndex.ListStatus>>(database, 1)
   const forget = Effect.sync(() => {
     generation.forget()
     found.forget()
+    lists.forget()
   })
+  const forgetLists = Effect.sync(() => lists.forget())
 
   /**
    * Lists whose records no longer match the digest written with their last change (SQLite keeps no checksums:
@@ -705,7 +725,7 @@ const make = Effect.gen(function* () {
    * a list stored before digests were kept gets one now.
    */
   const damaged = new Map<string, string>()
-  const st: Store = { database, s, generation, found, forget, damaged }
+  const st: Store = { database, s, generation, found, lists, forget, forgetLists, damaged }
   // Verifying reads only (another process may hold the write lock); lists stored before digests were kept get one.
   const unsealed = yield* database.use("IntelIndex.verify", () => {
     const missing: Array<string> = []

@@ -1,5 +1,5 @@
 /**
- * The SQLite stores keep some reads in memory (key lookups, the index generation, the active bots). Another
+ * The SQLite stores keep some reads in memory (key lookups, the index generation, the lists, the active bots). Another
  * connection's commit must be seen by the very next read, and so must this connection's own writes.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -25,7 +25,7 @@ const twoConnections = Effect.gen(function* () {
   const filename = yield* tempPath()
   const one = yield* Layer.build(SqliteAdapter.layer({ filename }))
   const other = yield* Layer.build(SqliteAdapter.layer({ filename }))
-  return { one, other }
+  return { one, other, filename }
 })
 
 const listed = "0x" + "aa".repeat(20)
@@ -158,6 +158,37 @@ describe("reads kept in memory", () => {
       outside.close()
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
       assert.deepStrictEqual(yield* activeIds(store), [])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("the lists move with every write of either connection, and with another process's commit", () =>
+    Effect.gen(function* () {
+      const { one, other, filename } = yield* twoConnections
+      const reader = IntelIndex.allOf(one)
+      const writer = IntelIndex.allOf(other)
+      const shown = Effect.map(reader.lists, (lists) =>
+        lists.map((l) => `${l.list} ${l.asOf} ${l.active} ${l.refused?.message ?? "-"}`)
+      )
+      assert.deepStrictEqual(yield* shown, [])
+      yield* publish(writer, "2026-01-01")
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-01 1 -"], "the other connection's commit")
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-01 1 -"], "asked twice while nothing changed")
+      yield* reader.recordRefusal("ofac", { at: "2026-01-05T00:00:00.000Z", origin: "sdn.xml", message: "too small" })
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-01 1 too small"], "its own refusal")
+      yield* writer.recordRefusal("ofac", { at: "2026-01-06T00:00:00.000Z", origin: "sdn.xml", message: "no date" })
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-01 1 no date"], "the other connection's refusal")
+      const id = yield* reader.stage(info("ofac", "2026-01-07"))
+      yield* reader.append(id, [{ address: listed, family: "evm", category: "sanctions", reference: "2026-01-07" }])
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-01 1 no date"], "staged, not yet in force")
+      yield* reader.commit(id, info("ofac", "2026-01-07"))
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-07 1 -"], "its own commit")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      // A plain driver connection stands for another process: this process does not count its commits.
+      const outside = new Database(filename)
+      outside.prepare("UPDATE intel_versions SET as_of = '2026-01-08' WHERE as_of = '2026-01-07'").run()
+      outside.close()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.deepStrictEqual(yield* shown, ["ofac 2026-01-08 1 -"], "another process's commit")
     }).pipe(Effect.scoped)
   )
 })
