@@ -2,11 +2,10 @@
  * Mailer on SMTP with nodemailer (a well-kept client: STARTTLS when the relay offers it, authentication, pooling
  * and the protocol's corner cases, which are not worth writing again). The relay is the operator's, given as a
  * URL (`smtp://user:pass@host:587`, `smtps://…:465`). A 5xx answer is permanent; a 4xx answer, a timeout or a
- * network failure is worth another attempt.
+ * network failure is worth another attempt. nodemailer is loaded when a relay is configured, not at every start.
  */
 import { Mailer, type WebhookTransport } from "@vigil/core"
 import { Effect, Layer } from "effect"
-import { createTransport } from "nodemailer"
 
 /** The relay. */
 export interface Options {
@@ -29,16 +28,18 @@ const classify = (error: unknown): WebhookTransport.Outcome => {
 export const layer = (options: Options): Layer.Layer<Mailer.Mailer> =>
   Layer.effect(Mailer.Mailer)(
     Effect.acquireRelease(
-      Effect.sync(() =>
-        createTransport(
-          {
-            url: options.url,
-            // Timeouts of the connection, the relay's greeting and every socket operation: an attempt stays bounded.
-            connectionTimeout: 10_000,
-            greetingTimeout: 10_000,
-            socketTimeout: 20_000
-          },
-          { from: options.from }
+      Effect.promise(() => import("nodemailer")).pipe(
+        Effect.map(({ createTransport }) =>
+          createTransport(
+            {
+              url: options.url,
+              // Timeouts of the connection, the relay's greeting and every socket operation: an attempt stays bounded.
+              connectionTimeout: 10_000,
+              greetingTimeout: 10_000,
+              socketTimeout: 20_000
+            },
+            { from: options.from }
+          )
         )
       ),
       (transport) => Effect.sync(() => transport.close())

@@ -13,7 +13,7 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { Effect, Schema } from "effect"
-import { RpcResponse } from "ox"
+import * as RpcResponse from "ox/RpcResponse"
 
 /** Why a call or a request failed. */
 export const Reason = Schema.Literals(["Timeout", "RateLimited", "Unavailable", "Unsupported", "Invalid"])

@@ -4,7 +4,7 @@
  * decoded by a Schema: the subscription's answer (its id, or the node's refusal with its code), then the
  * announcements of that subscription; a frame of anything else is passed over.
  */
-import { NodeSocket } from "@effect/platform-node"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { ChainData } from "@vigil/core"
 import { Effect, Option, Schema, Stream } from "effect"
 import { Socket } from "effect/socket"

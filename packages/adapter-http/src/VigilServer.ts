@@ -1,6 +1,6 @@
 /** The reference HTTP server: every route of the API on a Node HTTP listener, as one layer. */
 
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type Engine, type StorageProbe, Version } from "@vigil/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -15,6 +15,7 @@ import * as GatedServer from "./GatedServer.ts"
 import { HttpMetrics } from "./HttpMetrics.ts"
 import * as HotRoutes from "./HotRoutes.ts"
 import * as IntelHandlers from "./IntelHandlers.ts"
+import { limits } from "./Limits.ts"
 import * as ListsHandlers from "./ListsHandlers.ts"
 import * as Routes from "./Routes.ts"
 import * as RulesHandlers from "./RulesHandlers.ts"
@@ -22,18 +23,8 @@ import * as NotificationHandlers from "./NotificationHandlers.ts"
 import * as SystemHandlers from "./SystemHandlers.ts"
 import * as WebhookHandlers from "./WebhookHandlers.ts"
 
-/**
- * The listener's limits: each default, and the range an operator may set it in. Bodies: a full batch of 25
- * addresses of 128 characters is under 4 KB, so the default is far above any route's need and the maximum far
- * below harm. Timeouts are fitted to such bodies: a client that has not sent its headers in 10 s, or its whole
- * request in 30 s, is cut off, so slow connections cannot pile up.
- */
-export const limits = {
-  maxBodyBytes: { default: 65_536, minimum: 1_024, maximum: 1_048_576 },
-  headersTimeoutMillis: { default: 10_000, minimum: 500, maximum: 120_000 },
-  requestTimeoutMillis: { default: 30_000, minimum: 1_000, maximum: 600_000 },
-  maxConnections: { minimum: 16, maximum: 1_000_000 }
-} as const
+/** The listener's limits (in their own module, which a command line reads without loading the server). */
+export { limits }
 
 /** The default cap on request bodies. */
 export const defaultMaxBodyBytes = limits.maxBodyBytes.default

@@ -14,7 +14,8 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { AbiConstructor, AbiFunction } from "ox"
+import * as AbiConstructor from "ox/AbiConstructor"
+import * as AbiFunction from "ox/AbiFunction"
 import { CommandFailed } from "./CommandFailed.ts"
 
 const require = createRequire(import.meta.url)

@@ -1,6 +1,6 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
 import { NodeMac } from "@vigil/adapter-delivery"
-import { Console, VigilServer } from "@vigil/adapter-http"
+import { limits } from "@vigil/adapter-http/Limits"
 import { Engine, NetworkGuard, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
 import { hostname } from "node:os"
@@ -62,8 +62,6 @@ export const chainsFile = Flag.String("chains").pipe(
   Flag.withFallbackConfig(Config.String("VIGIL_CHAINS_FILE")),
   Flag.optional
 )
-
-const { limits } = VigilServer
 
 const maxBodyBytes = bounded(
   "max-body-bytes",
@@ -179,10 +177,10 @@ const { isUrl } = Settings
  * The folder of the console's build (the `@vigil/console` package's `dist/`), or undefined when it has not been
  * built: the server then runs without `/console/`.
  */
-const consoleBuild = (): string | undefined => {
+const consoleBuild = (isBuilt: (dir: string) => boolean): string | undefined => {
   try {
     const dir = dirname(fileURLToPath(import.meta.resolve("@vigil/console/dist/index.html")))
-    return Console.isBuilt(dir) ? dir : undefined
+    return isBuilt(dir) ? dir : undefined
   } catch {
     return undefined
   }
@@ -385,7 +383,9 @@ export const command = Command.make(
       const refresh = Option.isSome(hours)
         ? refreshing(yield* refreshSettings(monitoring, Option.none()), hours.value)
         : Layer.empty
-      const consoleDir = consoleBuild()
+      // The HTTP server's module is loaded by this command only: every other command starts without it.
+      const { Console, VigilServer } = yield* Effect.promise(() => import("@vigil/adapter-http"))
+      const consoleDir = consoleBuild(Console.isBuilt)
       return yield* Layer.launch(
         VigilServer.layer({
           host,

@@ -3,7 +3,6 @@
  * `postgres://` / `postgresql://` URL (credentials from the URL or the usual `PG*` variables). Any other
  * `scheme://` is refused in one line rather than taken for a file name.
  */
-import { PgAdapter, PgDatabase } from "@vigil/adapter-postgres"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
 import { BuiltinLists } from "@vigil/engine"
@@ -48,9 +47,13 @@ const setting = (name: string, minimum: number, maximum: number, fallback: numbe
     )
   )
 
-/** The PostgreSQL adapter on `url`, with the pool size, statement timeout and lock timeout of the environment. */
+/**
+ * The PostgreSQL adapter on `url`, with the pool size, statement timeout and lock timeout of the environment. Its
+ * module (and the PostgreSQL client under it) is loaded only when a store is on PostgreSQL.
+ */
 const postgres = (url: string) =>
   Effect.gen(function* () {
+    const { PgAdapter, PgDatabase } = yield* Effect.promise(() => import("@vigil/adapter-postgres"))
     // One connection listens for list changes: two at least.
     const maxConnections = yield* setting("VIGIL_PG_POOL_SIZE", 3, 1_000, 10)
     const statementTimeoutMillis = yield* setting("VIGIL_PG_STATEMENT_TIMEOUT_MS", 100, 3_600_000, 30_000)

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point of the `vigil` executable. */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
 import { run, teardown } from "./Cli.ts"
 

@@ -6,7 +6,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { AbiConstructor, AbiFunction } from "ox"
+import * as AbiConstructor from "ox/AbiConstructor"
+import * as AbiFunction from "ox/AbiFunction"
 import type { Compiled } from "./Solidity.ts"
 
 const require = createRequire(import.meta.url)

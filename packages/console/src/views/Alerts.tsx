@@ -1,7 +1,7 @@
 /** A bot's alerts, followed live. */
 import { useEffect, useState } from "preact/hooks"
 import { clientFor, errorMessage, type AbiValue, type Alert, type Bot } from "../client"
-import { Value } from "ox"
+import * as Value from "ox/Value"
 import { deliveryText } from "../deliveries"
 import { useRead } from "../fetching"
 import { count, When } from "../ui"

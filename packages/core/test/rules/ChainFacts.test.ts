@@ -4,7 +4,8 @@
  */
 import { Abi, ChainFacts, Rules } from "@vigil/core"
 import { Schema } from "effect"
-import { AbiEvent, AbiFunction } from "ox"
+import * as AbiEvent from "ox/AbiEvent"
+import * as AbiFunction from "ox/AbiFunction"
 import { assert, describe, it } from "vitest"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`

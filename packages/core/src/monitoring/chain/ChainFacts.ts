@@ -8,7 +8,9 @@
  * ancestor) was never emitted; and a trace log's `index` also counts those dropped logs, so trace logs are tied to
  * receipt logs by their order among the logs that stood, not by index.
  */
-import { AbiEvent, AbiFunction, AbiParameters } from "ox"
+import * as AbiEvent from "ox/AbiEvent"
+import * as AbiFunction from "ox/AbiFunction"
+import * as AbiParameters from "ox/AbiParameters"
 import * as Abi from "../rules/Abi.ts"
 import type { Contract } from "../rules/Typing.ts"
 import type * as Facts from "../rules/Facts.ts"

@@ -3,7 +3,7 @@
  * with, and how new events extend a list that carries its whole history. A list read this way names the blocks it
  * has read in its version's origin, so the next refresh reads on from there.
  */
-import { AbiEvent } from "ox"
+import * as AbiEvent from "ox/AbiEvent"
 import type { ParsedRecord } from "../Intel.ts"
 import { toRecord } from "./Parser.ts"
 import { freezeLogKind } from "./Sources.ts"
