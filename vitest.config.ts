@@ -12,7 +12,10 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/test/**/*.test.ts", "bench/test/**/*.test.ts"],
     setupFiles: ["./vitest.setup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000
+    // How long a test or hook may take before it counts as hung: a guard, never a speed check (speed is the bench's).
+    // Many tests start real processes, nodes, databases and a browser; on a loaded two-core machine they take about
+    // twice as long as on a quiet one, and the slowest without a limit of their own take 16 s on a quiet one.
+    testTimeout: 90_000,
+    hookTimeout: 90_000
   }
 })

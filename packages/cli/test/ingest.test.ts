@@ -330,7 +330,7 @@ describe("vigil ingest and screen", () => {
       assert.strictEqual(refused.stderr.trim().split("\n").length, 1, refused.stderr)
     }
     assert.deepStrictEqual([(await lists()).version, (await lists()).authority], [2, "official"])
-  }, 60_000)
+  }, 120_000)
 
   it.skipIf(!hasSharedData)(
     "refuses a refresh that would empty or gut a list (exit 1, one line, the list in force), and takes it with --allow-shrink",
