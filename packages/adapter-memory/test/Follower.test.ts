@@ -213,13 +213,46 @@ const run = (
   options: {
     readonly bots?: ReadonlyArray<RunBot>
     readonly limits?: Follower.Settings["limits"]
+    /** Given: the node's block reads (`read F-L`) and the steps stored (`stored F-L`) are written to it in turn. */
+    readonly trace?: Array<string>
   } = {}
 ) =>
   Effect.gen(function* () {
     const chain = new Scripted()
-    const node = ChainData.layerOf(chain.service)
+    const trace = options.trace
+    const span = (numbers: ReadonlyArray<number>) => `${numbers[0]}-${numbers.at(-1)}`
+    const node = ChainData.layerOf(
+      trace === undefined
+        ? chain.service
+        : {
+            ...chain.service,
+            blocks: (chainId, numbers, read) =>
+              Effect.andThen(
+                Effect.sync(() => trace.push(`read ${span(numbers)}`)),
+                chain.service.blocks(chainId, numbers, read)
+              )
+          }
+    )
     const base = Layer.mergeAll(MemoryAdapter.layer, node, WebhookDispatcher.Wake.layer)
-    const stores = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
+    const built = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
+    const kept: FollowStore.Both = {
+      ...Context.get(built, FollowStore.FollowStore),
+      ...Context.get(built, FollowStore.AlertLog)
+    }
+    const traced: FollowStore.Both = {
+      ...kept,
+      advance: (chainId, expected, step) =>
+        Effect.tap(kept.advance(chainId, expected, step), () =>
+          Effect.sync(() => {
+            if (step.blocks.length > 0) trace?.push(`stored ${span(step.blocks.map((b) => b.number))}`)
+          })
+        )
+    }
+    // Both ports are one store: the follower reads them as one.
+    const stores =
+      trace === undefined
+        ? built
+        : built.pipe(Context.add(FollowStore.FollowStore, traced), Context.add(FollowStore.AlertLog, traced))
     const services = Layer.succeedContext(stores)
     const contracts = Context.get(stores, ContractStore.ContractStore)
     const wanted = options.bots ?? [{ key: "key", expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]
@@ -440,6 +473,35 @@ describe("Follower over a scripted chain", () => {
     check(result)
     assert.strictEqual(result.alerts.length, 7)
     assert.isTrue(result.alerts.every((a) => a.retractedAt === undefined))
+  })
+
+  it("catching up, asks the node for a step's next blocks before it judges and stores the step", async () => {
+    const trace: Array<string> = []
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: Array.from({ length: 12 }, () => 1) },
+          { kind: "wait", seconds: 1 }
+        ],
+        1,
+        { trace }
+      )
+    )
+    check(result)
+    // The first step sets the cursor at block 0; the catch-up's steps then take 3 blocks each, to block 12. Each
+    // but the last asked for the next 3 blocks before it was stored.
+    for (const last of [3, 6, 9]) {
+      const stored = trace.indexOf(`stored ${last - 2}-${last}`)
+      const next = trace.indexOf(`read ${last + 1}-${last + 3}`)
+      assert.isAbove(stored, -1, `blocks ${last - 2} to ${last} stored in one step: ${trace.join("; ")}`)
+      assert.isAbove(next, -1, `blocks after ${last} read: ${trace.join("; ")}`)
+      assert.isBelow(
+        next,
+        stored,
+        `blocks after ${last} read before the step to ${last} is stored: ${trace.join("; ")}`
+      )
+    }
   })
 
   it("retracts the alerts of a reorganised block and alerts the new branch's transfers", async () => {

@@ -361,13 +361,17 @@ export const readFresh = Effect.fnUntraced(function* (
       : yield* Effect.andThen(started === undefined ? Effect.void : Fiber.interrupt(started.fiber), () =>
           chain.blocks(chainId, range(from, to), { traces })
         )
-  // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read.
+  // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read. The
+  // read starts now, its requests sent before this step goes on: a fork started later would wait for the step's
+  // first pause, and the node would idle while the step judges.
   const next = Continuity.nextRange(to, target, 0, settings.batch)
   if (next !== undefined && results.every((r) => r._tag !== "Missing"))
     ahead.current = {
       ...next,
       traces,
-      fiber: yield* Effect.forkChild(chain.blocks(chainId, range(next.from, next.to), { traces }))
+      fiber: yield* Effect.forkChild(chain.blocks(chainId, range(next.from, next.to), { traces }), {
+        startImmediately: true
+      })
     }
   const read: Array<Block> = []
   let missing: string | undefined
