@@ -235,24 +235,24 @@ const run = (
     )
     const base = Layer.mergeAll(MemoryAdapter.layer, node, WebhookDispatcher.Wake.layer)
     const built = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
-    const kept: FollowStore.Both = {
-      ...Context.get(built, FollowStore.FollowStore),
-      ...Context.get(built, FollowStore.AlertLog)
+    // Both ports are one store, which the follower reads as one: traced, each is the same wrapped store.
+    const traced = (trace: Array<string>): FollowStore.Both => {
+      const kept = { ...Context.get(built, FollowStore.FollowStore), ...Context.get(built, FollowStore.AlertLog) }
+      return {
+        ...kept,
+        advance: (chainId, expected, step) =>
+          Effect.tap(kept.advance(chainId, expected, step), () =>
+            Effect.sync(() => {
+              if (step.blocks.length > 0) trace.push(`stored ${span(step.blocks.map((b) => b.number))}`)
+            })
+          )
+      }
     }
-    const traced: FollowStore.Both = {
-      ...kept,
-      advance: (chainId, expected, step) =>
-        Effect.tap(kept.advance(chainId, expected, step), () =>
-          Effect.sync(() => {
-            if (step.blocks.length > 0) trace?.push(`stored ${span(step.blocks.map((b) => b.number))}`)
-          })
-        )
-    }
-    // Both ports are one store: the follower reads them as one.
+    const wrapped = trace === undefined ? undefined : traced(trace)
     const stores =
-      trace === undefined
+      wrapped === undefined
         ? built
-        : built.pipe(Context.add(FollowStore.FollowStore, traced), Context.add(FollowStore.AlertLog, traced))
+        : built.pipe(Context.add(FollowStore.FollowStore, wrapped), Context.add(FollowStore.AlertLog, wrapped))
     const services = Layer.succeedContext(stores)
     const contracts = Context.get(stores, ContractStore.ContractStore)
     const wanted = options.bots ?? [{ key: "key", expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]

@@ -27,8 +27,8 @@ const commands = [
 ]
 
 /**
- * How long a test that starts a process per command may take before it counts as hung. Each process loads the
- * whole program; on a loaded two-core machine a dozen of them take longer than the default 30 s.
+ * How long a test that starts a process per command may take before it counts as hung: longer than a test's default
+ * limit, as each process loads the program and a dozen of them on a loaded two-core machine once took past 30 s.
  */
 const manyProcesses = 120_000
 
