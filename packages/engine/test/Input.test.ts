@@ -64,6 +64,50 @@ describe("Input.open", () => {
     assert.strictEqual(Buffer.concat(taken).toString("utf8"), text.slice(0, Buffer.concat(taken).length))
   })
 
+  it("decodes what bzip2 makes of any bytes, byte for byte: runs longer than a block, several streams end to end", async () => {
+    const decode = async (name: string, compressed: Uint8Array) => {
+      writeFileSync(join(dir, name), compressed)
+      return Buffer.concat(
+        await Effect.runPromise(Effect.flatMap(Input.open(join(dir, name)), (input) => Stream.runCollect(input.bytes)))
+      )
+    }
+    const bzip2 = (bytes: Uint8Array) => execFileSync("bzip2", ["-c", "-1"], { input: bytes })
+    // 3 MB of one byte: each 100 kB block of bzip2 -1 decodes to far more than 100 kB.
+    const runs = Buffer.alloc(3_000_000, 0x61)
+    assert.isTrue((await decode("runs.bz2", bzip2(runs))).equals(runs))
+    // Two streams one after the other (as parallel compressors write them) are one input.
+    const first = Buffer.from("first stream\n".repeat(20_000))
+    const second = Buffer.from("second stream\n".repeat(30_000))
+    const joined = await decode("two.bz2", Buffer.concat([bzip2(first), bzip2(second)]))
+    assert.isTrue(joined.equals(Buffer.concat([first, second])))
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.uint8Array({ maxLength: 2_000 }), fc.integer({ min: 0, max: 255 })), { maxLength: 60 }),
+        async (parts) => {
+          // Random bytes mixed with runs of one byte, up to 60 kB long.
+          const bytes = Buffer.concat(
+            parts.map((p) => (typeof p === "number" ? Buffer.alloc((p + 1) * 240, p) : Buffer.from(p)))
+          )
+          assert.isTrue((await decode("any.bz2", bzip2(bytes))).equals(bytes))
+        }
+      ),
+      { numRuns: 25 }
+    )
+  })
+
+  it("fails a .bz2 cut short with the decoder's reason, and a file that is not bzip2 at all", async () => {
+    const text = Buffer.from("0x0000000000000000000000000000000000000001\n".repeat(50_000))
+    const compressed = execFileSync("bzip2", ["-c"], { input: text })
+    writeFileSync(join(dir, "cut.txt.bz2"), compressed.subarray(0, compressed.length - 20))
+    writeFileSync(join(dir, "plain.txt.bz2"), text)
+    for (const name of ["cut.txt.bz2", "plain.txt.bz2"]) {
+      const failed = await Effect.runPromise(
+        Effect.flip(Effect.flatMap(Input.open(join(dir, name)), (input) => Stream.runDrain(input.bytes)))
+      )
+      assert.match(failed.message, new RegExp(`^cannot read .*${name.replace(/\./g, "\\.")}: bzip2: \\S`))
+    }
+  })
+
   it("counts a plain file as it is", async () => {
     const file = join(dir, "small.txt")
     writeFileSync(file, "abc\n")
