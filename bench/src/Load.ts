@@ -37,6 +37,13 @@ export const pinSelf = () => {
   if (hasTaskset) execFileSync("taskset", ["-pc", String(cpus().length - 1), String(process.pid)], { stdio: "ignore" })
 }
 
+/**
+ * The command that runs `node <args>` on every core: a child inherits this process's pin to one core, and a
+ * command a user runs (an ingest) has the whole machine.
+ */
+export const onEveryCore = (args: ReadonlyArray<string>): [string, Array<string>] =>
+  hasTaskset ? ["taskset", ["-c", `0-${cpus().length - 1}`, process.execPath, ...args]] : [process.execPath, [...args]]
+
 /** A running server child process and the URL it announced. */
 export interface Server {
   readonly url: string
