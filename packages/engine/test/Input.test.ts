@@ -1,6 +1,8 @@
 /** Opening ingest inputs: what is read is counted as stored, so progress over a .bz2 ends at 100%. */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Ingestion } from "@vigil/core"
@@ -105,6 +107,32 @@ describe("Input.open", () => {
         Effect.flip(Effect.flatMap(Input.open(join(dir, name)), (input) => Stream.runDrain(input.bytes)))
       )
       assert.match(failed.message, new RegExp(`^cannot read .*${name.replace(/\./g, "\\.")}: bzip2: \\S`))
+    }
+  })
+
+  it("decodes a .bz2 served over http in small pieces, and counts its compressed bytes as read", async () => {
+    const text = Buffer.from(
+      Array.from({ length: 150_000 }, (_, i) => `0x${(i * 7919).toString(16).padStart(40, "0")}`).join("\n")
+    )
+    const compressed = execFileSync("bzip2", ["-c"], { input: text })
+    // Sent in pieces of 1,000 bytes, each written once the last has been taken up.
+    const server = createServer(async (_, res) => {
+      res.writeHead(200, { "content-length": String(compressed.length) })
+      for (let i = 0; i < compressed.length; i += 1_000) {
+        if (!res.write(compressed.subarray(i, i + 1_000))) await new Promise((drained) => res.once("drain", drained))
+      }
+      res.end()
+    })
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening))
+    try {
+      const { port } = server.address() as AddressInfo
+      const input = await Effect.runPromise(Input.open(`http://127.0.0.1:${port}/lists/sdn.txt.bz2`))
+      assert.strictEqual(input.size, compressed.length)
+      const decoded = await Effect.runPromise(Stream.runCollect(input.bytes))
+      assert.isTrue(Buffer.concat(decoded).equals(text), "the decoded bytes are the original's")
+      assert.strictEqual(input.read(), compressed.length)
+    } finally {
+      server.close()
     }
   })
 
