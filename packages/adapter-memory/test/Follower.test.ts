@@ -236,23 +236,20 @@ const run = (
     const base = Layer.mergeAll(MemoryAdapter.layer, node, WebhookDispatcher.Wake.layer)
     const built = yield* Layer.build(Outbox.Outbox.layer.pipe(Layer.provideMerge(base)))
     // Both ports are one store, which the follower reads as one: traced, each is the same wrapped store.
-    const traced = (trace: Array<string>): FollowStore.Both => {
+    const traced = (log: Array<string>) => {
       const kept = { ...Context.get(built, FollowStore.FollowStore), ...Context.get(built, FollowStore.AlertLog) }
-      return {
+      const store: FollowStore.Both = {
         ...kept,
         advance: (chainId, expected, step) =>
           Effect.tap(kept.advance(chainId, expected, step), () =>
             Effect.sync(() => {
-              if (step.blocks.length > 0) trace.push(`stored ${span(step.blocks.map((b) => b.number))}`)
+              if (step.blocks.length > 0) log.push(`stored ${span(step.blocks.map((b) => b.number))}`)
             })
           )
       }
+      return built.pipe(Context.add(FollowStore.FollowStore, store), Context.add(FollowStore.AlertLog, store))
     }
-    const wrapped = trace === undefined ? undefined : traced(trace)
-    const stores =
-      wrapped === undefined
-        ? built
-        : built.pipe(Context.add(FollowStore.FollowStore, wrapped), Context.add(FollowStore.AlertLog, wrapped))
+    const stores = trace === undefined ? built : traced(trace)
     const services = Layer.succeedContext(stores)
     const contracts = Context.get(stores, ContractStore.ContractStore)
     const wanted = options.bots ?? [{ key: "key", expressions: ["system.emitted(tx1.USDC.E.Transfer)"] }]
