@@ -8,7 +8,7 @@
  * New heads come from `eth_subscribe("newHeads")` over a chain's websocket URL when one is configured (`NewHeads`).
  */
 import { ChainData, type ChainFacts, NodeAnswers, Pace } from "@vigil/core"
-import { Clock, Effect, type Layer, Result, Schedule, Schema } from "effect"
+import { Clock, Effect, type Layer, Result, Schedule, Schema, Semaphore } from "effect"
 import * as JsonRpc from "./JsonRpc.ts"
 import * as NewHeads from "./NewHeads.ts"
 
@@ -25,7 +25,7 @@ export interface Options {
   readonly timeoutMillis?: number
   /** Blocks per JSON-RPC batch. Default 10. */
   readonly blocksPerBatch?: number
-  /** Batches in flight per request. Default 4. */
+  /** Batch requests in flight at once per chain, whatever reads them. Default 4. */
   readonly inFlight?: number
   /** Retries of a retryable failure (timeout, 429, 5xx, refused connection). Default 4. */
   readonly retries?: number
@@ -59,6 +59,18 @@ export const make = (options: Options): ChainData.Both => {
     while: (e: ChainDataError) => e.isRetryable
   }
   const traces = new Map<number, boolean>()
+  /**
+   * Each chain's request slots: the reads of one chain share `inFlight` (a follower reading its next batches while
+   * it judges one, a historical scan beside it), so a node that must not be asked twice at once is not.
+   */
+  const slots = new Map<number, Semaphore.Semaphore>()
+  const slotsOf = (chainId: number) => {
+    const known = slots.get(chainId)
+    if (known !== undefined) return known
+    const made = Semaphore.makeUnsafe(inFlight)
+    slots.set(chainId, made)
+    return made
+  }
   /** Since when each chain's requests fail, and the last failure (cleared by one that goes through). */
   const troubles = new Map<number, { since: number; message: string }>()
 
@@ -333,7 +345,9 @@ export const make = (options: Options): ChainData.Both => {
     const batches: Array<ReadonlyArray<number>> = []
     for (let i = 0; i < numbers.length; i += blocksPerBatch) batches.push(numbers.slice(i, i + blocksPerBatch))
     return Effect.map(
-      Effect.forEach(batches, (b) => batch(chainId, b, options.traces), { concurrency: inFlight }),
+      Effect.forEach(batches, (b) => Semaphore.withPermit(slotsOf(chainId), batch(chainId, b, options.traces)), {
+        concurrency: inFlight
+      }),
       (parts) => parts.flat()
     )
   }

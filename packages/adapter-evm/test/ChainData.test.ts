@@ -227,14 +227,24 @@ const proxy = async (behave: {
   readonly refuse?: ReadonlyArray<string>
   readonly failFirst?: ReadonlyArray<number>
   readonly alter?: (method: string, result: unknown) => unknown
-}): Promise<{ readonly url: string; readonly requests: () => number; readonly close: () => Promise<void> }> => {
+}): Promise<{
+  readonly url: string
+  readonly requests: () => number
+  /** The most JSON-RPC requests it had at once, received and not yet answered. */
+  readonly busiest: () => number
+  readonly close: () => Promise<void>
+}> => {
   let requests = 0
+  let open = 0
+  let busiest = 0
   const server: Server = createServer((req, res) => {
     // Only JSON-RPC is proxied (the tests' fetch check also asks every origin for an OpenAPI document).
     if (req.method !== "POST") {
       res.writeHead(404).end()
       return
     }
+    busiest = Math.max(busiest, ++open)
+    res.on("finish", () => open--)
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
@@ -280,6 +290,7 @@ const proxy = async (behave: {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests: () => requests,
+    busiest: () => busiest,
     close: () => new Promise((resolve) => server.close(() => resolve()))
   }
 }
@@ -308,6 +319,29 @@ describe("the JSON-RPC reader", () => {
       assert.strictEqual(error.reason, "Unsupported")
       assert.match(error.message, /no call traces/)
       assert.strictEqual(await Effect.runPromise(reader().tracesAvailable(31337)), true)
+    } finally {
+      await p.close()
+    }
+  })
+
+  it("reads of one chain share its request slots: two at once never ask the node more than inFlight at a time", async () => {
+    const p = await proxy({})
+    try {
+      const chain = reader(p.url, { blocksPerBatch: 1, inFlight: 2 })
+      const head = await node.head()
+      const numbers = Array.from({ length: Math.min(head + 1, 8) }, (_, i) => i)
+      const [a, b] = await Effect.runPromise(
+        Effect.all([chain.blocks(31337, numbers, { traces: false }), chain.blocks(31337, numbers, { traces: false })], {
+          concurrency: 2
+        })
+      )
+      assert.deepStrictEqual(
+        [...a!, ...b!].map((r) => r._tag),
+        [...numbers, ...numbers].map(() => "Found")
+      )
+      assert.strictEqual(p.requests(), numbers.length * 2)
+      // Each read alone may ask two at once; both together, unshared, would ask up to four.
+      assert.isAtMost(p.busiest(), 2, "never more than two requests at once")
     } finally {
       await p.close()
     }
