@@ -472,7 +472,7 @@ describe("Follower over a scripted chain", () => {
     assert.isTrue(result.alerts.every((a) => a.retractedAt === undefined))
   })
 
-  it("catching up, asks the node for a step's next blocks before it judges and stores the step", async () => {
+  it("catching up, asks the node for a step's next two batches before it judges and stores the step", async () => {
     const trace: Array<string> = []
     const result = await Effect.runPromise(
       run(
@@ -487,18 +487,27 @@ describe("Follower over a scripted chain", () => {
     )
     check(result)
     // The first step sets the cursor at block 0; the catch-up's steps then take 3 blocks each, to block 12. Each
-    // but the last asked for the next 3 blocks before it was stored.
+    // but the last asked for the next 3 blocks, and the 3 after those when the head is not reached, before it was
+    // stored; and each batch was asked for once.
     for (const last of [3, 6, 9]) {
       const stored = trace.indexOf(`stored ${last - 2}-${last}`)
-      const next = trace.indexOf(`read ${last + 1}-${last + 3}`)
       assert.isAbove(stored, -1, `blocks ${last - 2} to ${last} stored in one step: ${trace.join("; ")}`)
-      assert.isAbove(next, -1, `blocks after ${last} read: ${trace.join("; ")}`)
-      assert.isBelow(
-        next,
-        stored,
-        `blocks after ${last} read before the step to ${last} is stored: ${trace.join("; ")}`
-      )
+      for (const first of [last + 1, last + 4].filter((n) => n < 12)) {
+        const next = trace.indexOf(`read ${first}-${first + 2}`)
+        assert.isAbove(next, -1, `blocks ${first} to ${first + 2} read: ${trace.join("; ")}`)
+        assert.isBelow(
+          next,
+          stored,
+          `blocks ${first} to ${first + 2} read before the step to ${last} is stored: ${trace.join("; ")}`
+        )
+      }
     }
+    for (const first of [1, 4, 7, 10])
+      assert.strictEqual(
+        trace.filter((t) => t === `read ${first}-${first + 2}`).length,
+        1,
+        `blocks ${first} to ${first + 2} read once: ${trace.join("; ")}`
+      )
   })
 
   it("retracts the alerts of a reorganised block and alerts the new branch's transfers", async () => {

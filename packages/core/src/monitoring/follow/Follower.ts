@@ -9,7 +9,7 @@
  *   blocks are kept), retracts the alerts of the orphaned blocks (a retraction notice to the same channels, with
  *   the alert's id) and goes on along the new branch.
  * - Restarts: a follower resumes from the stored cursor, however long it was down (catching up `batch` blocks a
- *   step, the next batch read while one is judged and stored), rebuilding its window (the blocks a multi-transaction rule or a forward negation still reaches) from
+ *   step, the next two batches read while one is judged and stored), rebuilding its window (the blocks a multi-transaction rule or a forward negation still reaches) from
  *   the node. A chain followed for the first time begins at its head.
  * - Bots: read at every step, so a bot switched off alerts on nothing from the next step, and one switched on
  *   (or created) is run from the block the follower processes next (the head, once caught up), never over what
@@ -432,7 +432,7 @@ const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
 const follow = (deps: Deps, chainId: number) =>
   Effect.gen(function* () {
     const { chains } = deps
-    const memory: Memory = { window: undefined, caughtUp: undefined, ahead: { current: undefined } }
+    const memory: Memory = { window: undefined, caughtUp: undefined, ahead: { reads: [] } }
     const nudge = yield* Queue.sliding<void>(1)
     yield* Effect.forkChild(listen(deps, chainId, nudge))
     let failures = 0

@@ -353,25 +353,29 @@ export const readFresh = Effect.fnUntraced(function* (
   const { settings, chain } = shared
   const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
   const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i)
-  const started = ahead.current
-  ahead.current = undefined
-  const results =
-    started !== undefined && started.from === from && started.to === to && started.traces === traces
-      ? yield* Fiber.join(started.fiber)
-      : yield* Effect.andThen(started === undefined ? Effect.void : Fiber.interrupt(started.fiber), () =>
-          chain.blocks(chainId, range(from, to), { traces })
-        )
-  // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read. The
-  // read starts now, its requests sent before this step goes on: a fork started later would wait for the step's
-  // first pause, and the node would idle while the step judges.
-  const next = Continuity.nextRange(to, target, 0, settings.batch)
-  if (next !== undefined && results.every((r) => r._tag !== "Missing"))
-    ahead.current = {
-      ...next,
-      traces,
-      fiber: yield* Effect.forkChild(chain.blocks(chainId, range(next.from, next.to), { traces }), {
-        startImmediately: true
+  const [started, ...later] = ahead.reads
+  ahead.reads = []
+  const taken = started !== undefined && started.from === from && started.to === to && started.traces === traces
+  if (!taken)
+    yield* Effect.forEach([...(started === undefined ? [] : [started]), ...later], (r) => Fiber.interrupt(r.fiber))
+  else ahead.reads = later
+  const results = taken ? yield* Fiber.join(started.fiber) : yield* chain.blocks(chainId, range(from, to), { traces })
+  // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read, two
+  // batches ahead, so the node is never idle while a step judges and a read answers. Each read starts now, its
+  // requests sent before this step goes on: a fork started later would wait for the step's first pause, and the
+  // node would idle while the step judges.
+  if (results.every((r) => r._tag !== "Missing"))
+    for (let last = ahead.reads.at(-1)?.to ?? to; ahead.reads.length < readsAhead;) {
+      const next = Continuity.nextRange(last, target, 0, settings.batch)
+      if (next === undefined) break
+      ahead.reads.push({
+        ...next,
+        traces,
+        fiber: yield* Effect.forkChild(chain.blocks(chainId, range(next.from, next.to), { traces }), {
+          startImmediately: true
+        })
       })
+      last = next.to
     }
   const read: Array<Block> = []
   let missing: string | undefined
@@ -396,22 +400,24 @@ export const readFresh = Effect.fnUntraced(function* (
  * checked as any read is (linked to the cursor, none missing) when the step takes them.
  */
 export interface ReadAhead {
-  current:
-    | {
-        readonly from: number
-        readonly to: number
-        readonly traces: boolean
-        readonly fiber: Fiber.Fiber<ReadonlyArray<BlockResult>, ChainDataError>
-      }
-    | undefined
+  /** The reads started, in the order of their blocks, each range following the one before it. */
+  reads: Array<{
+    readonly from: number
+    readonly to: number
+    readonly traces: boolean
+    readonly fiber: Fiber.Fiber<ReadonlyArray<BlockResult>, ChainDataError>
+  }>
 }
 
-/** Drops a read started ahead (the chain moved, the step failed). */
+/** How many batches a catch-up reads ahead of the step it judges. */
+const readsAhead = 2
+
+/** Drops the reads started ahead (the chain moved, the step failed). */
 export const dropAhead = (ahead: ReadAhead) =>
   Effect.suspend(() => {
-    const started = ahead.current
-    ahead.current = undefined
-    return started === undefined ? Effect.void : Fiber.interrupt(started.fiber)
+    const started = ahead.reads
+    ahead.reads = []
+    return Effect.forEach(started, (r) => Fiber.interrupt(r.fiber), { discard: true })
   })
 
 /**
