@@ -1,6 +1,6 @@
 /** Messages of notification channels: templates, each service's format and limits, and retractions. */
 import { assert, describe, it } from "@effect/vitest"
-import { type Channel, Channels, Messages, type WebhookStore } from "@vigil/core"
+import { Channel, Channels, Messages, type WebhookStore } from "@vigil/core"
 
 const alert: Messages.Alert = {
   id: "al_1",
@@ -51,6 +51,19 @@ const channel = (type: Channel.Type, extra: Partial<Channel.Settings> = {}): Web
 
 const render = (type: Channel.Type, extra: Partial<Channel.Settings> = {}, a = alert) =>
   JSON.parse(Channels.render(channel(type, extra), a, "2026-11-24T00:00:01.000Z"))
+
+describe("Channel.settingsOf", () => {
+  it("reads a channel's settings, the same ones each time it is asked; a channel of no known kind has none", () => {
+    const telegram = channel("telegram", { chatId: "@alerts" })
+    assert.deepStrictEqual(Channel.settingsOf(telegram), { type: "telegram", name: "n", chatId: "@alerts" })
+    assert.strictEqual(Channel.settingsOf(telegram), Channel.settingsOf(telegram))
+    const unknown = { ...telegram, channel: { type: "pager", name: "n" } }
+    assert.strictEqual(Channel.settingsOf(unknown), undefined)
+    assert.strictEqual(Channel.settingsOf(unknown), undefined, "asked again")
+    const { channel: _, ...webhook } = telegram
+    assert.strictEqual(Channel.settingsOf(webhook), undefined, "a webhook is no channel")
+  })
+})
 
 describe("Messages", () => {
   it("the default message names the bot, severity, chain, rule, transaction and each decoded argument", () => {

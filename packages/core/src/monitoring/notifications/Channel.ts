@@ -50,9 +50,18 @@ export type Settings = typeof Settings.Type
 
 const isSettings = Schema.is(Settings)
 
+/** The settings each channel object was found to hold (channels are read-only values, checked once each). */
+const checked = new WeakMap<object, Settings | undefined>()
+
 /** A destination's notification-channel settings; undefined for one that is not a channel of a known kind. */
-export const settingsOf = (destination: WebhookStore.Webhook): Settings | undefined =>
-  isSettings(destination.channel) ? destination.channel : undefined
+export const settingsOf = (destination: WebhookStore.Webhook): Settings | undefined => {
+  const channel: unknown = destination.channel
+  if (typeof channel !== "object" || channel === null) return undefined
+  if (checked.has(channel)) return checked.get(channel)
+  const settings = isSettings(channel) ? channel : undefined
+  checked.set(channel, settings)
+  return settings
+}
 
 /** What a client sends to create a channel; which fields a type needs is its module's decision. */
 export const Request = Schema.Struct({
