@@ -44,6 +44,9 @@ export const pinSelf = () => {
 export const onEveryCore = (args: ReadonlyArray<string>): [string, Array<string>] =>
   hasTaskset ? ["taskset", ["-c", `0-${cpus().length - 1}`, process.execPath, ...args]] : [process.execPath, [...args]]
 
+/** The command that runs `node <args>` on this process's core (one, when the load generator is pinned). */
+export const onThisCore = (args: ReadonlyArray<string>): [string, Array<string>] => [process.execPath, [...args]]
+
 /** A running server child process and the URL it announced. */
 export interface Server {
   readonly url: string

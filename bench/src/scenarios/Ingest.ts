@@ -5,12 +5,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
-import { onEveryCore } from "../Load.ts"
+import { onEveryCore, onThisCore } from "../Load.ts"
 import { withDatabase } from "../Postgres.ts"
 import { hasSharedData, sharedData } from "../SharedData.ts"
-
-/** Runs `node <args>` on this process's core (one, when the load generator is pinned). */
-const onThisCore = (args: ReadonlyArray<string>): [string, Array<string>] => [process.execPath, [...args]]
 
 const child = fileURLToPath(new URL("../children/ingest.js", import.meta.url))
 const file = () => sharedData("sanctions/brave-intl-ofac-sanctioned-digital-currency-addresses/sdn_advanced.xml.bz2")

@@ -354,11 +354,9 @@ export const readFresh = Effect.fnUntraced(function* (
   const { from, to } = Continuity.nextRange(cursor.number, target, 0, settings.batch)!
   const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i)
   const [started, ...later] = ahead.reads
-  ahead.reads = []
   const taken = started !== undefined && started.from === from && started.to === to && started.traces === traces
-  if (!taken)
-    yield* Effect.forEach([...(started === undefined ? [] : [started]), ...later], (r) => Fiber.interrupt(r.fiber))
-  else ahead.reads = later
+  if (taken) ahead.reads = later
+  else yield* dropAhead(ahead)
   const results = taken ? yield* Fiber.join(started.fiber) : yield* chain.blocks(chainId, range(from, to), { traces })
   // While these blocks are judged and stored, the next ones (when blocks up to the target remain) are read, two
   // batches ahead, so the node is never idle while a step judges and a read answers. Each read starts now, its
