@@ -168,6 +168,36 @@ describe("evaluation, case by case", () => {
       "a top-level reference means the top-level call"
     )
   })
+
+  it("binds only the internal frames that emitted or made what the rule needs in them", () => {
+    // 40 internal frames; A's transfers in frames 7 and 31 (the one in 31 above the threshold), a call in 12.
+    const f = facts([
+      tx(1, 0, {
+        frames: 40,
+        events: [
+          ["A", "Transfer", 5n, 7],
+          ["A", "Approval", 9000n, 20],
+          ["A", "Transfer", 9000n, 31]
+        ],
+        calls: [["B", "swap", 1n, 12]]
+      })
+    ])
+    const within = (source: string) =>
+      Evaluator.evaluateWithin(parsed(source), f, { bindings: Infinity, matches: Infinity })
+    const large = within("system.uintCompare(tx1.itx1.A.E.Transfer.value, >, 1000)")
+    const frames = (o: Rules.Evaluator.Outcome) =>
+      o.matches.map((m) => Object.fromEntries(Object.entries(m.evidence.frames).map(([k, v]) => [k, v.index])))
+    assert.deepStrictEqual(frames(large), [{ "tx1.itx1": 31 }])
+    // The transaction, each of the two frames with a transfer and its transfer: not all 40 frames.
+    assert.isAtMost(large.bindings, 5)
+    const both = within("system.emitted(tx1.itx1.A.E.Transfer) && system.invoked(tx1.itx2.B.F.swap)")
+    assert.deepStrictEqual(frames(both), [{ "tx1.itx1": 7, "tx1.itx2": 12 }])
+    assert.isAtMost(both.bindings, 8)
+    // A frame the rule may leave unbound, or reads only through a negation, is still tried in every frame.
+    assert.lengthOf(within("system.emitted(tx1.A.E.Approval) || system.emitted(tx1.itx1.B.E.Transfer)").matches, 1)
+    assert.lengthOf(within("system.emitted(tx1.A.E.Approval) && !system.emitted(tx1.itx1.A.E.Transfer)").matches, 0)
+    assert.lengthOf(within("system.emitted(tx1.A.E.Approval) && !system.emitted(tx1.itx1.B.E.Transfer)").matches, 1)
+  })
 })
 
 describe("an evaluation within bounds", () => {
@@ -328,19 +358,21 @@ describe("what a match carries, and what cannot be evaluated", () => {
 })
 
 // ---------------------------------------------------------------- generated facts and rules
-const eventGen = fc.tuple(
-  fc.constantFrom("A", "B"),
-  fc.constantFrom("Transfer", "Approval"),
-  fc.bigInt(0n, 5n),
-  fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined })
-)
-const callGen = fc.tuple(
-  fc.constantFrom("A", "B"),
-  fc.constantFrom("pay", "swap"),
-  fc.bigInt(0n, 5n),
-  fc.integer({ min: 0, max: 2 }),
-  fc.boolean()
-)
+const eventGen = (frames: number) =>
+  fc.tuple(
+    fc.constantFrom("A", "B"),
+    fc.constantFrom("Transfer", "Approval"),
+    fc.bigInt(0n, 5n),
+    fc.option(fc.integer({ min: 1, max: frames }), { nil: undefined })
+  )
+const callGen = (frames: number) =>
+  fc.tuple(
+    fc.constantFrom("A", "B"),
+    fc.constantFrom("pay", "swap"),
+    fc.bigInt(0n, 5n),
+    fc.integer({ min: 0, max: frames }),
+    fc.boolean()
+  )
 /**
  * Transactions (1 to `transactions`, a few blocks apart) with events, calls and two internal frames each, a block
  * range up to `maxRange`, and, with `head`, a head somewhat past the last block (so forward negations can pend).
@@ -350,13 +382,15 @@ const generated = (options: {
   readonly calls: number
   readonly maxRange: number
   readonly head: boolean
+  /** Internal frames of each transaction (2 unless said). */
+  readonly frames?: number
 }) =>
   fc
     .array(
       fc.record({
         gap: fc.integer({ min: 0, max: 2 }),
-        events: fc.array(eventGen, { maxLength: 2 }),
-        calls: fc.array(callGen, { maxLength: options.calls }),
+        events: fc.array(eventGen(options.frames ?? 2), { maxLength: 2 }),
+        calls: fc.array(callGen(options.frames ?? 2), { maxLength: options.calls }),
         from: fc.constantFrom(addr(1), addr(2))
       }),
       { minLength: 1, maxLength: options.transactions }
@@ -372,7 +406,7 @@ const generated = (options: {
       let block = 1
       const transactions = txs.map((t, i) => {
         block += t.gap
-        return tx(block, i, { events: t.events, calls: t.calls, frames: 2, from: t.from })
+        return tx(block, i, { events: t.events, calls: t.calls, frames: options.frames ?? 2, from: t.from })
       })
       return { ...facts(transactions, blockRange), ...(options.head ? { head: block + past } : {}) }
     })
@@ -419,6 +453,20 @@ describe("evaluation properties", () => {
       assert.deepStrictEqual(
         shape(Evaluator.evaluate(e, f)),
         shape(Evaluator.evaluateReference(e, f)),
+        Printer.print(e)
+      )
+    }
+  )
+
+  test.prop([ruleGen, generated({ transactions: 2, calls: 2, maxRange: 2, head: false, frames: 9 })], {
+    numRuns: 300
+  })(
+    "agrees with the reference evaluator on transactions with many internal frames (looked up by occurrence)",
+    (rule, f) => {
+      const e = parsed(rule)
+      assert.deepStrictEqual(
+        Evaluator.evaluate(e, f).map((m) => [m.transactions, m.evidence.frames]),
+        Evaluator.evaluateReference(e, f).map((m) => [m.transactions, m.evidence.frames]),
         Printer.print(e)
       )
     }

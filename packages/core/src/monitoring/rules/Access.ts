@@ -118,6 +118,40 @@ export const indexed = (facts: Facts.Facts, key: IndexKey): ReadonlyArray<number
   return (key.kind === "E" ? known.events : known.calls).get(key.contract)?.get(key.name) ?? []
 }
 
+/** Frames by contract and name: the frames (`index`, ascending) where an occurrence of each was emitted or made. */
+type FrameIndex = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
+
+const frameIndexes = new WeakMap<Facts.Transaction, { readonly events: FrameIndex; readonly calls: FrameIndex }>()
+const noFrames: ReadonlyArray<number> = []
+
+/**
+ * The frames of `tx` (their `index`, ascending, each once) in which an event of `key`'s contract and name was
+ * emitted (`E`) or a call of it made (`F`): made once per transaction, on first use, and shared by every rule
+ * evaluated over it, so a rule about an internal frame's occurrence binds only the frames that have one.
+ */
+export const framesWith = (tx: Facts.Transaction, key: IndexKey): ReadonlyArray<number> => {
+  let known = frameIndexes.get(tx)
+  if (known === undefined) {
+    const index = (list: ReadonlyArray<Occurrence>) => {
+      const made = new Map<string, Map<string, Array<number>>>()
+      for (const o of list) {
+        if (o.frame === undefined) continue
+        let byName = made.get(o.contract)
+        if (byName === undefined) made.set(o.contract, (byName = new Map()))
+        const frames = byName.get(o.name)
+        if (frames === undefined) byName.set(o.name, [o.frame])
+        else if (!frames.includes(o.frame)) frames.push(o.frame)
+      }
+      // A frame's logs may come before and after those of the frames it calls: frames are kept in execution order.
+      for (const byName of made.values()) for (const frames of byName.values()) frames.sort((a, b) => a - b)
+      return made
+    }
+    known = { events: index(tx.events), calls: index(tx.calls) }
+    frameIndexes.set(tx, known)
+  }
+  return (key.kind === "E" ? known.events : known.calls).get(key.contract)?.get(key.name) ?? noFrames
+}
+
 /** The events or calls of `tx` a reference can mean. */
 export const inScope = (
   test: OccurrenceTest,

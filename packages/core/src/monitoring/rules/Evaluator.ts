@@ -18,6 +18,7 @@ import { collector, type Wanted } from "./Collect.ts"
 import type * as Facts from "./Facts.ts"
 import {
   type Env,
+  framesWith,
   indexed,
   type IndexKey,
   type Match,
@@ -63,6 +64,11 @@ interface Level {
    * without them), so only transactions under every key are tried.
    */
   readonly needed: ReadonlyArray<IndexKey>
+  /**
+   * For an internal frame (`itxM`): the index keys of occurrences the rule needs in that very frame (a top-level
+   * conjunct is false without them), so only the frames that emitted or made them are tried.
+   */
+  readonly neededInFrame: ReadonlyArray<IndexKey>
 }
 
 /** What the search needs of a rule beyond its plan, made once per rule. */
@@ -111,6 +117,14 @@ const program = (rule: Ast.Expr): Program => {
           ? []
           : vars.flatMap((o, j) =>
               o.kind === "occ" && o.tx === v.tx && top.required[j]! && o.ref!.indexKey !== undefined
+                ? [o.ref!.indexKey]
+                : []
+            ),
+      neededInFrame:
+        top === undefined || v.kind !== "itx"
+          ? []
+          : vars.flatMap((o, j) =>
+              o.kind === "occ" && o.tx === v.tx && o.itx === v.itx && top.required[j]! && o.ref!.indexKey !== undefined
                 ? [o.ref!.indexKey]
                 : []
             )
@@ -302,13 +316,30 @@ const search = (
     if (bound === unbound) return false
     const tx = txs[bound]!
     if (l.kind === "itx") {
-      for (const f of tx.frames ?? []) {
-        if (f.index < 1) continue
+      const frames = tx.frames ?? []
+      // With occurrences the rule needs in this frame, only the frames that have them (the fewest of them, in
+      // execution order): a frame without one completes no match. Otherwise, or when the transaction has only a
+      // few frames (looking them up would cost more than trying them), every internal frame.
+      const needs = frames.length > fewFrames ? l.neededInFrame : noKeys
+      let candidates: ReadonlyArray<number> | undefined
+      for (let n = 0; n < needs.length; n++) {
+        const list = framesWith(tx, needs[n]!)
+        if (candidates === undefined || list.length < candidates.length) candidates = list
+      }
+      const count = candidates === undefined ? frames.length : candidates.length
+      for (let k = 0; k < count; k++) {
+        const at = candidates === undefined ? frames[k]!.index : candidates[k]!
+        // Frames are numbered by their place in execution order: an occurrence's frame is one of the transaction's.
+        if (at < 1 || (candidates !== undefined && frames[at]?.index !== at)) continue
         if (from !== undefined) {
-          if (f.index !== from) continue
+          if (at !== from) continue
           from = undefined
+        } else if (candidates !== undefined && needs.length > 1) {
+          let lacks = false
+          for (let n = 0; n < needs.length && !lacks; n++) lacks = !framesWith(tx, needs[n]!).includes(at)
+          if (lacks) continue
         }
-        if (bind(i, l, f.index)) return true
+        if (bind(i, l, at)) return true
         if (top !== undefined && top.unwind !== -1 && gaveUp(i)) return false
       }
       return false
@@ -326,6 +357,10 @@ const search = (
   }
   return go(0)
 }
+
+/** Up to how many frames a transaction's internal frames are all tried, rather than looked up by occurrence. */
+const fewFrames = 8
+const noKeys: ReadonlyArray<IndexKey> = []
 
 /** Whether binding frame or `#k` variable `l` to `at` keeps it in order with the bound variables of its kind. */
 const admissible = (env: Env, facts: Facts.Facts, l: Level, at: number): boolean => {

@@ -26,7 +26,16 @@ import { type Evidence, type Json, toJson } from "./Evidence.ts"
 import type * as Facts from "./Facts.ts"
 import { occurrence as printOccurrence, print as printRule } from "./Printer.ts"
 
-export { type Env, type IndexKey, indexed, type OccurrenceTest, position, type Test, unbound } from "./Access.ts"
+export {
+  type Env,
+  framesWith,
+  type IndexKey,
+  indexed,
+  type OccurrenceTest,
+  position,
+  type Test,
+  unbound
+} from "./Access.ts"
 
 /** A match: the position (in `facts.transactions`) bound to each transaction variable outside negations. */
 export interface Match {
