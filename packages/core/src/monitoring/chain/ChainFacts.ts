@@ -11,6 +11,7 @@
 import * as AbiEvent from "ox/AbiEvent"
 import * as AbiFunction from "ox/AbiFunction"
 import * as AbiParameters from "ox/AbiParameters"
+import { BoundedMemo } from "../../kernel/index.ts"
 import * as Abi from "../rules/Abi.ts"
 import type { Contract } from "../rules/Typing.ts"
 import type * as Facts from "../rules/Facts.ts"
@@ -120,6 +121,16 @@ const eventShape = (item: Abi.EventItem): EventShape => ({
   hashed: item.inputs.map((p) => p.indexed === true && hashed(p))
 })
 
+/**
+ * Selectors by canonical signature: a Keccak-256 each, the same for every contract that declares the item (tokens
+ * share their ABI), so a process hashes each signature once.
+ */
+const selectors = BoundedMemo.make<string, string>(10_000)
+const eventSelector = (signature: string) =>
+  selectors.through(`E ${signature}`, () => AbiEvent.getSelector(signature).toLowerCase())
+const functionSelector = (signature: string) =>
+  selectors.through(`F ${signature}`, () => AbiFunction.getSelector(signature).toLowerCase())
+
 const made = new WeakMap<Contract, Decoders>()
 /** A contract's decoders, made once per contract (its selectors are hashes of its items' signatures). */
 const decoders = (c: Contract): Decoders => {
@@ -132,13 +143,13 @@ const decoders = (c: Contract): Decoders => {
           .filter((e) => e.anonymous !== true)
           .map((e) => {
             const shape = eventShape(e)
-            return [AbiEvent.getSelector(shape.signature).toLowerCase(), shape]
+            return [eventSelector(shape.signature), shape]
           })
       ),
       functions: new Map(
         Abi.functions(c.abi).map((f) => {
           const signature = Abi.signature(f)
-          return [AbiFunction.getSelector(signature).toLowerCase(), { item: f, signature }]
+          return [functionSelector(signature), { item: f, signature }]
         })
       )
     }
