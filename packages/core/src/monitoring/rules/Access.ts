@@ -80,6 +80,18 @@ export interface IndexKey {
   readonly name: string
 }
 
+/** Numbers by contract and name, as an index is built. */
+type ByOccurrence = Map<string, Map<string, Array<number>>>
+
+/** The list of `o`'s contract and name in `index`, made empty when missing. */
+const listOf = (index: ByOccurrence, o: Occurrence): Array<number> => {
+  let byName = index.get(o.contract)
+  if (byName === undefined) index.set(o.contract, (byName = new Map()))
+  let list = byName.get(o.name)
+  if (list === undefined) byName.set(o.name, (list = []))
+  return list
+}
+
 /** Positions of transactions (ascending) by E|F, contract and name. */
 type OccurrenceIndex = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
 
@@ -97,14 +109,11 @@ const indexes = new WeakMap<
 export const indexed = (facts: Facts.Facts, key: IndexKey): ReadonlyArray<number> => {
   let known = indexes.get(facts.transactions)
   if (known === undefined || known.length !== facts.transactions.length) {
-    const events = new Map<string, Map<string, Array<number>>>()
-    const calls = new Map<string, Map<string, Array<number>>>()
-    const add = (index: typeof events, o: Occurrence, at: number) => {
-      let byName = index.get(o.contract)
-      if (byName === undefined) index.set(o.contract, (byName = new Map()))
-      const list = byName.get(o.name)
-      if (list === undefined) byName.set(o.name, [at])
-      else if (list[list.length - 1] !== at) list.push(at)
+    const events: ByOccurrence = new Map()
+    const calls: ByOccurrence = new Map()
+    const add = (index: ByOccurrence, o: Occurrence, at: number) => {
+      const list = listOf(index, o)
+      if (list[list.length - 1] !== at) list.push(at)
     }
     const txs = facts.transactions
     for (let at = 0; at < txs.length; at++) {
@@ -133,14 +142,11 @@ export const framesWith = (tx: Facts.Transaction, key: IndexKey): ReadonlyArray<
   let known = frameIndexes.get(tx)
   if (known === undefined) {
     const index = (list: ReadonlyArray<Occurrence>) => {
-      const made = new Map<string, Map<string, Array<number>>>()
+      const made: ByOccurrence = new Map()
       for (const o of list) {
         if (o.frame === undefined) continue
-        let byName = made.get(o.contract)
-        if (byName === undefined) made.set(o.contract, (byName = new Map()))
-        const frames = byName.get(o.name)
-        if (frames === undefined) byName.set(o.name, [o.frame])
-        else if (!frames.includes(o.frame)) frames.push(o.frame)
+        const frames = listOf(made, o)
+        if (!frames.includes(o.frame)) frames.push(o.frame)
       }
       // A frame's logs may come before and after those of the frames it calls: frames are kept in execution order.
       for (const byName of made.values()) for (const frames of byName.values()) frames.sort((a, b) => a - b)

@@ -83,6 +83,21 @@ interface Program {
 
 const programs = new WeakMap<Ast.Expr, Program>()
 
+/**
+ * The index keys of the occurrences among `vars` that `within` selects and a top-level conjunct needs bound (none
+ * inside a negation, where nothing is required).
+ */
+const requiredKeys = (
+  vars: ReadonlyArray<Var>,
+  top: { readonly required: ReadonlyArray<boolean> } | undefined,
+  within: (o: Var) => boolean
+): ReadonlyArray<IndexKey> =>
+  top === undefined
+    ? []
+    : vars.flatMap((o, j) =>
+        o.kind === "occ" && within(o) && top.required[j]! && o.ref!.indexKey !== undefined ? [o.ref!.indexKey] : []
+      )
+
 const program = (rule: Ast.Expr): Program => {
   const known = programs.get(rule)
   if (known !== undefined) return known
@@ -112,22 +127,8 @@ const program = (rule: Ast.Expr): Program => {
       ).map(([o, earlier]) => ({ slot: o.slot, earlier })),
       checks: top?.checks[i] ?? [],
       required: top?.required[i] ?? false,
-      needed:
-        top === undefined || v.kind !== "tx"
-          ? []
-          : vars.flatMap((o, j) =>
-              o.kind === "occ" && o.tx === v.tx && top.required[j]! && o.ref!.indexKey !== undefined
-                ? [o.ref!.indexKey]
-                : []
-            ),
-      neededInFrame:
-        top === undefined || v.kind !== "itx"
-          ? []
-          : vars.flatMap((o, j) =>
-              o.kind === "occ" && o.tx === v.tx && o.itx === v.itx && top.required[j]! && o.ref!.indexKey !== undefined
-                ? [o.ref!.indexKey]
-                : []
-            )
+      needed: v.kind === "tx" ? requiredKeys(vars, top, (o) => o.tx === v.tx) : [],
+      neededInFrame: v.kind === "itx" ? requiredKeys(vars, top, (o) => o.tx === v.tx && o.itx === v.itx) : []
     }))
   const compile = (e: Ast.Expr): Test => {
     switch (e._tag) {
