@@ -5,9 +5,9 @@
  * Records go in thousands per statement.
  */
 import { Calibration, Intel, IntelIndex, StoredJson, StoreError } from "@vigil/core"
-import { Clock, Effect, type Layer, Result, Schema } from "effect"
+import { Effect, type Layer, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
-import { batcher, onRealClock, PgDatabase, serialised } from "./PgDatabase.ts"
+import { batcher, PgDatabase, serialised } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
 
 interface RecordRow {
@@ -106,6 +106,7 @@ interface Store {
     effect: Effect.Effect<A, E>
   ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreError.StoreError>
   readonly generation: IntelIndex.IntelIndex["Service"]["generation"]
+  readonly lists: IntelIndex.IntelIndex["Service"]["lists"]
   readonly lookup: IntelIndex.IntelIndex["Service"]["lookup"]
 }
 
@@ -260,6 +261,68 @@ const commitVersion = (st: Store, version: number, completion: IntelIndex.Comple
     })
   )
 
+/**
+ * The committed lists with their counts and latest refusal, as the database holds them now.
+ */
+const readLists = (run: PgDatabase["Service"]["run"], sql: PgDatabase["Service"]["sql"]) =>
+  Effect.map(
+    run(
+      "IntelIndex.lists",
+      sql<
+        VersionRow & {
+          active: number
+          delisted: number
+          number: number
+          since: string
+          dates: string
+          declared: Intel.Authority
+          refused_at: string | null
+          refused_origin: string | null
+          refused_message: string | null
+        }
+      >`
+        SELECT rf.at AS refused_at, rf.origin AS refused_origin, rf.message AS refused_message,
+          v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
+          v.ingested_at, v.state, v.authority, v.withdrawn_at,
+          (SELECT count(*)::int FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
+          (SELECT min(e.as_of) FROM intel_versions e
+             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
+          (SELECT string_agg(DISTINCT e.as_of, ',' ORDER BY e.as_of) FROM intel_versions e
+             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS dates,
+          (SELECT e.authority FROM intel_versions e
+             WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
+             ORDER BY e.id DESC LIMIT 1) AS declared,
+          (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
+          (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
+        FROM intel_lists l JOIN intel_versions v ON v.id = l.version
+          LEFT JOIN intel_refusals rf ON rf.list = l.list
+        ORDER BY l.list`
+    ),
+    (rows) =>
+      rows.map((row) =>
+        IntelIndex.withRefusal(
+          {
+            list: row.list,
+            source: row.source,
+            kind: row.kind,
+            authority: row.declared,
+            version: row.number,
+            asOf: row.as_of,
+            since: row.since,
+            versions: [...new Set(row.dates.split(","))].sort(),
+            contentHash: row.content_hash,
+            origin: row.origin,
+            ingestedAt: row.ingested_at,
+            active: row.active,
+            delisted: row.delisted
+          },
+          row.refused_at === null
+            ? undefined
+            : { at: row.refused_at, origin: row.refused_origin!, message: row.refused_message! }
+        )
+      )
+  )
+
 /** The screening reads: lookups, scans, the calibration models, the generation and the lists. */
 const reads = (st: Store): IntelIndex.IntelIndex["Service"] => ({
   lookup: st.lookup,
@@ -286,65 +349,11 @@ const reads = (st: Store): IntelIndex.IntelIndex["Service"] => ({
         Result.map(readModel(row.model, `version ${row.version}`), (model) => ({ version: row.version, ...model }))
       )
   ),
-  // Commits raise the newest committed version id; deletions, amendments and models add to their counts.,
+  // Commits raise the newest committed version id; deletions, amendments and models add to their counts.
   generation: st.generation,
-  lists: Effect.map(
-    st.run(
-      "IntelIndex.lists",
-      st.sql<
-        VersionRow & {
-          active: number
-          delisted: number
-          number: number
-          since: string
-          dates: string
-          declared: Intel.Authority
-          refused_at: string | null
-          refused_origin: string | null
-          refused_message: string | null
-        }
-      >`
-          SELECT rf.at AS refused_at, rf.origin AS refused_origin, rf.message AS refused_message,
-            v.id::float8 AS id, v.list, v.source, v.kind, v.mode, v.as_of, v.content_hash, v.origin,
-            v.ingested_at, v.state, v.authority, v.withdrawn_at,
-            (SELECT count(*)::int FROM intel_versions c WHERE c.list = l.list AND c.state = 'committed' AND c.id <= v.id) AS number,
-            (SELECT min(e.as_of) FROM intel_versions e
-               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS since,
-            (SELECT string_agg(DISTINCT e.as_of, ',' ORDER BY e.as_of) FROM intel_versions e
-               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL) AS dates,
-            (SELECT e.authority FROM intel_versions e
-               WHERE e.list = l.list AND e.state = 'committed' AND e.withdrawn_at IS NULL
-               ORDER BY e.id DESC LIMIT 1) AS declared,
-            (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NULL) AS active,
-            (SELECT count(*)::int FROM intel_records r WHERE r.list = l.list AND r.delisted_at IS NOT NULL) AS delisted
-          FROM intel_lists l JOIN intel_versions v ON v.id = l.version
-            LEFT JOIN intel_refusals rf ON rf.list = l.list
-          ORDER BY l.list`
-    ),
-    (rows) =>
-      rows.map((row) =>
-        IntelIndex.withRefusal(
-          {
-            list: row.list,
-            source: row.source,
-            kind: row.kind,
-            authority: row.declared,
-            version: row.number,
-            asOf: row.as_of,
-            since: row.since,
-            versions: [...new Set(row.dates.split(","))].sort(),
-            contentHash: row.content_hash,
-            origin: row.origin,
-            ingestedAt: row.ingested_at,
-            active: row.active,
-            delisted: row.delisted
-          },
-          row.refused_at === null
-            ? undefined
-            : { at: row.refused_at, origin: row.refused_origin!, message: row.refused_message! }
-        )
-      )
-  )
+  // Remembered while notices are heard (every `/health` and lists answer reads them; their counts cost a scan of
+  // each list's records).
+  lists: st.lists
 })
 
 /** The ingest writes: staging a version, appending its records, committing or discarding it, a refusal. */
@@ -380,9 +389,10 @@ const versions = (st: Store): IntelIndex.Versions["Service"] => ({
       "IntelIndex.discard",
       Effect.asVoid(st.sql`DELETE FROM intel_versions WHERE id = ${version} AND state = 'staged'`)
     ),
+  // Announced as a change, so every instance's remembered lists show it at once.
   recordRefusal: (list, refusal) =>
     Effect.asVoid(
-      st.run(
+      st.changing(
         "IntelIndex.recordRefusal",
         st.sql`
             INSERT INTO intel_refusals (list, at, origin, message)
@@ -470,8 +480,9 @@ const make = Effect.gen(function* () {
   const { sql, run } = database
 
   /**
-   * The generation, remembered while this process hears the notices of changes (`LISTEN`): a commit here or in any
-   * other process (another instance, `vigil ingest`) is announced to every listener as it commits, and forgets it.
+   * The generation and the lists, remembered while this process hears the notices of changes (`LISTEN`): a commit
+   * or a refusal here or in any other process (another instance, `vigil ingest`) is announced to every listener as
+   * it commits, and forgets them.
    * A remembered reading is trusted for a second at most; while the listener is down (a dropped connection), none
    * is remembered: every request asks the database, and the listener subscribes again after a pause.
    */
@@ -479,27 +490,20 @@ const make = Effect.gen(function* () {
     channel,
     "intelligence: not listening for list changes (every request asks the database meanwhile)"
   )
-  let remembered: { readonly value: number; readonly heard: number; readonly atMillis: number } | undefined
-  const readGeneration = Effect.map(
-    run(
-      "IntelIndex.generation",
-      sql<{ readonly g: number }>`
-        SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
-          + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments)
-          + (SELECT count(*) FROM intel_models))::float8 AS g`
-    ),
-    (rows) => rows[0]?.g ?? 0
-  )
-  const generation = Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
-    if (heard.listening() && remembered?.heard === heard.count() && now - remembered.atMillis < PgNotices.trustMillis)
-      return Effect.succeed(remembered.value)
-    const before = heard.count()
-    return Effect.tap(readGeneration, (value) =>
-      Effect.sync(() => {
-        remembered = heard.listening() && heard.count() === before ? { value, heard: before, atMillis: now } : undefined
-      })
+  const generation = PgNotices.remembered(
+    heard,
+    Effect.map(
+      run(
+        "IntelIndex.generation",
+        sql<{ readonly g: number }>`
+          SELECT ((SELECT coalesce(max(id), 0) FROM intel_versions WHERE state = 'committed')
+            + (SELECT count(*) FROM intel_deletions) + (SELECT count(*) FROM intel_amendments)
+            + (SELECT count(*) FROM intel_models))::float8 AS g`
+      ),
+      (rows) => rows[0]?.g ?? 0
     )
-  })
+  )
+  const lists = PgNotices.remembered(heard, readLists(run, sql))
   const { transaction } = database
   /** The records of recently looked-up addresses (most have none), at the generation they were read at. */
   let found: { readonly at: number; readonly records: Map<string, ReadonlyArray<Intel.IntelRecord>> } = {
@@ -555,7 +559,7 @@ const make = Effect.gen(function* () {
           return Effect.map(read, () => addresses.flatMap((a) => known.records.get(a) ?? []))
         })
 
-  const st: Store = { database, sql, run, transaction, changing, generation, lookup }
+  const st: Store = { database, sql, run, transaction, changing, generation, lists, lookup }
   return { ...reads(st), ...versions(st), ...administration(st) } satisfies IntelIndex.All
 })
 

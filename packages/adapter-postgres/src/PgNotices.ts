@@ -5,7 +5,7 @@
  * what it had read. Notices sent while a listener is disconnected are lost, so a cache holds nothing while its
  * listener is down, and trusts what it holds for a bounded time even while it is up.
  */
-import { Cause, Effect, Queue } from "effect"
+import { Cause, Clock, Effect, Queue } from "effect"
 import type { SqlError } from "effect/sql"
 import { onRealClock, PgDatabase } from "./PgDatabase.ts"
 
@@ -73,3 +73,21 @@ export const listen = (channel: string, what: string) =>
       }
     } satisfies Heard
   })
+
+/**
+ * `read`, remembered while notices are heard: its reading is given again for `trustMillis` at most, and only while
+ * no notice (nor a change made here) came since it was read; while not listening every call reads afresh.
+ */
+export const remembered = <A, E, R>(heard: Heard, read: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  let kept: { readonly value: A; readonly heard: number; readonly atMillis: number } | undefined
+  return Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
+    if (heard.listening() && kept?.heard === heard.count() && now - kept.atMillis < trustMillis)
+      return Effect.succeed(kept.value)
+    const before = heard.count()
+    return Effect.tap(read, (value) =>
+      Effect.sync(() => {
+        kept = heard.listening() && heard.count() === before ? { value, heard: before, atMillis: now } : undefined
+      })
+    )
+  })
+}

@@ -82,6 +82,29 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
       assert.strictEqual(after.body.data.risk_assessment.risk_level, "critical", "answered by the new list")
       assert.strictEqual(after.cache, "MISS")
     }
+    // Their /health lists, remembered between calls, move with it too, and with a refresh the CLI was refused.
+    const watched = async (url: string) =>
+      ((await (await fetch(`${url}/health`)).json()) as any).lists.find((l: { list: string }) => l.list === "watch")
+    const within = async (what: string, holds: (list: any) => boolean) => {
+      const since = performance.now()
+      for (const s of [a!, b!]) {
+        let list = await watched(s.url)
+        while (!holds(list) && performance.now() - since < 1_000) {
+          await new Promise((done) => setTimeout(done, 20))
+          list = await watched(s.url)
+        }
+        assert.isTrue(holds(list), `${what}: ${JSON.stringify(list)}`)
+      }
+    }
+    await within("the new version", (list) => list?.as_of === "2025-06-01" && list.note === undefined)
+    writeFileSync(join(cwd, "empty.txt"), "\n")
+    const refused = await ingest("empty.txt", "2025-07-01")
+    assert.notStrictEqual(refused.code, 0)
+    assert.include(refused.stderr, "holds no valid record")
+    await within(
+      "the refused refresh",
+      (list) => list?.as_of === "2025-06-01" && /holds no valid record/.test(list.note)
+    )
 
     // The daily quota (508 addresses, 8 used above) is one count for both: 1,000 requests at once, split over the two.
     const outcomes = await Promise.all(

@@ -212,7 +212,13 @@ export const suite = (
         yield* ingest(index, info("ofac", "2025-03-04"), [rec(A), rec(B)])
         yield* ingest(index, info("labels", "2025-03-04"), [rec(C)])
         const refusal = (at: string, message: string) => ({ at, origin: "sdn.xml", message })
+        // Each refusal read after it: what an adapter remembers of the reading before must not hide it.
+        assert.isFalse("refused" in (yield* index.lists)[1]!)
         yield* index.recordRefusal("ofac", refusal("2025-03-05T08:00:00.000Z", "holds no valid record"))
+        assert.deepStrictEqual(
+          (yield* index.lists)[1]?.refused,
+          refusal("2025-03-05T08:00:00.000Z", "holds no valid record")
+        )
         yield* index.recordRefusal("ofac", refusal("2025-03-06T08:00:00.000Z", "would de-list 2 of 2"))
         const shown = yield* index.lists
         assert.deepStrictEqual(
