@@ -14,37 +14,34 @@ export const layer: Layer.Layer<StorageProbe.StorageProbe, never, PgDatabase> = 
     const database = yield* PgDatabase
     const { sql } = database
     const instance = randomUUID()
-    const write = Effect.flatMap(Instant.now, (at) =>
-      database
-        .transaction(
-          "StorageProbe.write",
-          Effect.andThen(
-            sql`SET LOCAL lock_timeout = '1s'`,
-            sql`INSERT INTO vigil_health (instance, checked_at) VALUES (${instance}, ${at})
-                ON CONFLICT (instance) DO UPDATE SET checked_at = excluded.checked_at`
-          )
-        )
-        .pipe(
-          Effect.as("ok" as const),
-          Effect.catchIf(
-            (error) => error.reason === "Busy",
-            () => Effect.succeed("busy" as const)
-          )
-        )
-    )
-    const check = Effect.gen(function* () {
-      const [row] = yield* database.run(
+    /** The schema version alone, when the probe's write met another writer's lock. */
+    const version = Effect.map(
+      database.run(
         "StorageProbe.check",
         sql<{ readonly v: number | null }>`SELECT max(migration_id) AS v FROM ${sql(migrationsTable)}`
+      ),
+      ([row]) => row?.v ?? 0
+    )
+    // One statement (vigil_probe, migration 19): this instance's row written under a lock timeout of a second,
+    // then the schema version read.
+    const probe = Effect.flatMap(Instant.now, (at) =>
+      database.run("StorageProbe.check", sql<{ readonly v: number }>`SELECT vigil_probe(${instance}, ${at}) AS v`).pipe(
+        Effect.map(([row]) => ({ schemaVersion: row?.v ?? 0, write: "ok" as const })),
+        Effect.catchIf(
+          (error) => error.reason === "Busy",
+          () => Effect.map(version, (schemaVersion) => ({ schemaVersion, write: "busy" as const }))
+        )
       )
-      const written = yield* write
+    )
+    const check = Effect.gen(function* () {
+      const { schemaVersion, write } = yield* probe
       const now = yield* Clock.currentTimeMillis
       const last = database.lastFailure()
       const recent = last !== undefined && now - last.atMillis < StorageProbe.recentMillis ? last.failure : undefined
       return {
         kind: "postgres",
-        schemaVersion: row?.v ?? 0,
-        write: written,
+        schemaVersion,
+        write,
         integrity: { status: "ok" as const, problems: [], checkedAt: database.openedAt },
         ...(recent === undefined ? {} : { recentFailure: recent })
       }
