@@ -113,7 +113,7 @@ export const indexed = (facts: Facts.Facts, key: IndexKey): ReadonlyArray<number
     const calls: ByOccurrence = new Map()
     const add = (index: ByOccurrence, o: Occurrence, at: number) => {
       const list = listOf(index, o)
-      if (list[list.length - 1] !== at) list.push(at)
+      if (list.length === 0 || list[list.length - 1] !== at) list.push(at)
     }
     const txs = facts.transactions
     for (let at = 0; at < txs.length; at++) {
