@@ -6,6 +6,254 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
+/** Migration 16's vigil_claim, as released. */
+const claimWhole = `
+      CREATE FUNCTION vigil_claim(
+        sent_ids text[], sent_attempts int[], sent_at text[], due_at bigint, each_limit int, holder text,
+        pick_limit int, per_key int, per_destination int, mine_keys text[], mine_key_n int[],
+        mine_destinations text[], mine_destination_n int[], lease_until bigint
+      ) RETURNS json LANGUAGE plpgsql AS $fn$
+      DECLARE
+        ids text[];
+        c_id text[];
+        c_key text[];
+        c_webhook text[];
+        key_ids text[];
+        k_id text;
+        h_key text[];
+        h_webhook text[];
+        h_n int[];
+        c_destination int[];
+        c_next int[];
+        cn int;
+        k_name text[] := '{}';
+        k_count int[] := '{}';
+        k_turn int[];
+        k_len int[];
+        k_offset int[];
+        k_fill int[];
+        d_name text[] := '{}';
+        d_key int[] := '{}';
+        d_head int[] := '{}';
+        d_tail int[] := '{}';
+        d_busy int[] := '{}';
+        key_destinations int[];
+        nk int;
+        nd int;
+        i int;
+        j int;
+        k int;
+        d int;
+        held int;
+        progress boolean;
+        picked int[] := '{}';
+        np int := 0;
+        picked_ids text[];
+        answer json;
+      BEGIN
+        IF coalesce(array_length(sent_ids, 1), 0) > 0 THEN
+          WITH done AS (
+            UPDATE webhook_deliveries d SET status = 'delivered'
+            FROM unnest(sent_ids, sent_attempts, sent_at) AS t(id, attempt, at)
+            WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
+            RETURNING d.webhook_id, t.at
+          ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
+          UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
+          FROM counted c WHERE w.id = c.webhook_id;
+        END IF;
+        IF pick_limit <= 0 OR each_limit <= 0 THEN
+          RETURN '[]'::json;
+        END IF;
+        -- The destinations with pending deliveries, found by skipping from one to the next in the index of pending
+        -- rows, then each one's oldest due deliveries by an index probe: a few rows per destination, never the
+        -- whole backlog.
+        WITH RECURSIVE destinations(webhook_id) AS (
+          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
+                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
+                  ORDER BY d.webhook_id LIMIT 1)
+          FROM destinations WHERE destinations.webhook_id IS NOT NULL
+        )
+        SELECT array_agg(due.id ORDER BY due.rn) INTO ids FROM (
+          SELECT x.id, row_number() OVER (ORDER BY x.first, x.webhook_id, x.next_attempt_at, x.seq) AS rn
+          FROM (
+            SELECT y.id, y.webhook_id, y.next_attempt_at, y.seq,
+                   min(y.next_attempt_at) OVER (PARTITION BY y.webhook_id) AS first
+            FROM destinations
+            JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
+            CROSS JOIN LATERAL (
+              SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
+              WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= due_at
+              ORDER BY d.next_attempt_at, d.seq LIMIT each_limit
+            ) y
+          ) x
+          ORDER BY rn LIMIT 4096
+        ) due;
+        IF ids IS NULL THEN
+          RETURN '[]'::json;
+        END IF;
+        -- Another instance's claim holds some of them: those are skipped, not waited for.
+        SELECT array_agg(c.id ORDER BY array_position(ids, c.id)), array_agg(c.key_id ORDER BY array_position(ids, c.id)),
+               array_agg(c.webhook_id ORDER BY array_position(ids, c.id)), array_agg(DISTINCT c.key_id)
+          INTO c_id, c_key, c_webhook, key_ids
+        FROM (
+          SELECT d.id, d.webhook_id, d.key_id FROM webhook_deliveries d
+          WHERE d.id = ANY(ids) AND d.status = 'pending' AND d.next_attempt_at <= due_at
+          FOR UPDATE OF d SKIP LOCKED
+        ) c;
+        IF c_id IS NULL THEN
+          RETURN '[]'::json;
+        END IF;
+        FOREACH k_id IN ARRAY (SELECT array_agg(u ORDER BY u) FROM unnest(key_ids) AS u) LOOP
+          PERFORM pg_advisory_xact_lock(hashtext('outbox:' || k_id));
+        END LOOP;
+        SELECT array_agg(key_id), array_agg(webhook_id), array_agg(n) INTO h_key, h_webhook, h_n FROM (
+          SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
+          WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> holder
+            AND leased_until > due_at AND key_id = ANY(key_ids)
+          GROUP BY key_id, webhook_id
+        ) h;
+        -- Keys numbered in the order of their first candidate, and destinations (a key's webhook) in the order of
+        -- theirs; a destination's candidates chained in their order (its queue). They come together (ordered by
+        -- destination), so a candidate of the previous one's destination is found without a search.
+        cn := array_length(c_id, 1);
+        nk := 0;
+        nd := 0;
+        c_destination := array_fill(0, ARRAY[cn]);
+        c_next := array_fill(NULL::int, ARRAY[cn]);
+        FOR i IN 1..cn LOOP
+          IF i > 1 AND c_webhook[i] = c_webhook[i - 1] AND c_key[i] = c_key[i - 1] THEN
+            d := c_destination[i - 1];
+          ELSE
+            d := array_position(d_name, c_webhook[i]);
+            WHILE d IS NOT NULL AND k_name[d_key[d]] <> c_key[i] LOOP
+              d := array_position(d_name, c_webhook[i], d + 1);
+            END LOOP;
+          END IF;
+          IF d IS NULL THEN
+            k := array_position(k_name, c_key[i]);
+            IF k IS NULL THEN
+              nk := nk + 1;
+              k := nk;
+              k_name[k] := c_key[i];
+              k_count[k] := coalesce(mine_key_n[array_position(mine_keys, c_key[i])], 0);
+            END IF;
+            nd := nd + 1;
+            d := nd;
+            d_name[d] := c_webhook[i];
+            d_key[d] := k;
+            d_busy[d] := coalesce(mine_destination_n[array_position(mine_destinations, c_webhook[i])], 0);
+            d_head[d] := i;
+          ELSE
+            c_next[d_tail[d]] := i;
+          END IF;
+          c_destination[i] := d;
+          d_tail[d] := i;
+        END LOOP;
+        -- What the other instances hold in flight, added: per key, and per destination by its webhook.
+        FOR j IN 1..coalesce(array_length(h_key, 1), 0) LOOP
+          k := array_position(k_name, h_key[j]);
+          IF k IS NOT NULL THEN
+            k_count[k] := k_count[k] + h_n[j];
+          END IF;
+          d := array_position(d_name, h_webhook[j]);
+          WHILE d IS NOT NULL LOOP
+            d_busy[d] := d_busy[d] + h_n[j];
+            d := array_position(d_name, h_webhook[j], d + 1);
+          END LOOP;
+        END LOOP;
+        -- Each key's destinations in one array, from k_offset[k] + 1, in the order of their first candidate.
+        k_turn := array_fill(0, ARRAY[nk]);
+        k_len := array_fill(0, ARRAY[nk]);
+        k_offset := array_fill(0, ARRAY[nk]);
+        k_fill := array_fill(0, ARRAY[nk]);
+        FOR d IN 1..nd LOOP
+          k_len[d_key[d]] := k_len[d_key[d]] + 1;
+        END LOOP;
+        j := 0;
+        FOR k IN 1..nk LOOP
+          k_offset[k] := j;
+          j := j + k_len[k];
+        END LOOP;
+        key_destinations := array_fill(0, ARRAY[nd]);
+        FOR d IN 1..nd LOOP
+          k := d_key[d];
+          k_fill[k] := k_fill[k] + 1;
+          key_destinations[k_offset[k] + k_fill[k]] := d;
+        END LOOP;
+        -- In rounds, each key in turn takes one delivery of its next destination in turn that may take one.
+        progress := true;
+        WHILE progress AND np < pick_limit LOOP
+          progress := false;
+          FOR k IN 1..nk LOOP
+            EXIT WHEN np >= pick_limit;
+            held := k_count[k];
+            CONTINUE WHEN held >= per_key;
+            FOR j IN 0..k_len[k] - 1 LOOP
+              d := key_destinations[k_offset[k] + 1 + (k_turn[k] + j) % k_len[k]];
+              IF d_head[d] IS NOT NULL AND d_busy[d] < per_destination THEN
+                np := np + 1;
+                picked[np] := d_head[d];
+                d_head[d] := c_next[d_head[d]];
+                k_count[k] := held + 1;
+                d_busy[d] := d_busy[d] + 1;
+                k_turn[k] := (k_turn[k] + j + 1) % k_len[k];
+                progress := true;
+                EXIT;
+              END IF;
+            END LOOP;
+          END LOOP;
+        END LOOP;
+        IF np = 0 THEN
+          RETURN '[]'::json;
+        END IF;
+        SELECT array_agg(c_id[p] ORDER BY o) INTO picked_ids FROM unnest(picked) WITH ORDINALITY AS t(p, o);
+        WITH leased AS (
+          UPDATE webhook_deliveries
+          SET attempts = attempts + 1, next_attempt_at = lease_until, leased_by = holder, leased_until = lease_until
+          WHERE id = ANY(picked_ids)
+          RETURNING id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error
+        )
+        SELECT json_agg(json_build_object(
+                 'id', l.id, 'webhook_id', l.webhook_id, 'key_id', l.key_id, 'correlation_id', l.correlation_id,
+                 'body', l.body, 'attempts', l.attempts, 'next_attempt_at', l.next_attempt_at, 'status', l.status,
+                 'last_error', l.last_error,
+                 'w', json_build_object('id', w.id, 'key_id', w.key_id, 'url', w.url, 'secret', w.secret,
+                                        'created', w.created, 'delivery_count', w.delivery_count::int,
+                                        'last_delivery', w.last_delivery, 'disabled_at', w.disabled_at,
+                                        'channel', w.channel))
+               ORDER BY array_position(picked_ids, l.id)) INTO answer
+        FROM leased l JOIN webhooks w ON w.id = l.webhook_id;
+        RETURN coalesce(answer, '[]'::json);
+      END
+      $fn$`
+
+/**
+ * The one statement of vigil_claim that migration 20 changes: how the candidates are locked, with the conditions
+ * in the locking scan (16), and by the primary key alone behind a fence, the conditions applied after (20).
+ */
+const lockedBefore = `        FROM (
+          SELECT d.id, d.webhook_id, d.key_id FROM webhook_deliveries d
+          WHERE d.id = ANY(ids) AND d.status = 'pending' AND d.next_attempt_at <= due_at
+          FOR UPDATE OF d SKIP LOCKED
+        ) c;`
+const lockedAfter = `        FROM (
+          SELECT d.id, d.webhook_id, d.key_id, d.status, d.next_attempt_at FROM webhook_deliveries d
+          WHERE d.id = ANY(ids)
+          OFFSET 0
+          FOR UPDATE OF d SKIP LOCKED
+        ) c
+        WHERE c.status = 'pending' AND c.next_attempt_at <= due_at;`
+
+/** Migration 20's vigil_claim: migration 16's with its candidates locked by the primary key (see there). */
+const claimByKey = (() => {
+  const [head, tail, ...more] = claimWhole.split(lockedBefore)
+  if (tail === undefined || more.length > 0)
+    throw new Error("migration 16's vigil_claim no longer holds the statement 20 changes")
+  return `${head!.replace("CREATE FUNCTION vigil_claim(", "CREATE OR REPLACE FUNCTION vigil_claim(")}${lockedAfter}${tail}`
+})()
+
 /** Runs each statement of `text` (separated by blank-line-free `;` ends) in order. */
 const statements = (text: string) =>
   Effect.gen(function* () {
@@ -429,229 +677,7 @@ export const migrations = {
   // a key at most `per_key` and a destination at most `per_destination` in flight, counting this instance's own,
   // `mine_*`, and the others' leases), then the leases of the picked, written before any lock is let go. Answers
   // the leased in the order picked, each with its body and its destination's row.
-  "16_outbox_claim_whole": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe(`
-      CREATE FUNCTION vigil_claim(
-        sent_ids text[], sent_attempts int[], sent_at text[], due_at bigint, each_limit int, holder text,
-        pick_limit int, per_key int, per_destination int, mine_keys text[], mine_key_n int[],
-        mine_destinations text[], mine_destination_n int[], lease_until bigint
-      ) RETURNS json LANGUAGE plpgsql AS $fn$
-      DECLARE
-        ids text[];
-        c_id text[];
-        c_key text[];
-        c_webhook text[];
-        key_ids text[];
-        k_id text;
-        h_key text[];
-        h_webhook text[];
-        h_n int[];
-        c_destination int[];
-        c_next int[];
-        cn int;
-        k_name text[] := '{}';
-        k_count int[] := '{}';
-        k_turn int[];
-        k_len int[];
-        k_offset int[];
-        k_fill int[];
-        d_name text[] := '{}';
-        d_key int[] := '{}';
-        d_head int[] := '{}';
-        d_tail int[] := '{}';
-        d_busy int[] := '{}';
-        key_destinations int[];
-        nk int;
-        nd int;
-        i int;
-        j int;
-        k int;
-        d int;
-        held int;
-        progress boolean;
-        picked int[] := '{}';
-        np int := 0;
-        picked_ids text[];
-        answer json;
-      BEGIN
-        IF coalesce(array_length(sent_ids, 1), 0) > 0 THEN
-          WITH done AS (
-            UPDATE webhook_deliveries d SET status = 'delivered'
-            FROM unnest(sent_ids, sent_attempts, sent_at) AS t(id, attempt, at)
-            WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
-            RETURNING d.webhook_id, t.at
-          ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
-          UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
-          FROM counted c WHERE w.id = c.webhook_id;
-        END IF;
-        IF pick_limit <= 0 OR each_limit <= 0 THEN
-          RETURN '[]'::json;
-        END IF;
-        -- The destinations with pending deliveries, found by skipping from one to the next in the index of pending
-        -- rows, then each one's oldest due deliveries by an index probe: a few rows per destination, never the
-        -- whole backlog.
-        WITH RECURSIVE destinations(webhook_id) AS (
-          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
-          UNION ALL
-          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
-                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
-                  ORDER BY d.webhook_id LIMIT 1)
-          FROM destinations WHERE destinations.webhook_id IS NOT NULL
-        )
-        SELECT array_agg(due.id ORDER BY due.rn) INTO ids FROM (
-          SELECT x.id, row_number() OVER (ORDER BY x.first, x.webhook_id, x.next_attempt_at, x.seq) AS rn
-          FROM (
-            SELECT y.id, y.webhook_id, y.next_attempt_at, y.seq,
-                   min(y.next_attempt_at) OVER (PARTITION BY y.webhook_id) AS first
-            FROM destinations
-            JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
-            CROSS JOIN LATERAL (
-              SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
-              WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= due_at
-              ORDER BY d.next_attempt_at, d.seq LIMIT each_limit
-            ) y
-          ) x
-          ORDER BY rn LIMIT 4096
-        ) due;
-        IF ids IS NULL THEN
-          RETURN '[]'::json;
-        END IF;
-        -- Another instance's claim holds some of them: those are skipped, not waited for.
-        SELECT array_agg(c.id ORDER BY array_position(ids, c.id)), array_agg(c.key_id ORDER BY array_position(ids, c.id)),
-               array_agg(c.webhook_id ORDER BY array_position(ids, c.id)), array_agg(DISTINCT c.key_id)
-          INTO c_id, c_key, c_webhook, key_ids
-        FROM (
-          SELECT d.id, d.webhook_id, d.key_id FROM webhook_deliveries d
-          WHERE d.id = ANY(ids) AND d.status = 'pending' AND d.next_attempt_at <= due_at
-          FOR UPDATE OF d SKIP LOCKED
-        ) c;
-        IF c_id IS NULL THEN
-          RETURN '[]'::json;
-        END IF;
-        FOREACH k_id IN ARRAY (SELECT array_agg(u ORDER BY u) FROM unnest(key_ids) AS u) LOOP
-          PERFORM pg_advisory_xact_lock(hashtext('outbox:' || k_id));
-        END LOOP;
-        SELECT array_agg(key_id), array_agg(webhook_id), array_agg(n) INTO h_key, h_webhook, h_n FROM (
-          SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
-          WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> holder
-            AND leased_until > due_at AND key_id = ANY(key_ids)
-          GROUP BY key_id, webhook_id
-        ) h;
-        -- Keys numbered in the order of their first candidate, and destinations (a key's webhook) in the order of
-        -- theirs; a destination's candidates chained in their order (its queue). They come together (ordered by
-        -- destination), so a candidate of the previous one's destination is found without a search.
-        cn := array_length(c_id, 1);
-        nk := 0;
-        nd := 0;
-        c_destination := array_fill(0, ARRAY[cn]);
-        c_next := array_fill(NULL::int, ARRAY[cn]);
-        FOR i IN 1..cn LOOP
-          IF i > 1 AND c_webhook[i] = c_webhook[i - 1] AND c_key[i] = c_key[i - 1] THEN
-            d := c_destination[i - 1];
-          ELSE
-            d := array_position(d_name, c_webhook[i]);
-            WHILE d IS NOT NULL AND k_name[d_key[d]] <> c_key[i] LOOP
-              d := array_position(d_name, c_webhook[i], d + 1);
-            END LOOP;
-          END IF;
-          IF d IS NULL THEN
-            k := array_position(k_name, c_key[i]);
-            IF k IS NULL THEN
-              nk := nk + 1;
-              k := nk;
-              k_name[k] := c_key[i];
-              k_count[k] := coalesce(mine_key_n[array_position(mine_keys, c_key[i])], 0);
-            END IF;
-            nd := nd + 1;
-            d := nd;
-            d_name[d] := c_webhook[i];
-            d_key[d] := k;
-            d_busy[d] := coalesce(mine_destination_n[array_position(mine_destinations, c_webhook[i])], 0);
-            d_head[d] := i;
-          ELSE
-            c_next[d_tail[d]] := i;
-          END IF;
-          c_destination[i] := d;
-          d_tail[d] := i;
-        END LOOP;
-        -- What the other instances hold in flight, added: per key, and per destination by its webhook.
-        FOR j IN 1..coalesce(array_length(h_key, 1), 0) LOOP
-          k := array_position(k_name, h_key[j]);
-          IF k IS NOT NULL THEN
-            k_count[k] := k_count[k] + h_n[j];
-          END IF;
-          d := array_position(d_name, h_webhook[j]);
-          WHILE d IS NOT NULL LOOP
-            d_busy[d] := d_busy[d] + h_n[j];
-            d := array_position(d_name, h_webhook[j], d + 1);
-          END LOOP;
-        END LOOP;
-        -- Each key's destinations in one array, from k_offset[k] + 1, in the order of their first candidate.
-        k_turn := array_fill(0, ARRAY[nk]);
-        k_len := array_fill(0, ARRAY[nk]);
-        k_offset := array_fill(0, ARRAY[nk]);
-        k_fill := array_fill(0, ARRAY[nk]);
-        FOR d IN 1..nd LOOP
-          k_len[d_key[d]] := k_len[d_key[d]] + 1;
-        END LOOP;
-        j := 0;
-        FOR k IN 1..nk LOOP
-          k_offset[k] := j;
-          j := j + k_len[k];
-        END LOOP;
-        key_destinations := array_fill(0, ARRAY[nd]);
-        FOR d IN 1..nd LOOP
-          k := d_key[d];
-          k_fill[k] := k_fill[k] + 1;
-          key_destinations[k_offset[k] + k_fill[k]] := d;
-        END LOOP;
-        -- In rounds, each key in turn takes one delivery of its next destination in turn that may take one.
-        progress := true;
-        WHILE progress AND np < pick_limit LOOP
-          progress := false;
-          FOR k IN 1..nk LOOP
-            EXIT WHEN np >= pick_limit;
-            held := k_count[k];
-            CONTINUE WHEN held >= per_key;
-            FOR j IN 0..k_len[k] - 1 LOOP
-              d := key_destinations[k_offset[k] + 1 + (k_turn[k] + j) % k_len[k]];
-              IF d_head[d] IS NOT NULL AND d_busy[d] < per_destination THEN
-                np := np + 1;
-                picked[np] := d_head[d];
-                d_head[d] := c_next[d_head[d]];
-                k_count[k] := held + 1;
-                d_busy[d] := d_busy[d] + 1;
-                k_turn[k] := (k_turn[k] + j + 1) % k_len[k];
-                progress := true;
-                EXIT;
-              END IF;
-            END LOOP;
-          END LOOP;
-        END LOOP;
-        IF np = 0 THEN
-          RETURN '[]'::json;
-        END IF;
-        SELECT array_agg(c_id[p] ORDER BY o) INTO picked_ids FROM unnest(picked) WITH ORDINALITY AS t(p, o);
-        WITH leased AS (
-          UPDATE webhook_deliveries
-          SET attempts = attempts + 1, next_attempt_at = lease_until, leased_by = holder, leased_until = lease_until
-          WHERE id = ANY(picked_ids)
-          RETURNING id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error
-        )
-        SELECT json_agg(json_build_object(
-                 'id', l.id, 'webhook_id', l.webhook_id, 'key_id', l.key_id, 'correlation_id', l.correlation_id,
-                 'body', l.body, 'attempts', l.attempts, 'next_attempt_at', l.next_attempt_at, 'status', l.status,
-                 'last_error', l.last_error,
-                 'w', json_build_object('id', w.id, 'key_id', w.key_id, 'url', w.url, 'secret', w.secret,
-                                        'created', w.created, 'delivery_count', w.delivery_count::int,
-                                        'last_delivery', w.last_delivery, 'disabled_at', w.disabled_at,
-                                        'channel', w.channel))
-               ORDER BY array_position(picked_ids, l.id)) INTO answer
-        FROM leased l JOIN webhooks w ON w.id = l.webhook_id;
-        RETURN coalesce(answer, '[]'::json);
-      END
-      $fn$`)
-  ),
+  "16_outbox_claim_whole": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimWhole)),
   // Claims call vigil_claim, which reads as vigil_claim_read did: the older function goes.
   "17_outbox_claim_read_dropped": statements(`
     DROP FUNCTION vigil_claim_read(text[], int[], text[], bigint, int, text)
@@ -754,229 +780,5 @@ export const migrations = {
   // backlog, at every claim) and kept the candidates from it: a claim grew with the backlog, the slower the fuller
   // the outbox. The fence (OFFSET 0) keeps the conditions out of the scan. A candidate another instance leased or
   // settled meanwhile is locked by its new version and left out.
-  "20_outbox_claim_by_key": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe(`
-      CREATE OR REPLACE FUNCTION vigil_claim(
-        sent_ids text[], sent_attempts int[], sent_at text[], due_at bigint, each_limit int, holder text,
-        pick_limit int, per_key int, per_destination int, mine_keys text[], mine_key_n int[],
-        mine_destinations text[], mine_destination_n int[], lease_until bigint
-      ) RETURNS json LANGUAGE plpgsql AS $fn$
-      DECLARE
-        ids text[];
-        c_id text[];
-        c_key text[];
-        c_webhook text[];
-        key_ids text[];
-        k_id text;
-        h_key text[];
-        h_webhook text[];
-        h_n int[];
-        c_destination int[];
-        c_next int[];
-        cn int;
-        k_name text[] := '{}';
-        k_count int[] := '{}';
-        k_turn int[];
-        k_len int[];
-        k_offset int[];
-        k_fill int[];
-        d_name text[] := '{}';
-        d_key int[] := '{}';
-        d_head int[] := '{}';
-        d_tail int[] := '{}';
-        d_busy int[] := '{}';
-        key_destinations int[];
-        nk int;
-        nd int;
-        i int;
-        j int;
-        k int;
-        d int;
-        held int;
-        progress boolean;
-        picked int[] := '{}';
-        np int := 0;
-        picked_ids text[];
-        answer json;
-      BEGIN
-        IF coalesce(array_length(sent_ids, 1), 0) > 0 THEN
-          WITH done AS (
-            UPDATE webhook_deliveries d SET status = 'delivered'
-            FROM unnest(sent_ids, sent_attempts, sent_at) AS t(id, attempt, at)
-            WHERE d.id = t.id AND d.attempts = t.attempt AND d.status = 'pending'
-            RETURNING d.webhook_id, t.at
-          ), counted AS (SELECT webhook_id, count(*) AS n, max(at) AS at FROM done GROUP BY webhook_id)
-          UPDATE webhooks w SET delivery_count = w.delivery_count + c.n, last_delivery = c.at
-          FROM counted c WHERE w.id = c.webhook_id;
-        END IF;
-        IF pick_limit <= 0 OR each_limit <= 0 THEN
-          RETURN '[]'::json;
-        END IF;
-        -- The destinations with pending deliveries, found by skipping from one to the next in the index of pending
-        -- rows, then each one's oldest due deliveries by an index probe: a few rows per destination, never the
-        -- whole backlog.
-        WITH RECURSIVE destinations(webhook_id) AS (
-          (SELECT webhook_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
-          UNION ALL
-          SELECT (SELECT d.webhook_id FROM webhook_deliveries d
-                  WHERE d.status = 'pending' AND d.webhook_id > destinations.webhook_id
-                  ORDER BY d.webhook_id LIMIT 1)
-          FROM destinations WHERE destinations.webhook_id IS NOT NULL
-        )
-        SELECT array_agg(due.id ORDER BY due.rn) INTO ids FROM (
-          SELECT x.id, row_number() OVER (ORDER BY x.first, x.webhook_id, x.next_attempt_at, x.seq) AS rn
-          FROM (
-            SELECT y.id, y.webhook_id, y.next_attempt_at, y.seq,
-                   min(y.next_attempt_at) OVER (PARTITION BY y.webhook_id) AS first
-            FROM destinations
-            JOIN webhooks w ON w.id = destinations.webhook_id AND w.disabled_at IS NULL
-            CROSS JOIN LATERAL (
-              SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq FROM webhook_deliveries d
-              WHERE d.webhook_id = destinations.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= due_at
-              ORDER BY d.next_attempt_at, d.seq LIMIT each_limit
-            ) y
-          ) x
-          ORDER BY rn LIMIT 4096
-        ) due;
-        IF ids IS NULL THEN
-          RETURN '[]'::json;
-        END IF;
-        -- Another instance's claim holds some of them: those are skipped, not waited for.
-        SELECT array_agg(c.id ORDER BY array_position(ids, c.id)), array_agg(c.key_id ORDER BY array_position(ids, c.id)),
-               array_agg(c.webhook_id ORDER BY array_position(ids, c.id)), array_agg(DISTINCT c.key_id)
-          INTO c_id, c_key, c_webhook, key_ids
-        FROM (
-          SELECT d.id, d.webhook_id, d.key_id, d.status, d.next_attempt_at FROM webhook_deliveries d
-          WHERE d.id = ANY(ids)
-          OFFSET 0
-          FOR UPDATE OF d SKIP LOCKED
-        ) c
-        WHERE c.status = 'pending' AND c.next_attempt_at <= due_at;
-        IF c_id IS NULL THEN
-          RETURN '[]'::json;
-        END IF;
-        FOREACH k_id IN ARRAY (SELECT array_agg(u ORDER BY u) FROM unnest(key_ids) AS u) LOOP
-          PERFORM pg_advisory_xact_lock(hashtext('outbox:' || k_id));
-        END LOOP;
-        SELECT array_agg(key_id), array_agg(webhook_id), array_agg(n) INTO h_key, h_webhook, h_n FROM (
-          SELECT key_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
-          WHERE status = 'pending' AND leased_by IS NOT NULL AND leased_by <> holder
-            AND leased_until > due_at AND key_id = ANY(key_ids)
-          GROUP BY key_id, webhook_id
-        ) h;
-        -- Keys numbered in the order of their first candidate, and destinations (a key's webhook) in the order of
-        -- theirs; a destination's candidates chained in their order (its queue). They come together (ordered by
-        -- destination), so a candidate of the previous one's destination is found without a search.
-        cn := array_length(c_id, 1);
-        nk := 0;
-        nd := 0;
-        c_destination := array_fill(0, ARRAY[cn]);
-        c_next := array_fill(NULL::int, ARRAY[cn]);
-        FOR i IN 1..cn LOOP
-          IF i > 1 AND c_webhook[i] = c_webhook[i - 1] AND c_key[i] = c_key[i - 1] THEN
-            d := c_destination[i - 1];
-          ELSE
-            d := array_position(d_name, c_webhook[i]);
-            WHILE d IS NOT NULL AND k_name[d_key[d]] <> c_key[i] LOOP
-              d := array_position(d_name, c_webhook[i], d + 1);
-            END LOOP;
-          END IF;
-          IF d IS NULL THEN
-            k := array_position(k_name, c_key[i]);
-            IF k IS NULL THEN
-              nk := nk + 1;
-              k := nk;
-              k_name[k] := c_key[i];
-              k_count[k] := coalesce(mine_key_n[array_position(mine_keys, c_key[i])], 0);
-            END IF;
-            nd := nd + 1;
-            d := nd;
-            d_name[d] := c_webhook[i];
-            d_key[d] := k;
-            d_busy[d] := coalesce(mine_destination_n[array_position(mine_destinations, c_webhook[i])], 0);
-            d_head[d] := i;
-          ELSE
-            c_next[d_tail[d]] := i;
-          END IF;
-          c_destination[i] := d;
-          d_tail[d] := i;
-        END LOOP;
-        -- What the other instances hold in flight, added: per key, and per destination by its webhook.
-        FOR j IN 1..coalesce(array_length(h_key, 1), 0) LOOP
-          k := array_position(k_name, h_key[j]);
-          IF k IS NOT NULL THEN
-            k_count[k] := k_count[k] + h_n[j];
-          END IF;
-          d := array_position(d_name, h_webhook[j]);
-          WHILE d IS NOT NULL LOOP
-            d_busy[d] := d_busy[d] + h_n[j];
-            d := array_position(d_name, h_webhook[j], d + 1);
-          END LOOP;
-        END LOOP;
-        -- Each key's destinations in one array, from k_offset[k] + 1, in the order of their first candidate.
-        k_turn := array_fill(0, ARRAY[nk]);
-        k_len := array_fill(0, ARRAY[nk]);
-        k_offset := array_fill(0, ARRAY[nk]);
-        k_fill := array_fill(0, ARRAY[nk]);
-        FOR d IN 1..nd LOOP
-          k_len[d_key[d]] := k_len[d_key[d]] + 1;
-        END LOOP;
-        j := 0;
-        FOR k IN 1..nk LOOP
-          k_offset[k] := j;
-          j := j + k_len[k];
-        END LOOP;
-        key_destinations := array_fill(0, ARRAY[nd]);
-        FOR d IN 1..nd LOOP
-          k := d_key[d];
-          k_fill[k] := k_fill[k] + 1;
-          key_destinations[k_offset[k] + k_fill[k]] := d;
-        END LOOP;
-        -- In rounds, each key in turn takes one delivery of its next destination in turn that may take one.
-        progress := true;
-        WHILE progress AND np < pick_limit LOOP
-          progress := false;
-          FOR k IN 1..nk LOOP
-            EXIT WHEN np >= pick_limit;
-            held := k_count[k];
-            CONTINUE WHEN held >= per_key;
-            FOR j IN 0..k_len[k] - 1 LOOP
-              d := key_destinations[k_offset[k] + 1 + (k_turn[k] + j) % k_len[k]];
-              IF d_head[d] IS NOT NULL AND d_busy[d] < per_destination THEN
-                np := np + 1;
-                picked[np] := d_head[d];
-                d_head[d] := c_next[d_head[d]];
-                k_count[k] := held + 1;
-                d_busy[d] := d_busy[d] + 1;
-                k_turn[k] := (k_turn[k] + j + 1) % k_len[k];
-                progress := true;
-                EXIT;
-              END IF;
-            END LOOP;
-          END LOOP;
-        END LOOP;
-        IF np = 0 THEN
-          RETURN '[]'::json;
-        END IF;
-        SELECT array_agg(c_id[p] ORDER BY o) INTO picked_ids FROM unnest(picked) WITH ORDINALITY AS t(p, o);
-        WITH leased AS (
-          UPDATE webhook_deliveries
-          SET attempts = attempts + 1, next_attempt_at = lease_until, leased_by = holder, leased_until = lease_until
-          WHERE id = ANY(picked_ids)
-          RETURNING id, webhook_id, key_id, correlation_id, body, attempts, next_attempt_at, status, last_error
-        )
-        SELECT json_agg(json_build_object(
-                 'id', l.id, 'webhook_id', l.webhook_id, 'key_id', l.key_id, 'correlation_id', l.correlation_id,
-                 'body', l.body, 'attempts', l.attempts, 'next_attempt_at', l.next_attempt_at, 'status', l.status,
-                 'last_error', l.last_error,
-                 'w', json_build_object('id', w.id, 'key_id', w.key_id, 'url', w.url, 'secret', w.secret,
-                                        'created', w.created, 'delivery_count', w.delivery_count::int,
-                                        'last_delivery', w.last_delivery, 'disabled_at', w.disabled_at,
-                                        'channel', w.channel))
-               ORDER BY array_position(picked_ids, l.id)) INTO answer
-        FROM leased l JOIN webhooks w ON w.id = l.webhook_id;
-        RETURN coalesce(answer, '[]'::json);
-      END
-      $fn$`)
-  )
+  "20_outbox_claim_by_key": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByKey))
 }
