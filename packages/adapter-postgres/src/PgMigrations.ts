@@ -254,6 +254,84 @@ const claimByKey = (() => {
   return `${head!.replace("CREATE FUNCTION vigil_claim(", "CREATE OR REPLACE FUNCTION vigil_claim(")}${lockedAfter}${tail}`
 })()
 
+/** Migration 12's vigil_charge, as released. */
+const chargeWhole = `
+      CREATE FUNCTION vigil_charge(
+        charge_of int[], costs bigint[], keys text[], starts bigint[], ends bigint[], limits float8[]
+      ) RETURNS TABLE (used bigint, granted boolean) LANGUAGE plpgsql AS $fn$
+      DECLARE
+        n int := coalesce(array_length(keys, 1), 0);
+        wkeys text[] := '{}';
+        wstarts bigint[] := '{}';
+        wused bigint[] := '{}';
+        slot int[] := '{}';
+        out_used bigint[] := '{}';
+        out_granted boolean[] := '{}';
+        r record;
+        i int := 1;
+        j int;
+        w int;
+        first int;
+        ok boolean;
+      BEGIN
+        INSERT INTO quota_windows (key, window_start, window_end, used)
+          SELECT DISTINCT t.k, t.s, t.e, 0::bigint FROM unnest(keys, starts, ends) AS t(k, s, e)
+          ORDER BY 1, 2
+          ON CONFLICT (key, window_start) DO NOTHING;
+        FOR r IN
+          SELECT q.key, q.window_start, q.used FROM quota_windows q
+          JOIN (SELECT DISTINCT t.k, t.s FROM unnest(keys, starts) AS t(k, s)) t
+            ON q.key = t.k AND q.window_start = t.s
+          ORDER BY q.key, q.window_start
+          FOR UPDATE OF q
+        LOOP
+          wkeys := wkeys || r.key;
+          wstarts := wstarts || r.window_start;
+          wused := wused || r.used;
+        END LOOP;
+        FOR j IN 1..n LOOP
+          FOR w IN 1..coalesce(array_length(wkeys, 1), 0) LOOP
+            IF wkeys[w] = keys[j] AND wstarts[w] = starts[j] THEN
+              slot[j] := w;
+            END IF;
+          END LOOP;
+        END LOOP;
+        WHILE i <= n LOOP
+          first := i;
+          ok := true;
+          WHILE i <= n AND charge_of[i] = charge_of[first] LOOP
+            IF wused[slot[i]] + costs[i] > limits[i] THEN
+              ok := false;
+            END IF;
+            i := i + 1;
+          END LOOP;
+          FOR j IN first..i - 1 LOOP
+            IF ok THEN
+              wused[slot[j]] := wused[slot[j]] + costs[j];
+            END IF;
+            out_used[j] := wused[slot[j]];
+            out_granted[j] := ok;
+          END LOOP;
+        END LOOP;
+        UPDATE quota_windows q SET used = t.u
+          FROM unnest(wkeys, wstarts, wused) AS t(k, s, u)
+          WHERE q.key = t.k AND q.window_start = t.s AND q.used <> t.u;
+        RETURN QUERY SELECT t.u, t.g FROM unnest(out_used, out_granted) WITH ORDINALITY AS t(u, g, o) ORDER BY t.o;
+      END
+      $fn$`
+
+/**
+ * Migration 21's vigil_charge: migration 12's with the transaction it runs in committed without waiting for the
+ * write-ahead log to reach the disk (`synchronous_commit` off for that transaction alone; see there).
+ */
+const chargeUnflushed = (() => {
+  const [head, tail, ...more] = chargeWhole.split("      BEGIN\n")
+  if (tail === undefined || more.length > 0) throw new Error("migration 12's vigil_charge no longer has one BEGIN")
+  return `${head!.replace("CREATE FUNCTION vigil_charge(", "CREATE OR REPLACE FUNCTION vigil_charge(")}      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+${tail}`
+})()
+
 /** Runs each statement of `text` (separated by blank-line-free `;` ends) in order. */
 const statements = (text: string) =>
   Effect.gen(function* () {
@@ -508,72 +586,7 @@ export const migrations = {
   // missing and locked in (key, start) order, each charge decided all-or-nothing in arrival order against the
   // counts the earlier ones left (QuotaStore.decide), each window written once. Rows of one charge are contiguous;
   // limits are doubles, so a window without one is Infinity.
-  "12_quota_charge_function": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe(`
-      CREATE FUNCTION vigil_charge(
-        charge_of int[], costs bigint[], keys text[], starts bigint[], ends bigint[], limits float8[]
-      ) RETURNS TABLE (used bigint, granted boolean) LANGUAGE plpgsql AS $fn$
-      DECLARE
-        n int := coalesce(array_length(keys, 1), 0);
-        wkeys text[] := '{}';
-        wstarts bigint[] := '{}';
-        wused bigint[] := '{}';
-        slot int[] := '{}';
-        out_used bigint[] := '{}';
-        out_granted boolean[] := '{}';
-        r record;
-        i int := 1;
-        j int;
-        w int;
-        first int;
-        ok boolean;
-      BEGIN
-        INSERT INTO quota_windows (key, window_start, window_end, used)
-          SELECT DISTINCT t.k, t.s, t.e, 0::bigint FROM unnest(keys, starts, ends) AS t(k, s, e)
-          ORDER BY 1, 2
-          ON CONFLICT (key, window_start) DO NOTHING;
-        FOR r IN
-          SELECT q.key, q.window_start, q.used FROM quota_windows q
-          JOIN (SELECT DISTINCT t.k, t.s FROM unnest(keys, starts) AS t(k, s)) t
-            ON q.key = t.k AND q.window_start = t.s
-          ORDER BY q.key, q.window_start
-          FOR UPDATE OF q
-        LOOP
-          wkeys := wkeys || r.key;
-          wstarts := wstarts || r.window_start;
-          wused := wused || r.used;
-        END LOOP;
-        FOR j IN 1..n LOOP
-          FOR w IN 1..coalesce(array_length(wkeys, 1), 0) LOOP
-            IF wkeys[w] = keys[j] AND wstarts[w] = starts[j] THEN
-              slot[j] := w;
-            END IF;
-          END LOOP;
-        END LOOP;
-        WHILE i <= n LOOP
-          first := i;
-          ok := true;
-          WHILE i <= n AND charge_of[i] = charge_of[first] LOOP
-            IF wused[slot[i]] + costs[i] > limits[i] THEN
-              ok := false;
-            END IF;
-            i := i + 1;
-          END LOOP;
-          FOR j IN first..i - 1 LOOP
-            IF ok THEN
-              wused[slot[j]] := wused[slot[j]] + costs[j];
-            END IF;
-            out_used[j] := wused[slot[j]];
-            out_granted[j] := ok;
-          END LOOP;
-        END LOOP;
-        UPDATE quota_windows q SET used = t.u
-          FROM unnest(wkeys, wstarts, wused) AS t(k, s, u)
-          WHERE q.key = t.k AND q.window_start = t.s AND q.used <> t.u;
-        RETURN QUERY SELECT t.u, t.g FROM unnest(out_used, out_granted) WITH ORDINALITY AS t(u, g, o) ORDER BY t.o;
-      END
-      $fn$`)
-  ),
+  "12_quota_charge_function": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(chargeWhole)),
   // What a claim reads, in one round trip instead of five: the deliveries sent since the last claim settled (each
   // only for its attempt and while pending, each destination counted once), each due destination's `each` oldest
   // due deliveries locked or skipped (FOR UPDATE SKIP LOCKED) in the order a claim considers them, then the
@@ -780,5 +793,12 @@ export const migrations = {
   // backlog, at every claim) and kept the candidates from it: a claim grew with the backlog, the slower the fuller
   // the outbox. The fence (OFFSET 0) keeps the conditions out of the scan. A candidate another instance leased or
   // settled meanwhile is locked by its new version and left out.
-  "20_outbox_claim_by_key": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByKey))
+  "20_outbox_claim_by_key": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByKey)),
+  // vigil_charge as migration 12 made it, but committing without waiting for the write-ahead log's flush: every
+  // authenticated request waited for the disk at its charge's commit, where SQLite (WAL, synchronous NORMAL) waits
+  // for none. The guarantee is then SQLite's: a charge survives Vigil's own
+  // crash, and PostgreSQL's crash or a power loss may lose the last fraction of a second of charges (requests let
+  // through a second time, never a count corrupted). The setting is the transaction's alone; every other write
+  // still waits for the flush.
+  "21_quota_charge_unflushed": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(chargeUnflushed))
 }

@@ -676,6 +676,34 @@ describe("PostgreSQL: health", () => {
     }).pipe(Effect.scoped, Effect.runPromise))
 })
 
+describe("PostgreSQL: a quota charge's commit", () => {
+  it("does not wait for the write-ahead log's flush, and leaves every other transaction waiting for it", () =>
+    Effect.gen(function* () {
+      const [instance] = yield* instances(1, Postgres.schemaName())
+      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+      type Setting = { readonly synchronous_commit: string }
+      const [inCharge, charged] = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const charged = yield* sql<{ readonly used: string; readonly granted: boolean }>`
+            SELECT used::text AS used, granted FROM vigil_charge(
+              ${[0]}::int[], ${[1]}::bigint[], ${["k"]}::text[], ${[0]}::bigint[], ${[1000]}::bigint[], ${[5]}::float8[])`
+          const [setting] = yield* sql<Setting>`SHOW synchronous_commit`
+          return [setting?.synchronous_commit, charged] as const
+        })
+      )
+      assert.deepStrictEqual(charged, [{ used: "1", granted: true }])
+      assert.strictEqual(inCharge, "off")
+      // The setting ended with the charge's transaction.
+      const [after] = yield* sql<Setting>`SHOW synchronous_commit`
+      assert.strictEqual(after?.synchronous_commit, "on")
+      // Through the port, the count the committed charge left.
+      const usage = yield* Context.get(instance!, QuotaStore.QuotaStore).usage([
+        { key: "k", start: 0, millis: 1000, limit: 5 }
+      ])
+      assert.strictEqual(usage[0]?.used, 1)
+    }).pipe(Effect.scoped, Effect.runPromise))
+})
+
 describe("PostgreSQL: a lock another transaction holds", () => {
   it("fails a statement that waits for it Busy at the lock timeout, not the statement timeout", () =>
     Effect.gen(function* () {
