@@ -796,9 +796,9 @@ export const migrations = {
   "20_outbox_claim_by_key": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByKey)),
   // vigil_charge as migration 12 made it, but committing without waiting for the write-ahead log's flush: every
   // authenticated request waited for the disk at its charge's commit, where SQLite (WAL, synchronous NORMAL) waits
-  // for none. The guarantee is then SQLite's: a charge survives Vigil's own
-  // crash, and PostgreSQL's crash or a power loss may lose the last fraction of a second of charges (requests let
-  // through a second time, never a count corrupted). The setting is the transaction's alone; every other write
-  // still waits for the flush.
+  // for none. The guarantee is then SQLite's: a charge survives Vigil's own crash, while a crash of PostgreSQL or of
+  // its machine may forget the last fraction of a second of charges (a few requests more than a limit let through,
+  // never a count corrupted). The setting is the charge's transaction's alone (QuotaStore runs every charge in a
+  // transaction of its own); every other write still waits for the flush.
   "21_quota_charge_unflushed": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(chargeUnflushed))
 }

@@ -4,7 +4,9 @@
  * windows they touch are created if missing and locked (`SELECT … FOR UPDATE`, in key order so two instances
  * never deadlock), each charge is decided all-or-nothing in arrival order against the counts the earlier ones
  * left (as `QuotaStore.decide`), and each window changed is written once. Another instance charging the same
- * windows waits for the lock and decides against the committed counts.
+ * windows waits for the lock and decides against the committed counts. Each batch is its own transaction, which
+ * commits without waiting for the write-ahead log's flush (migration 21; docs/operating.md): it must hold nothing
+ * but the charges.
  */
 import { type QuotaStore as Port, QuotaStore } from "@vigil/core"
 import { Effect, Layer } from "effect"

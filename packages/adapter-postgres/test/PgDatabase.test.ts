@@ -677,25 +677,28 @@ describe("PostgreSQL: health", () => {
 })
 
 describe("PostgreSQL: a quota charge's commit", () => {
-  it("does not wait for the write-ahead log's flush, and leaves every other transaction waiting for it", () =>
+  it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())
       const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
-      type Setting = { readonly synchronous_commit: string }
-      const [inCharge, charged] = yield* sql.withTransaction(
-        Effect.gen(function* () {
-          const charged = yield* sql<{ readonly used: string; readonly granted: boolean }>`
-            SELECT used::text AS used, granted FROM vigil_charge(
-              ${[0]}::int[], ${[1]}::bigint[], ${["k"]}::text[], ${[0]}::bigint[], ${[1000]}::bigint[], ${[5]}::float8[])`
-          const [setting] = yield* sql<Setting>`SHOW synchronous_commit`
-          return [setting?.synchronous_commit, charged] as const
-        })
+      // One session throughout: before, inside and after the charge's transaction.
+      const session = yield* sql.reserve
+      const setting = (text: string) =>
+        Effect.map(session.execute(text, [], undefined), (rows) => String(rows[0]?.synchronous_commit))
+      const before = yield* setting("SHOW synchronous_commit")
+      yield* session.executeRaw("BEGIN", [])
+      const charged = yield* session.execute(
+        `SELECT used::text AS used, granted FROM vigil_charge(
+           ARRAY[0]::int[], ARRAY[1]::bigint[], ARRAY['k']::text[], ARRAY[0]::bigint[], ARRAY[1000]::bigint[],
+           ARRAY[5]::float8[])`,
+        [],
+        undefined
       )
+      const inCharge = yield* setting("SHOW synchronous_commit")
+      yield* session.executeRaw("COMMIT", [])
+      const after = yield* setting("SHOW synchronous_commit")
       assert.deepStrictEqual(charged, [{ used: "1", granted: true }])
-      assert.strictEqual(inCharge, "off")
-      // The setting ended with the charge's transaction.
-      const [after] = yield* sql<Setting>`SHOW synchronous_commit`
-      assert.strictEqual(after?.synchronous_commit, "on")
+      assert.deepStrictEqual([before, inCharge, after], ["on", "off", "on"])
       // Through the port, the count the committed charge left.
       const usage = yield* Context.get(instance!, QuotaStore.QuotaStore).usage([
         { key: "k", start: 0, millis: 1000, limit: 5 }
