@@ -246,13 +246,19 @@ const lockedAfter = `        FROM (
         ) c
         WHERE c.status = 'pending' AND c.next_attempt_at <= due_at;`
 
-/** Migration 20's vigil_claim: migration 16's with its candidates locked by the primary key (see there). */
-const claimByKey = (() => {
-  const [head, tail, ...more] = claimWhole.split(lockedBefore)
+/**
+ * A released function `name` of `released` made again (`CREATE OR REPLACE`) with its one statement `before` swapped
+ * for `after`; the module fails at load if `released` no longer holds `before` exactly once.
+ */
+const revised = (released: string, name: string, before: string, after: string) => {
+  const [head, tail, ...more] = released.split(before)
   if (tail === undefined || more.length > 0)
-    throw new Error("migration 16's vigil_claim no longer holds the statement 20 changes")
-  return `${head!.replace("CREATE FUNCTION vigil_claim(", "CREATE OR REPLACE FUNCTION vigil_claim(")}${lockedAfter}${tail}`
-})()
+    throw new Error(`the released ${name} no longer holds the text a revision changes`)
+  return `${head!.replace(`CREATE FUNCTION ${name}(`, `CREATE OR REPLACE FUNCTION ${name}(`)}${after}${tail}`
+}
+
+/** Migration 20's vigil_claim: migration 16's with its candidates locked by the primary key (see there). */
+const claimByKey = revised(claimWhole, "vigil_claim", lockedBefore, lockedAfter)
 
 /** Migration 12's vigil_charge, as released. */
 const chargeWhole = `
@@ -324,13 +330,12 @@ const chargeWhole = `
  * Migration 21's vigil_charge: migration 12's with the transaction it runs in committed without waiting for the
  * write-ahead log to reach the disk (`synchronous_commit` off for that transaction alone; see there).
  */
-const chargeUnflushed = (() => {
-  const [head, tail, ...more] = chargeWhole.split("      BEGIN\n")
-  if (tail === undefined || more.length > 0) throw new Error("migration 12's vigil_charge no longer has one BEGIN")
-  return `${head!.replace("CREATE FUNCTION vigil_charge(", "CREATE OR REPLACE FUNCTION vigil_charge(")}      BEGIN
-        PERFORM set_config('synchronous_commit', 'off', true);
-${tail}`
-})()
+const chargeUnflushed = revised(
+  chargeWhole,
+  "vigil_charge",
+  "      BEGIN\n",
+  "      BEGIN\n        PERFORM set_config('synchronous_commit', 'off', true);\n"
+)
 
 /** Runs each statement of `text` (separated by blank-line-free `;` ends) in order. */
 const statements = (text: string) =>
