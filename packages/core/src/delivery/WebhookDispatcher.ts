@@ -102,6 +102,9 @@ export interface Settings {
   readonly mac: WebhookSigning.Mac
 }
 
+/** The longest the delivery loop waits for its sends in flight before the next claim (see `layer`). */
+export const gatherMillis = 20
+
 export const defaultSettings: Settings = {
   timeoutMillis: 10_000,
   retries: 3,
@@ -278,13 +281,14 @@ const recorded = Effect.fnUntraced(function* (attempts: ReadonlyArray<Attempted>
 
 /**
  * Runs the loop for as long as the layer lives (interrupting in-flight sends on shutdown; their leases expire
- * and they are sent again). It claims again as soon as a slot frees, fairly (`WebhookStore.fairPick`): no key
- * holds more than `perKey` slots and no destination more than `perDestination`, so a slow receiver cannot take
- * the slots other keys, or its key's other destinations, need. A send frees its slot as soon as it ends; its
- * settlement joins those of the other sends that ended meanwhile, stored by the next claim in its own transaction
- * (so a turn of the loop is one transaction), while the lease keeps the delivery from being claimed again. A
- * settlement not stored when the process stops is as a send interrupted: the lease expires and the delivery is
- * sent again.
+ * and they are sent again). After a claim that started sends, it claims again once the sends in flight have ended
+ * (or as long as that claim took has passed, at most {@link gatherMillis}); otherwise as soon as a slot frees. It
+ * claims fairly (`WebhookStore.fairPick`): no key holds more than `perKey` slots and no destination more than
+ * `perDestination`, so a slow receiver cannot take the slots other keys, or its key's other destinations, need. A
+ * send frees its slot as soon as it ends; its settlement joins those of the other sends that ended meanwhile, stored
+ * by the next claim in its own transaction (so a turn of the loop is one transaction), while the lease keeps the
+ * delivery from being claimed again. A settlement not stored when the process stops is as a send interrupted: the
+ * lease expires and the delivery is sent again.
  */
 export const layer = (
   settings: Settings = defaultSettings
@@ -326,6 +330,8 @@ export const layer = (
       const perKey = new Map<string, number>()
       const perDestination = new Map<string, number>()
       const lease = settings.timeoutMillis + 2_000
+      /** How long the last claim took (ms): the longest the loop then waits for the sends in flight to end. */
+      let claimMillis = 0
       const count = (counts: Map<string, number>, id: string, by: number) => {
         const n = (counts.get(id) ?? 0) + by
         if (n <= 0) counts.delete(id)
@@ -345,6 +351,7 @@ export const layer = (
         const free = settings.concurrency - (yield* FiberSet.size(inFlight))
         if (free <= 0 && done.length === 0) return -1
         const now = yield* Clock.currentTimeMillis
+        const began = yield* Clock.currentTimeNanos
         const claimed = yield* store
           .claim({
             now,
@@ -361,6 +368,7 @@ export const layer = (
             // nothing, as a settlement only applies to the attempt still pending).
             Effect.onError(() => Effect.asVoid(Queue.offerAll(ended, done)))
           )
+        claimMillis = Number((yield* Clock.currentTimeNanos) - began) / 1e6
         yield* recorded(done)
         for (const c of claimed) {
           count(perKey, c.delivery.keyId, 1)
@@ -376,10 +384,23 @@ export const layer = (
         }
         return claimed.length
       }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logError("webhook outbox unavailable", cause), 0)))
-      // Claim again at once after a claim found work; otherwise wait for a send to finish or the poll interval.
+      /**
+       * After a claim that started sends, the next one waits for the sends in flight to end, for as long as the last
+       * claim took at most (and never more than {@link gatherMillis}): a claim costs about the same however many it
+       * settles and takes (on PostgreSQL, milliseconds), and one made at once would take only the sends that ended
+       * while the last one ran, so that two claims would share a key's slots between them, each a part of the time.
+       */
+      const gather = Effect.flatMap(FiberSet.size(inFlight), (sending) => {
+        const wait = Math.min(claimMillis, gatherMillis)
+        return sending === 0 || wait <= 0
+          ? Effect.yieldNow
+          : Effect.andThen(Effect.race(FiberSet.awaitEmpty(inFlight), Effect.sleep(wait)), Effect.yieldNow)
+      })
+      // After a claim found work, claim again once the sends in flight ended (see gather); otherwise wait for a send
+      // to finish or the poll interval.
       const loop = Effect.flatMap(cycle, (started) =>
         started > 0
-          ? Effect.yieldNow
+          ? gather
           : Effect.race(
               // Woken by a send that ended: the sends whose answers this turn of the event loop read share the claim
               // (the loop yields once, behind them, instead of sleeping: a sleep left the process idle under load).
