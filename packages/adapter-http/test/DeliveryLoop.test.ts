@@ -7,7 +7,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { HttpsWebhookTransport } from "@vigil/adapter-delivery"
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { Mailer, WebhookDispatcher, WebhookSigning, WebhookStore } from "@vigil/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -73,9 +73,10 @@ const queue = (
 
 /**
  * The delivery loop (one key's slots: `perKey`) started over the database's outbox once `n` deliveries to `url`
- * are queued there, each claim recorded in `claims` and taking 5 ms of the TestClock.
+ * are queued there, each claim recorded in `claims` and taking `claimTakes` of the TestClock (5 ms). A send
+ * times out after a minute, past every wait of a test: a hung one ends only with the test.
  */
-const loop = (claims: Array<Claim>, perKey: number, url: string, n: number) =>
+const loop = (claims: Array<Claim>, perKey: number, url: string, n: number, claimTakes: Duration.Input = "5 millis") =>
   Effect.gen(function* () {
     const stores = yield* Layer.build(sqlite)
     const store = Context.get(stores, WebhookStore.WebhookStore)
@@ -83,13 +84,18 @@ const loop = (claims: Array<Claim>, perKey: number, url: string, n: number) =>
     const recorded: WebhookStore.WebhookStore["Service"] = {
       ...store,
       claim: (request) =>
-        Effect.tap(Effect.andThen(TestClock.adjust("5 millis"), store.claim(request)), (taken) =>
+        Effect.tap(Effect.andThen(TestClock.adjust(claimTakes), store.claim(request)), (taken) =>
           Effect.sync(() => claims.push({ settled: request.settle?.length ?? 0, took: taken.length }))
         )
     }
     const outbox = Layer.succeedContext(stores.pipe(Context.add(WebhookStore.WebhookStore, recorded)))
     yield* Layer.build(
-      WebhookDispatcher.layer({ ...WebhookDispatcher.defaultSettings, perKey, perDestination: perKey }).pipe(
+      WebhookDispatcher.layer({
+        ...WebhookDispatcher.defaultSettings,
+        perKey,
+        perDestination: perKey,
+        timeoutMillis: 60_000
+      }).pipe(
         Layer.provide(
           Layer.mergeAll(
             outbox,
@@ -162,6 +168,22 @@ describe("the delivery loop", () => {
         yield* TestClock.adjust("5 millis")
         yield* until(() => claims.some((c) => c.settled > 0))
         assert.isAtMost(claims.find((c) => c.settled > 0)!.settled, 3, "the hung send is not settled")
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.effect(
+    "waits for a send that does not end no longer than 20 ms, however long the last claim took",
+    () =>
+      Effect.gen(function* () {
+        const claims: Array<Claim> = []
+        const r = yield* receiver((n) => (n === 0 ? "hang" : 200))
+        yield* loop(claims, 4, r.url("/hook"), 4, "50 millis")
+        yield* until(() => r.received.filter((g) => g.status === 200).length === 3 && claims.length >= 1)
+        assert.deepStrictEqual(claims, [{ settled: 0, took: 4 }], "no claim while the loop waits")
+        // 20 ms of the clock end the wait, not the 50 ms the claim took.
+        yield* TestClock.adjust(Duration.millis(WebhookDispatcher.gatherMillis))
+        yield* until(() => claims.some((c) => c.settled > 0))
       }).pipe(Effect.scoped),
     30_000
   )
