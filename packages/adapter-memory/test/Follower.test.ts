@@ -649,6 +649,38 @@ describe("Follower over a scripted chain", () => {
     assert.strictEqual(result.states[0]![0]!.deferred, 4)
   })
 
+  it("bots that visit different transactions, judged out of their own order past their key's share: each alerts every transfer once", async () => {
+    // Under a disjunction the occurrence does not narrow the transactions tried: a bot with this rule visits every
+    // transaction, one with `everyTransfer` those with a USDC transfer. A step judges the two of the first kind
+    // together (before the second kind, unlike the bots' own order); the key's share leaves one bot for later.
+    const anyTransaction = ["system.emitted(tx1.USDC.E.Transfer) || false"]
+    const result = await Effect.runPromise(
+      run(
+        [
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [3] },
+          { kind: "wait", seconds: 1 },
+          { kind: "mine", transfers: [3, 3] },
+          { kind: "wait", seconds: 2 }
+        ],
+        1,
+        {
+          bots: [everyTransfer, anyTransaction, everyTransfer, anyTransaction].map((expressions) => ({
+            key: "a",
+            expressions
+          })),
+          limits: tight
+        }
+      )
+    )
+    checkEvery(result)
+    assert.deepStrictEqual(
+      result.byBot.map((b) => b.alerts.length),
+      [9, 9, 9, 9]
+    )
+    assert.isAbove(result.states[0]![0]!.deferred, 0, "a bot waited for a later step")
+  })
+
   it("keys that register the same contract share its decoding only under the same label: each key's bots alert under their own", async () => {
     const result = await Effect.runPromise(
       run(

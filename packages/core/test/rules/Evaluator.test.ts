@@ -529,6 +529,53 @@ describe("evaluation properties", () => {
   )
 })
 
+// ---------------------------------------------------------------- footprints: which transactions a search visits
+describe("a rule's footprint", () => {
+  it("is the contracts and names its transactions must have: the same whatever its literals, else different", () => {
+    const of = (rule: string) => Evaluator.footprint(parsed(rule))
+    const above = (n: number) => `system.uintCompare(tx1.A.E.Transfer.value, >, ${n})`
+    assert.strictEqual(of(above(1)), of(above(1_000)))
+    assert.strictEqual(of(above(1)), of("system.emitted(tx1.A.E.Transfer)"))
+    assert.notStrictEqual(of(above(1)), of("system.uintCompare(tx1.B.E.Transfer.value, >, 1)"))
+    assert.notStrictEqual(of(above(1)), of("system.uintCompare(tx1.A.E.Approval.value, >, 1)"))
+    assert.notStrictEqual(of(above(1)), of("system.reverted(tx1.A.F.pay)"))
+    // A transaction that may be any (only its fields are compared, or an occurrence is under a disjunction).
+    assert.strictEqual(of(`system.addressCompare(tx1.from, ==, ${addr(1)})`), "")
+    assert.strictEqual(of("system.emitted(tx1.A.E.Transfer) || system.emitted(tx1.B.E.Transfer)"), "")
+    assert.strictEqual(of(`${above(1)} && system.addressCompare(tx2.from, ==, tx1.from)`), "")
+    // Two transactions, each with its own: both count.
+    assert.notStrictEqual(
+      of(`${above(1)} && system.emitted(tx2.A.E.Approval)`),
+      of(`${above(1)} && system.emitted(tx2.B.E.Approval)`)
+    )
+  })
+
+  test.prop([ruleGen, factsGen], { numRuns: 300 })(
+    "a match's transactions each have an occurrence under its footprint, and have every key of it between them",
+    (rule, f) => {
+      const e = parsed(rule)
+      const footprint = Evaluator.footprint(e)
+      if (footprint === "") return
+      const keys = footprint.split("\u0001").map((k) => k.split("\u0000"))
+      const holds = (t: Transaction, [kind, contract, name]: ReadonlyArray<string>) =>
+        (kind === "E" ? t.events : t.calls).some((o) => o.contract === contract && o.name === name)
+      for (const m of Evaluator.evaluate(e, f)) {
+        const bound = Object.values(m.transactions).map((at) => f.transactions[at]!)
+        for (const t of bound)
+          assert.isTrue(
+            keys.some((k) => holds(t, k)),
+            `${rule}: ${t.hash} has nothing under ${JSON.stringify(keys)}`
+          )
+        for (const k of keys)
+          assert.isTrue(
+            bound.some((t) => holds(t, k)),
+            `${rule}: no transaction of ${JSON.stringify(m.transactions)} has ${k.join(" ")}`
+          )
+      }
+    }
+  )
+})
+
 // ---------------------------------------------------------------- slices, and the matches an evaluation keeps
 /** Up to 9 transactions over a few blocks, and a head somewhat past the last (so forward negations can pend). */
 const widerFactsGen = generated({ transactions: 9, calls: 1, maxRange: 4, head: true })

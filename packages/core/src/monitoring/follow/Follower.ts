@@ -38,6 +38,7 @@ import * as Tenure from "./Tenure.ts"
 
 export { type ChainState, DeepReorganisation, defaultSettings, type Settings, Unsettled } from "./Settings.ts"
 export * as ChainStates from "./ChainStates.ts"
+export { judgingOrder, type Prepared } from "./Ready.ts"
 
 /** The live followers. */
 export class Follower extends Context.Service<

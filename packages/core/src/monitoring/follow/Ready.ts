@@ -84,6 +84,22 @@ export const factsOf = (blocks: ReadonlyArray<Block>, pace: Pace.Pace) => {
     })
 }
 
+/**
+ * The order a step judges `joined` in (their positions): bots over the same decoded blocks (contracts and reach)
+ * whose rules visit the same transactions (`Evaluator.footprint`) one after another, so each finds those transactions
+ * in the processor's caches rather than in memory; otherwise in their own order. Which of a key's bots its share
+ * leaves for a later step follows this order.
+ */
+export const judgingOrder = (joined: ReadonlyArray<Prepared>): ReadonlyArray<number> => {
+  const lists = new Map<ReadonlyArray<Contract>, number>()
+  const keys = joined.map((p) => {
+    let list = lists.get(p.contracts)
+    if (list === undefined) lists.set(p.contracts, (list = lists.size))
+    return `${list}\u0000${p.reach}\u0000${p.rules.map((r) => Evaluator.footprint(r.expr)).join("\u0002")}`
+  })
+  return keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b))
+}
+
 /** Nothing pending, found without evaluating. */
 const nonePending: Scan.Judged = { found: [], pending: new Set(), bindings: 0 }
 

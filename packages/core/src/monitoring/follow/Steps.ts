@@ -14,7 +14,7 @@ import { notices } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
 import type { Alert, Both as Stores, Mark } from "./FollowStore.ts"
-import { type Block, factsOf, pendingOf, type Prepared, type Window } from "./Ready.ts"
+import { type Block, factsOf, judgingOrder, pendingOf, type Prepared, type Window } from "./Ready.ts"
 import * as ChainStates from "./ChainStates.ts"
 import { DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
@@ -438,8 +438,10 @@ export const judgeAll = Effect.fnUntraced(function* (
   const blocks = [...window.blocks, ...fresh]
   const first = fresh[0]!.number
   const last = fresh.at(-1)!.number
-  const alerts: Array<Alert> = []
-  const deliveries: Array<WebhookStore.Delivery> = []
+  /** Each bot's alerts and deliveries, by its position in `joined`: given in that order whatever order judged them. */
+  const made: Array<
+    { readonly alerts: ReadonlyArray<Alert>; readonly deliveries: ReadonlyArray<WebhookStore.Delivery> } | undefined
+  > = []
   const pending = new Map<string, ReadonlySet<string>>()
   const notRun = new Set<Prepared>()
   const pace = yield* Pace.make
@@ -448,7 +450,8 @@ export const judgeAll = Effect.fnUntraced(function* (
   const perKey = settings.limits.bindingsPerStep * fresh.length
   /** The bindings each key's bots may still try in this step. */
   const shares = new Map<string, number>()
-  for (const p of joined) {
+  for (const at of judgingOrder(joined)) {
+    const p = joined[at]!
     yield* Pace.breathe(pace)
     const key = p.bot.keyId
     // A bot without a first watched block has no coverage to catch up from: it is run whatever its key's share.
@@ -506,9 +509,14 @@ export const judgeAll = Effect.fnUntraced(function* (
     }
     pending.set(p.key, judged.pending)
     if (judged.found.length === 0) continue
-    const made = yield* alertsOf(shared, chainId, p, judged.found, blocks, first, now)
-    alerts.push(...made.alerts)
-    deliveries.push(...made.deliveries)
+    made[at] = yield* alertsOf(shared, chainId, p, judged.found, blocks, first, now)
+  }
+  const alerts: Array<Alert> = []
+  const deliveries: Array<WebhookStore.Delivery> = []
+  for (const m of made) {
+    if (m === undefined) continue
+    alerts.push(...m.alerts)
+    deliveries.push(...m.deliveries)
   }
   return { alerts, deliveries, pending, notRun }
 })

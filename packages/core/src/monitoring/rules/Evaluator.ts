@@ -480,6 +480,22 @@ export const start = (rule: Ast.Expr, facts: Facts.Facts, limits: Limits): Evalu
 export const looksForward = (rule: Ast.Expr): boolean =>
   [...program(rule).plan.locals.values()].some((vars) => vars.some((v) => v.kind === "tx"))
 
+/**
+ * Which transactions a rule's search visits, as text: the index keys (E|F, contract, name) of the occurrences each
+ * of its transactions must have, "" when one of them may be any transaction. Rules with the same footprint visit
+ * the same transactions of a window; evaluated one after another, the second finds them in the processor's caches.
+ */
+export const footprint = (rule: Ast.Expr): string => {
+  const r = program(rule)
+  const keys: Array<string> = []
+  for (const l of r.globals) {
+    if (l.kind !== "tx") continue
+    if (l.needed.length === 0) return ""
+    for (const k of l.needed) keys.push(`${k.kind}\u0000${k.contract}\u0000${k.name}`)
+  }
+  return keys.sort().join("\u0001")
+}
+
 /** The matches of a checked rule over `facts`. */
 export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> =>
   evaluateWithin(rule, facts, { bindings: Infinity, matches: Infinity }).matches
