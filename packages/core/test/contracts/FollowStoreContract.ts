@@ -247,6 +247,38 @@ export const suite = (name: string, layer: Layer.Layer<Stores, unknown>) =>
         assert.isUndefined(yield* store.alert("key-a", "bot-1", "al_9"), "no such alert")
       }))
 
+    test("stores the deliveries of a step's new alerts in the order given, among hundreds", (store, outbox) =>
+      Effect.gen(function* () {
+        const ids = Array.from({ length: 300 }, (_, i) => `al_${String((i * 7919) % 1000).padStart(3, "0")}`)
+        const earlier = ids.filter((_, i) => i % 6 === 0)
+        yield* store.advance(1, undefined, {
+          blocks: [mark(10)],
+          alerts: earlier.map((id) => alert(id, 10)),
+          deliveries: earlier.map((id) => delivery(`d_${id}_1`, id)),
+          keep: 10
+        })
+        // Deliveries not in the alerts' order: the last alert's first.
+        const given = [...ids].reverse().map((id) => delivery(`d_${id}_2`, id))
+        const step = yield* store.advance(1, mark(10), {
+          blocks: [mark(11)],
+          alerts: ids.map((id) => alert(id, 11)),
+          deliveries: given,
+          keep: 10
+        })
+        assert.deepStrictEqual(
+          [...(step.outcome === "advanced" ? step.stored : [])].sort(),
+          ids.filter((id) => !earlier.includes(id)).sort()
+        )
+        assert.deepStrictEqual(
+          (yield* outbox.deliveriesOf(ids)).map((d) => d.id),
+          [
+            ...earlier.map((id) => `d_${id}_1`),
+            ...given.filter((d) => !earlier.includes(d.correlationId)).map((d) => d.id)
+          ],
+          "the deliveries of the alerts stored now, in the order given, after those of the first step"
+        )
+      }))
+
     test("rewinds to an ancestor: orphaned alerts retracted once, with their notices, and the cursor back", (store, outbox) =>
       Effect.gen(function* () {
         yield* store.advance(1, undefined, {
