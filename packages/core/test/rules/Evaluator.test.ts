@@ -543,7 +543,11 @@ describe("a rule's footprint", () => {
     assert.strictEqual(of(`system.addressCompare(tx1.from, ==, ${addr(1)})`), "")
     assert.strictEqual(of("system.emitted(tx1.A.E.Transfer) || system.emitted(tx1.B.E.Transfer)"), "")
     assert.strictEqual(of(`${above(1)} && system.addressCompare(tx2.from, ==, tx1.from)`), "")
-    // Two transactions, each with its own: both count.
+    // Two transactions, each with its own: both count, each for its own transaction.
+    assert.notStrictEqual(
+      of(`${above(1)} && system.emitted(tx2.A.E.Approval)`),
+      of(`${above(1)} && system.emitted(tx1.A.E.Approval)`)
+    )
     assert.notStrictEqual(
       of(`${above(1)} && system.emitted(tx2.A.E.Approval)`),
       of(`${above(1)} && system.emitted(tx2.B.E.Approval)`)
@@ -556,7 +560,10 @@ describe("a rule's footprint", () => {
       const e = parsed(rule)
       const footprint = Evaluator.footprint(e)
       if (footprint === "") return
-      const keys = footprint.split("\u0001").map((k) => k.split("\u0000"))
+      const keys = footprint
+        .split("\u0002")
+        .flatMap((each) => each.split("\u0001"))
+        .map((k) => k.split("\u0000"))
       const holds = (t: Transaction, [kind, contract, name]: ReadonlyArray<string>) =>
         (kind === "E" ? t.events : t.calls).some((o) => o.contract === contract && o.name === name)
       for (const m of Evaluator.evaluate(e, f)) {

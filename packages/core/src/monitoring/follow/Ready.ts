@@ -95,7 +95,7 @@ export const judgingOrder = (joined: ReadonlyArray<Prepared>): ReadonlyArray<num
   const keys = joined.map((p) => {
     let list = lists.get(p.contracts)
     if (list === undefined) lists.set(p.contracts, (list = lists.size))
-    return `${list}\u0000${p.reach}\u0000${p.rules.map((r) => Evaluator.footprint(r.expr)).join("\u0002")}`
+    return `${list}\u0000${p.reach}\u0000${p.rules.map((r) => Evaluator.footprint(r.expr)).join("\u0003")}`
   })
   return keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b))
 }

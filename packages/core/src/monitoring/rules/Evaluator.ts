@@ -481,19 +481,25 @@ export const looksForward = (rule: Ast.Expr): boolean =>
   [...program(rule).plan.locals.values()].some((vars) => vars.some((v) => v.kind === "tx"))
 
 /**
- * Which transactions a rule's search visits, as text: the index keys (E|F, contract, name) of the occurrences each
- * of its transactions must have, "" when one of them may be any transaction. Rules with the same footprint visit
- * the same transactions of a window; evaluated one after another, the second finds them in the processor's caches.
+ * Which transactions a rule's search visits, as text: for each of its transactions in turn (`\u0002` between them),
+ * the index keys (E|F, contract and name, `\u0000` between them; `\u0001` between keys) of the occurrences it must
+ * have; "" when one of them may be any transaction. Rules with the same footprint visit the same transactions of a
+ * window; evaluated one after another, the second finds them in the processor's caches.
  */
 export const footprint = (rule: Ast.Expr): string => {
   const r = program(rule)
-  const keys: Array<string> = []
+  const each: Array<string> = []
   for (const l of r.globals) {
     if (l.kind !== "tx") continue
     if (l.needed.length === 0) return ""
-    for (const k of l.needed) keys.push(`${k.kind}\u0000${k.contract}\u0000${k.name}`)
+    each.push(
+      l.needed
+        .map((k) => `${k.kind}\u0000${k.contract}\u0000${k.name}`)
+        .sort()
+        .join("\u0001")
+    )
   }
-  return keys.sort().join("\u0001")
+  return each.join("\u0002")
 }
 
 /** The matches of a checked rule over `facts`. */
