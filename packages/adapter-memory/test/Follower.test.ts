@@ -614,27 +614,25 @@ describe("Follower over a scripted chain", () => {
   // Three transfers a block: a bot alerting on each tries 6 bindings a block (the transaction and its event).
   const everyTransfer = ["system.emitted(tx1.USDC.E.Transfer)"]
   const tight = { bindingsPerStep: 20, matchesPerBlock: 100 }
+  /** A step of one block of three transfers, then one of two such blocks. */
+  const twoSteps: ReadonlyArray<Operation> = [
+    { kind: "wait", seconds: 1 },
+    { kind: "mine", transfers: [3] },
+    { kind: "wait", seconds: 1 },
+    { kind: "mine", transfers: [3, 3] },
+    { kind: "wait", seconds: 2 }
+  ]
 
   it("a key past its share of a step: its other bots wait and catch up, missing nothing; another key's bot goes on", async () => {
     const result = await Effect.runPromise(
-      run(
-        [
-          { kind: "wait", seconds: 1 },
-          { kind: "mine", transfers: [3] },
-          { kind: "wait", seconds: 1 },
-          { kind: "mine", transfers: [3, 3] },
-          { kind: "wait", seconds: 2 }
+      run(twoSteps, 1, {
+        // Key A's five bots need 30 bindings a block, its share is 20 a block; key B's one bot needs 6.
+        bots: [
+          ...Array.from({ length: 5 }, () => ({ key: "a", expressions: everyTransfer })),
+          { key: "b", expressions: everyTransfer }
         ],
-        1,
-        {
-          // Key A's five bots need 30 bindings a block, its share is 20 a block; key B's one bot needs 6.
-          bots: [
-            ...Array.from({ length: 5 }, () => ({ key: "a", expressions: everyTransfer })),
-            { key: "b", expressions: everyTransfer }
-          ],
-          limits: tight
-        }
-      )
+        limits: tight
+      })
     )
     checkEvery(result)
     assert.isTrue(
@@ -655,23 +653,13 @@ describe("Follower over a scripted chain", () => {
     // together (before the second kind, unlike the bots' own order); the key's share leaves one bot for later.
     const anyTransaction = ["system.emitted(tx1.USDC.E.Transfer) || false"]
     const result = await Effect.runPromise(
-      run(
-        [
-          { kind: "wait", seconds: 1 },
-          { kind: "mine", transfers: [3] },
-          { kind: "wait", seconds: 1 },
-          { kind: "mine", transfers: [3, 3] },
-          { kind: "wait", seconds: 2 }
-        ],
-        1,
-        {
-          bots: [everyTransfer, anyTransaction, everyTransfer, anyTransaction].map((expressions) => ({
-            key: "a",
-            expressions
-          })),
-          limits: tight
-        }
-      )
+      run(twoSteps, 1, {
+        bots: [everyTransfer, anyTransaction, everyTransfer, anyTransaction].map((expressions) => ({
+          key: "a",
+          expressions
+        })),
+        limits: tight
+      })
     )
     checkEvery(result)
     assert.deepStrictEqual(
