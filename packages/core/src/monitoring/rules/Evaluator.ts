@@ -79,6 +79,8 @@ interface Program {
   readonly globals: ReadonlyArray<Level>
   /** The level of the last global transaction variable. */
   readonly lastTx: number
+  /** {@link footprint}'s answer. */
+  readonly footprint: string
 }
 
 const programs = new WeakMap<Ast.Expr, Program>()
@@ -97,6 +99,22 @@ const requiredKeys = (
     : vars.flatMap((o, j) =>
         o.kind === "occ" && within(o) && top.required[j]! && o.ref!.indexKey !== undefined ? [o.ref!.indexKey] : []
       )
+
+/** The index keys each global transaction must have, as {@link footprint} gives them. */
+const footprintOf = (globals: ReadonlyArray<Level>): string => {
+  const each: Array<string> = []
+  for (const l of globals) {
+    if (l.kind !== "tx") continue
+    if (l.needed.length === 0) return ""
+    each.push(
+      l.needed
+        .map((k) => `${k.kind}\u0000${k.contract}\u0000${k.name}`)
+        .sort()
+        .join("\u0001")
+    )
+  }
+  return each.join("\u0002")
+}
 
 const program = (rule: Ast.Expr): Program => {
   const known = programs.get(rule)
@@ -170,11 +188,13 @@ const program = (rule: Ast.Expr): Program => {
     checks[Math.max(0, ...needs.map((slot) => level.get(slot) ?? 0))]?.push(compile(e))
   }
   split(rule)
+  const globals = levels(p.globals, { checks, required })
   const made: Program = {
     plan: p,
     txVars,
-    globals: levels(p.globals, { checks, required }),
-    lastTx: p.globals.reduce((last, v, i) => (v.kind === "tx" ? i : last), -1)
+    globals,
+    lastTx: p.globals.reduce((last, v, i) => (v.kind === "tx" ? i : last), -1),
+    footprint: footprintOf(globals)
   }
   programs.set(rule, made)
   return made
@@ -486,21 +506,7 @@ export const looksForward = (rule: Ast.Expr): boolean =>
  * have; "" when one of them may be any transaction. Rules with the same footprint visit the same transactions of a
  * window; evaluated one after another, the second finds them in the processor's caches.
  */
-export const footprint = (rule: Ast.Expr): string => {
-  const r = program(rule)
-  const each: Array<string> = []
-  for (const l of r.globals) {
-    if (l.kind !== "tx") continue
-    if (l.needed.length === 0) return ""
-    each.push(
-      l.needed
-        .map((k) => `${k.kind}\u0000${k.contract}\u0000${k.name}`)
-        .sort()
-        .join("\u0001")
-    )
-  }
-  return each.join("\u0002")
-}
+export const footprint = (rule: Ast.Expr): string => program(rule).footprint
 
 /** The matches of a checked rule over `facts`. */
 export const evaluate = (rule: Ast.Expr, facts: Facts.Facts): ReadonlyArray<Match> =>
