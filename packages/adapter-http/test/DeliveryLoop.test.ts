@@ -130,6 +130,20 @@ const until = (read: () => boolean) =>
       })
   )
 
+/**
+ * Four deliveries, one key of 4 slots, claims taking `claimTakes`; the first request hangs and the others are
+ * answered. Once they are, the loop is waiting on the hung send: one claim made, none since. Its claims.
+ */
+const waitingOnHung = (claimTakes: Duration.Input) =>
+  Effect.gen(function* () {
+    const claims: Array<Claim> = []
+    const r = yield* receiver((n) => (n === 0 ? "hang" : 200))
+    yield* loop(claims, 4, r.url("/hook"), 4, claimTakes)
+    yield* until(() => r.received.filter((g) => g.status === 200).length === 3 && claims.length >= 1)
+    assert.deepStrictEqual(claims, [{ settled: 0, took: 4 }], "no claim while the loop waits")
+    return claims
+  })
+
 describe("the delivery loop", () => {
   it.effect(
     "claims again once the sends in flight ended, settling them in one claim, not one claim per send",
@@ -158,13 +172,8 @@ describe("the delivery loop", () => {
     "waits for a send that does not end no longer than the last claim took",
     () =>
       Effect.gen(function* () {
-        const claims: Array<Claim> = []
-        // The first request hangs; the others are answered.
-        const r = yield* receiver((n) => (n === 0 ? "hang" : 200))
-        yield* loop(claims, 4, r.url("/hook"), 4)
-        yield* until(() => r.received.filter((g) => g.status === 200).length === 3 && claims.length >= 1)
+        const claims = yield* waitingOnHung("5 millis")
         // The loop waits on the hung send, and on the clock for as long as the last claim took (5 ms).
-        assert.deepStrictEqual(claims, [{ settled: 0, took: 4 }], "no claim while the loop waits")
         yield* TestClock.adjust("5 millis")
         yield* until(() => claims.some((c) => c.settled > 0))
         assert.isAtMost(claims.find((c) => c.settled > 0)!.settled, 3, "the hung send is not settled")
@@ -176,11 +185,7 @@ describe("the delivery loop", () => {
     "waits for a send that does not end no longer than 20 ms, however long the last claim took",
     () =>
       Effect.gen(function* () {
-        const claims: Array<Claim> = []
-        const r = yield* receiver((n) => (n === 0 ? "hang" : 200))
-        yield* loop(claims, 4, r.url("/hook"), 4, "50 millis")
-        yield* until(() => r.received.filter((g) => g.status === 200).length === 3 && claims.length >= 1)
-        assert.deepStrictEqual(claims, [{ settled: 0, took: 4 }], "no claim while the loop waits")
+        const claims = yield* waitingOnHung("50 millis")
         // 20 ms of the clock end the wait, not the 50 ms the claim took.
         yield* TestClock.adjust(Duration.millis(WebhookDispatcher.gatherMillis))
         yield* until(() => claims.some((c) => c.settled > 0))
