@@ -238,6 +238,18 @@ describe("ChainFacts.fromBlocks", () => {
     assert.match(Rules.Evaluator.notEvaluable(internal.expr, facts) ?? "", /transaction 0xt2 of block 11 has none/)
   })
 
+  it("marks the call reentrant under every label its contract is registered by", () => {
+    const twice = [...contracts, { label: "Swapper", address: ROUTER, abi: routerAbi }]
+    const calls = ChainFacts.fromBlocks([block1], twice, { blockRange: 0 }).transactions[0]!.calls
+    assert.deepStrictEqual(
+      calls.filter((c) => c.name === "swap").map((c) => [c.contract, c.reentrant]),
+      [
+        ["Router", true],
+        ["Swapper", true]
+      ]
+    )
+  })
+
   it("reads indexed parameters from the topics in order, a dynamic one kept as its hash; a topic not of 32 bytes leaves its log undecoded", () => {
     const named = AbiEvent.from(
       "event Named(string indexed name, address indexed who, uint256 indexed rank, uint256 amount)"

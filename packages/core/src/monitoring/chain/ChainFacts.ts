@@ -359,7 +359,8 @@ const framesOf = (byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>, trace
   const frames: Array<Facts.Frame> = []
   const calls: Array<Facts.CallOccurrence> = []
   const stood: Array<{ readonly frame: number; readonly order: number }> = []
-  const open: Array<{ readonly to: string; readonly call?: number }> = []
+  /** The frames open, each with its calls to registered contracts (one per label its address is registered under). */
+  const open: Array<{ readonly to: string; readonly calls: ReadonlyArray<number> }> = []
   const reentered = new Set<number>()
   const walk = (f: CallFrame, depth: number, reverted: boolean) => {
     const index = frames.length
@@ -384,12 +385,12 @@ const framesOf = (byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>, trace
     })
     const gone = reverted || f.error !== undefined
     for (const log of f.logs ?? []) if (!gone) stood.push({ frame: index, order: Number(log.index ?? stood.length) })
-    for (const o of open) if (o.to === to && o.call !== undefined && f.type !== "STATICCALL") reentered.add(o.call)
-    let call: number | undefined
+    if (f.type !== "STATICCALL") for (const o of open) if (o.to === to) for (const c of o.calls) reentered.add(c)
+    const made: Array<number> = []
     for (const d of byAddress.get(to) ?? []) {
       const decoded = decodeCall(d, input, f.error === undefined ? f.output : undefined)
       if (decoded === undefined) continue
-      call = calls.length
+      made.push(calls.length)
       calls.push({
         contract: d.label,
         name: decoded.item.name,
@@ -401,7 +402,7 @@ const framesOf = (byAddress: ReadonlyMap<string, ReadonlyArray<Decoders>>, trace
         reentrant: false
       })
     }
-    open.push({ to, ...(call === undefined ? {} : { call }) })
+    open.push({ to, calls: made })
     for (const child of f.calls ?? []) walk(child, depth + 1, gone)
     open.pop()
   }
