@@ -238,6 +238,26 @@ describe("ChainFacts.fromBlocks", () => {
     assert.match(Rules.Evaluator.notEvaluable(internal.expr, facts) ?? "", /transaction 0xt2 of block 11 has none/)
   })
 
+  it("decodes only the occurrences the rules read: each of them as a full decoding has it, none of the others", () => {
+    const reads = Rules.Reads.union(
+      ["system.emitted(tx1.itx*.USDC.E.Transfer)", "system.reentrant(tx1.Router.F.*)"].map((source) => {
+        const r = Rules.Parser.parse(source)
+        if (!r.ok) throw new Error(r.error.message)
+        return Rules.Reads.of(r.expr)
+      })
+    )
+    const narrowed = ChainFacts.fromBlocks([block1, block2], contracts, { blockRange: 5, reads })
+    assert.deepStrictEqual(
+      narrowed.transactions.map((t) => [t.events, t.calls]),
+      facts.transactions.map((t) => [t.events, t.calls.filter((c) => c.contract === "Router")])
+    )
+    assert.deepStrictEqual(
+      narrowed.transactions.map((t) => [t.fields, t.frames]),
+      facts.transactions.map((t) => [t.fields, t.frames])
+    )
+    assert.lengthOf(narrowed.transactions[1]!.calls, 0, "USDC's transfer calls are not read")
+  })
+
   it("marks the call reentrant under every label its contract is registered by", () => {
     const twice = [...contracts, { label: "Swapper", address: ROUTER, abi: routerAbi }]
     const calls = ChainFacts.fromBlocks([block1], twice, { blockRange: 0 }).transactions[0]!.calls

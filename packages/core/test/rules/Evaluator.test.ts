@@ -583,6 +583,80 @@ describe("a rule's footprint", () => {
   )
 })
 
+// ---------------------------------------------------------------- reads: which occurrences a rule can see
+describe("the occurrences a rule reads", () => {
+  const keys = (rule: string) => [...Rules.Reads.of(parsed(rule)).keys].map((k) => k.replaceAll("\u0000", ".")).sort()
+
+  it("are those its references name, every one of a label whose involvement it asks, none of a native transfer", () => {
+    assert.deepStrictEqual(keys("system.uintCompare(tx1.A.E.Transfer.value, >, 1) && system.reverted(tx2.B.F.pay)"), [
+      "E.A.Transfer",
+      "F.B.pay"
+    ])
+    assert.deepStrictEqual(keys("system.countCompare(tx1.any.A.E.*, >=, 2)"), ["E.A.*"])
+    assert.deepStrictEqual(keys("system.invoked(tx1.*.F.pay(address,uint256))"), ["F.*.pay"])
+    assert.deepStrictEqual(keys(`system.addressCompare(tx1.B.from, ==, ${addr(1)})`), ["E.B.*", "F.B.*"])
+    assert.deepStrictEqual(keys("system.nativeTransfer(tx1.B)"), [])
+    assert.deepStrictEqual(keys(`system.addressCompare(tx1.from, ==, ${addr(1)})`), [])
+  })
+
+  it("are covered by name, by label and by `*` on either side; a union reads what any of its rules reads", () => {
+    const { covers, union, of, everything } = Rules.Reads
+    const reads = union([of(parsed("system.emitted(tx1.A.E.Transfer)")), of(parsed("system.invoked(tx1.*.F.pay)"))])
+    assert.isTrue(covers(reads, "E", "A", "Transfer"))
+    assert.isFalse(covers(reads, "E", "A", "Approval"))
+    assert.isFalse(covers(reads, "E", "B", "Transfer"))
+    assert.isFalse(covers(reads, "F", "A", "Transfer"))
+    assert.isTrue(covers(reads, "F", "A", "pay"))
+    assert.isTrue(covers(reads, "F", "B", "pay"))
+    assert.isFalse(covers(reads, "F", "B", "swap"))
+    assert.isTrue(covers(union([reads, everything]), "F", "B", "swap"))
+  })
+
+  /** The facts with only the occurrences `reads` covers: what decoding for it gives. */
+  const narrowed = (f: Rules.Facts.Facts, reads: Rules.Reads.Reads): Rules.Facts.Facts => ({
+    ...f,
+    transactions: f.transactions.map((t) => ({
+      ...t,
+      events: t.events.filter((o) => Rules.Reads.covers(reads, "E", o.contract, o.name)),
+      calls: t.calls.filter((o) => Rules.Reads.covers(reads, "F", o.contract, o.name))
+    }))
+  })
+  const label = fc.constantFrom("A", "B")
+  const wider: fc.Arbitrary<string> = fc.oneof(
+    atomGen,
+    fc.tuple(frameGen, label).map(([f, c]) => `system.emitted(${f}.${c}.E.*)`),
+    fc.tuple(frameGen, label).map(([f, c]) => `system.countCompare(${f}.${c}.F.*, >=, 1)`),
+    fc.constantFrom("Transfer", "Approval").map((n) => `system.emitted(tx1.any.*.E.${n}(address,uint256))`),
+    fc.constantFrom("pay", "swap").map((n) => `system.invoked(tx2.*.F.${n}(address,uint256))`),
+    fc.tuple(txVar, label).map(([t, c]) => `system.addressCompare(${t}.${c}.from, ==, ${addr(1)})`),
+    fc.tuple(txVar, label).map(([t, c]) => `system.nativeTransfer(${t}.any.${c})`),
+    callRef.map((r) => `system.reentrant(${r})`),
+    callRef.map((r) => `system.uintCompare(${r}.@value, >=, 0)`),
+    eventRef.map((r) => `system.sumCompare(${r.replace(/#\d$/, "")}.value, >, 3)`)
+  )
+  const widerRule: fc.Arbitrary<string> = fc.letrec<{ r: string }>((tie) => ({
+    r: fc.oneof(
+      { depthSize: "small" },
+      wider,
+      tie("r").map((r) => `!(${r})`),
+      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) && (${b})`),
+      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) || (${b})`)
+    )
+  })).r
+
+  test.prop([widerRule, factsGen], { numRuns: 500 })(
+    "give every rule the matches and evidence it has over all the occurrences",
+    (rule, f) => {
+      const e = parsed(rule)
+      assert.deepStrictEqual(
+        Evaluator.evaluate(e, narrowed(f, Rules.Reads.of(e))),
+        Evaluator.evaluate(e, f),
+        Printer.print(e)
+      )
+    }
+  )
+})
+
 // ---------------------------------------------------------------- slices, and the matches an evaluation keeps
 /** Up to 9 transactions over a few blocks, and a head somewhat past the last (so forward negations can pend). */
 const widerFactsGen = generated({ transactions: 9, calls: 1, maxRange: 4, head: true })

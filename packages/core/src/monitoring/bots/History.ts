@@ -14,6 +14,7 @@ import { ContractStore } from "../contracts/ContractStore.ts"
 import * as Checker from "../rules/Checker.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
 import * as Literals from "../rules/Literals.ts"
+import * as Reads from "../rules/Reads.ts"
 
 /** Blocks one submission may name. */
 export const maxBlocksPerRequest = 1_000
@@ -282,7 +283,10 @@ export class History extends Context.Service<
           const facts = yield* Scan.decode(
             blocks.map((b) => b.data),
             onChain,
-            { blockRange: bot.options.topLevelTxBlockRange },
+            {
+              blockRange: bot.options.topLevelTxBlockRange,
+              reads: Reads.union(rules.map((rule) => Reads.of(rule.checked.expr)))
+            },
             pace
           )
           const matches: Array<HistoricalMatch> = []

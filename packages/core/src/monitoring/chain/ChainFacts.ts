@@ -13,6 +13,7 @@ import * as AbiFunction from "ox/AbiFunction"
 import * as AbiParameters from "ox/AbiParameters"
 import { BoundedMemo } from "../../kernel/index.ts"
 import * as Abi from "../rules/Abi.ts"
+import * as Reads from "../rules/Reads.ts"
 import type { Contract } from "../rules/Typing.ts"
 import type * as Facts from "../rules/Facts.ts"
 import type { CallFrame, RpcBlock, RpcReceipt, RpcTransaction } from "./NodeAnswers.ts"
@@ -158,6 +159,28 @@ const decoders = (c: Contract): Decoders => {
   return known
 }
 
+const narrowedBy = new WeakMap<Reads.Reads, WeakMap<Contract, Decoders>>()
+/**
+ * A contract's decoders of the events and functions `reads` covers only (all of them for {@link Reads.everything}):
+ * the others' logs and calls are not decoded and are no occurrences, which no rule reading only those can tell.
+ */
+const decodersFor = (c: Contract, reads: Reads.Reads): Decoders => {
+  const all = decoders(c)
+  if (reads.all) return all
+  let byContract = narrowedBy.get(reads)
+  if (byContract === undefined) narrowedBy.set(reads, (byContract = new WeakMap()))
+  let narrowed = byContract.get(c)
+  if (narrowed === undefined) {
+    narrowed = {
+      label: all.label,
+      events: new Map([...all.events].filter(([, e]) => Reads.covers(reads, "E", all.label, e.item.name))),
+      functions: new Map([...all.functions].filter(([, f]) => Reads.covers(reads, "F", all.label, f.item.name)))
+    }
+    byContract.set(c, narrowed)
+  }
+  return narrowed
+}
+
 /** A log decoded with the event its topic0 names, or undefined when it is not one of the contract's. */
 const decodeLog = (
   d: Decoders,
@@ -249,17 +272,26 @@ const decodeCall = (
   }
 }
 
-/** The facts of `blocks` (in chain order) for the contracts registered on their chain. */
+/**
+ * The facts of `blocks` (in chain order) for the contracts registered on their chain: with `reads`, only the
+ * occurrences it covers (what the rules to be evaluated read; default: every one).
+ */
 export const fromBlocks = (
   blocks: ReadonlyArray<BlockData>,
   contracts: ReadonlyArray<Contract>,
-  options: { readonly blockRange: number; readonly head?: number; readonly groups?: Facts.Facts["groups"] }
+  options: {
+    readonly blockRange: number
+    readonly head?: number
+    readonly groups?: Facts.Facts["groups"]
+    readonly reads?: Reads.Reads
+  }
 ): Facts.Facts => {
   const byAddress = new Map<string, Array<Decoders>>()
   const labels = new Map<string, Set<string>>()
+  const reads = options.reads ?? Reads.everything
   for (const c of contracts) {
     const address = lower(c.address)
-    byAddress.set(address, [...(byAddress.get(address) ?? []), decoders(c)])
+    byAddress.set(address, [...(byAddress.get(address) ?? []), decodersFor(c, reads)])
     labels.set(c.label, new Set([...(labels.get(c.label) ?? []), address]))
   }
   const transactions: Array<Facts.Transaction> = []

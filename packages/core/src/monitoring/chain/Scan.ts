@@ -11,6 +11,7 @@ import { Pace } from "../../kernel/index.ts"
 import type * as Ast from "../rules/Ast.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
 import type * as Facts from "../rules/Facts.ts"
+import * as Reads from "../rules/Reads.ts"
 import { ChainData, type ChainDataError } from "./ChainData.ts"
 import { type BlockData, type Contract, fromBlocks } from "./ChainFacts.ts"
 
@@ -209,6 +210,7 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError | 
     const bounds = options.bounds ?? defaultBounds
     const pace = yield* Pace.make
     const traces = options.rules.some((r) => r.needsTraces)
+    const reads = Reads.union(options.rules.map((r) => Reads.of(r.expr)))
     const chunk = Math.max(1, options.chunk ?? 100)
     const blocks = [...new Set(options.blocks)].sort((a, b) => a - b)
     const missing: Array<{ number: number; reason: string; message: string }> = []
@@ -234,7 +236,7 @@ export const scan = (options: Options): Effect.Effect<Outcome, ChainDataError | 
       const facts = yield* decode(
         window,
         options.contracts,
-        { blockRange: options.blockRange, ...(final ? {} : { head: numbers.at(-1)! }) },
+        { blockRange: options.blockRange, reads, ...(final ? {} : { head: numbers.at(-1)! }) },
         pace
       )
       transactions += facts.transactions.length - carried.reduce((n, b) => n + b.block.transactions.length, 0)

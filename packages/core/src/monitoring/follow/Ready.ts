@@ -15,6 +15,7 @@ import * as Checker from "../rules/Checker.ts"
 import * as Evaluator from "../rules/Evaluator.ts"
 import type * as Facts from "../rules/Facts.ts"
 import * as Literals from "../rules/Literals.ts"
+import * as Reads from "../rules/Reads.ts"
 import type { Mark } from "./FollowStore.ts"
 
 /** A block read for following, with its number. */
@@ -53,11 +54,16 @@ export interface Window {
   readonly pending: ReadonlyMap<string, ReadonlySet<string>>
 }
 
+/** What the rules of `bots` read of the blocks' occurrences: all a step decodes for them. */
+export const readsOf = (bots: ReadonlyArray<Prepared>): Reads.Reads =>
+  Reads.union(bots.flatMap((p) => p.rules.map((r) => Reads.of(r.expr))))
+
 /**
  * The facts of spans of `blocks` (ascending), each decoded once per set of contracts (a key's bots share its
- * contracts, so a step decodes a span once for all of them, whatever their number), a slice at a time.
+ * contracts, so a step decodes a span once for all of them, whatever their number), a slice at a time, of the
+ * occurrences `reads` covers (what the bots judged over them read).
  */
-export const factsOf = (blocks: ReadonlyArray<Block>, pace: Pace.Pace) => {
+export const factsOf = (blocks: ReadonlyArray<Block>, reads: Reads.Reads, pace: Pace.Pace) => {
   const made = new Map<ReadonlyArray<Contract>, Map<string, Facts.Facts>>()
   /** The facts of the blocks numbered `from` to `head` decoded for `contracts`, with `blockRange`. */
   return (
@@ -75,7 +81,7 @@ export const factsOf = (blocks: ReadonlyArray<Block>, pace: Pace.Pace) => {
         facts = yield* Scan.decode(
           blocks.filter((b) => b.number >= from && b.number <= head),
           contracts,
-          { blockRange, head },
+          { blockRange, head, reads },
           pace
         )
         byContracts.set(key, facts)

@@ -14,7 +14,7 @@ import { notices } from "../notifications/Notifications.ts"
 import * as Alerting from "./Alerting.ts"
 import * as Continuity from "./Continuity.ts"
 import type { Alert, Both as Stores, Mark } from "./FollowStore.ts"
-import { type Block, factsOf, judgingOrder, pendingOf, type Prepared, type Window } from "./Ready.ts"
+import { type Block, factsOf, judgingOrder, pendingOf, type Prepared, readsOf, type Window } from "./Ready.ts"
 import * as ChainStates from "./ChainStates.ts"
 import { DeepReorganisation, type Settings, Unsettled } from "./Settings.ts"
 
@@ -209,7 +209,7 @@ const runOver = Effect.fnUntraced(function* (
   const { settings, store, wake } = shared
   const start = Math.max(0, next - p.reach)
   const pace = yield* Pace.make
-  const facts = factsOf(blocks, pace)
+  const facts = factsOf(blocks, readsOf([p]), pace)
   const limits = Scan.limitsOver(settings.limits, to - next + 1)
   // Pending matches were found over the blocks the bot reaches: as many as those blocks may make.
   const before = yield* pendingOf(p, facts, next - 1, Scan.limitsOver(settings.limits, p.reach), pace)
@@ -445,7 +445,7 @@ export const judgeAll = Effect.fnUntraced(function* (
   const pending = new Map<string, ReadonlySet<string>>()
   const notRun = new Set<Prepared>()
   const pace = yield* Pace.make
-  const facts = factsOf(blocks, pace)
+  const facts = factsOf(blocks, readsOf(joined), pace)
   const limits = Scan.limitsOver(settings.limits, fresh.length)
   const perKey = settings.limits.bindingsPerStep * fresh.length
   /** The bindings each key's bots may still try in this step. */
