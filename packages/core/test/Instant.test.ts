@@ -11,6 +11,13 @@ describe("Instant", () => {
     assert.strictEqual(Instant.iso(m), DateTime.formatIso(DateTime.makeUnsafe(m)))
   })
 
+  test.prop([fc.array(fc.oneof(millis, fc.integer({ min: 0, max: 2 })), { maxLength: 20 })])(
+    "writes each of a run of instants, the same one again or another, as DateTime.formatIso does",
+    (run) => {
+      for (const m of run) assert.strictEqual(Instant.iso(m), DateTime.formatIso(DateTime.makeUnsafe(m)))
+    }
+  )
+
   test.prop([millis])("writes its UTC day as DateTime.formatIsoDateUtc does", (m) => {
     assert.strictEqual(Instant.day(m), DateTime.formatIsoDateUtc(DateTime.makeUnsafe(m)))
   })

@@ -7,13 +7,23 @@ export const Timestamp = Schema.String.annotate({
   examples: ["2026-11-22T10:00:01.000Z"]
 })
 
+/** The last instant {@link iso} wrote, and its text: answers and deliveries made in one millisecond share it. */
+let lastMillis = Number.NaN
+let lastText = ""
+
 /**
  * The ISO 8601 UTC text of an epoch-milliseconds instant (from `Clock`), e.g. `2026-11-22T10:00:01.000Z`: what
  * `DateTime.formatIso` writes (it is `toISOString` of the same instant), without making a `DateTime` first, which
  * cost more than the rest of a delivery's settlement.
  */
-// @effect-diagnostics-next-line globalDate:off
-export const iso = (millis: number): string => new Date(millis).toISOString()
+export const iso = (millis: number): string => {
+  if (millis !== lastMillis) {
+    // @effect-diagnostics-next-line globalDate:off
+    lastText = new Date(millis).toISOString()
+    lastMillis = millis
+  }
+  return lastText
+}
 
 /** The UTC calendar day (`YYYY-MM-DD`) of an epoch-milliseconds instant. */
 export const day = (millis: number): string => {
