@@ -123,30 +123,48 @@ export const title = (alert: Alert): string => {
   }
 }
 
-/** The text of `alert` from `template`. */
-export const text = (template: string, alert: Alert): string => {
-  const values: Record<(typeof placeholders)[number], string> = {
-    title: title(alert),
-    kind: alert.kind,
-    alertId: alert.id,
-    bot: alert.bot.name,
-    botId: alert.bot.id,
-    severity: alert.bot.severity,
-    chain: String(alert.chainId),
-    block: String(alert.blockNumber),
-    txHash: alert.txHash,
-    transactions: Object.entries(alert.evidence.transactions)
-      .map(([name, t]) => `${name} ${t.hash} (block ${t.blockNumber}, index ${t.txIndex})`)
-      .join("\n"),
-    rule: String(alert.rule + 1),
-    expression: alert.expression,
-    arguments: argumentsOf(alert.evidence)
+/** The value of placeholder `name` for `alert`, or undefined when `name` is not a placeholder. */
+const valueOf = (alert: Alert, name: string): string | undefined => {
+  switch (name) {
+    case "title":
+      return title(alert)
+    case "kind":
+      return alert.kind
+    case "alertId":
+      return alert.id
+    case "bot":
+      return alert.bot.name
+    case "botId":
+      return alert.bot.id
+    case "severity":
+      return alert.bot.severity
+    case "chain":
+      return String(alert.chainId)
+    case "block":
+      return String(alert.blockNumber)
+    case "txHash":
+      return alert.txHash
+    case "transactions":
+      return Object.entries(alert.evidence.transactions)
+        .map(([name, t]) => `${name} ${t.hash} (block ${t.blockNumber}, index ${t.txIndex})`)
+        .join("\n")
+    case "rule":
+      return String(alert.rule + 1)
+    case "expression":
+      return alert.expression
+    case "arguments":
+      return argumentsOf(alert.evidence)
+    default:
+      return undefined
   }
-  return template
-    .replace(placeholder, (whole, name: string) => values[name as keyof typeof values] ?? whole)
+}
+
+/** The text of `alert` from `template`: each placeholder it uses written once it is met. */
+export const text = (template: string, alert: Alert): string =>
+  template
+    .replace(placeholder, (whole, name: string) => valueOf(alert, name) ?? whole)
     .replace(/\n{2,}/g, "\n")
     .trim()
-}
 
 /**
  * C0 and C1 control characters, DEL, the Unicode line and paragraph separators, and the invisible ones that change
