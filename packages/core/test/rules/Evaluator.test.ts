@@ -434,15 +434,18 @@ const atomGen: fc.Arbitrary<string> = fc.oneof(
     .tuple(eventRef, fc.integer({ min: 0, max: 2 }))
     .map(([r, n]) => `system.countCompare(${r.replace(/#\d$/, "")}, >=, ${n})`)
 )
-const ruleGen: fc.Arbitrary<string> = fc.letrec<{ r: string }>((tie) => ({
-  r: fc.oneof(
-    { depthSize: "small" },
-    atomGen,
-    tie("r").map((r) => `!(${r})`),
-    fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) && (${b})`),
-    fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) || (${b})`)
-  )
-})).r
+/** Rules of `atoms` under `!`, `&&` and `||`. */
+const rulesOf = (atoms: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.letrec<{ r: string }>((tie) => ({
+    r: fc.oneof(
+      { depthSize: "small" },
+      atoms,
+      tie("r").map((r) => `!(${r})`),
+      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) && (${b})`),
+      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) || (${b})`)
+    )
+  })).r
+const ruleGen = rulesOf(atomGen)
 
 describe("evaluation properties", () => {
   test.prop([ruleGen, factsGen], { numRuns: 300 })(
@@ -634,15 +637,7 @@ describe("the occurrences a rule reads", () => {
     callRef.map((r) => `system.uintCompare(${r}.@value, >=, 0)`),
     eventRef.map((r) => `system.sumCompare(${r.replace(/#\d$/, "")}.value, >, 3)`)
   )
-  const widerRule: fc.Arbitrary<string> = fc.letrec<{ r: string }>((tie) => ({
-    r: fc.oneof(
-      { depthSize: "small" },
-      wider,
-      tie("r").map((r) => `!(${r})`),
-      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) && (${b})`),
-      fc.tuple(tie("r"), tie("r")).map(([a, b]) => `(${a}) || (${b})`)
-    )
-  })).r
+  const widerRule = rulesOf(wider)
 
   test.prop([widerRule, factsGen], { numRuns: 500 })(
     "give every rule the matches and evidence it has over all the occurrences",
