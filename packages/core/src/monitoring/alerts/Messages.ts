@@ -123,46 +123,32 @@ export const title = (alert: Alert): string => {
   }
 }
 
-/** The value of placeholder `name` for `alert`, or undefined when `name` is not a placeholder. */
-const valueOf = (alert: Alert, name: string): string | undefined => {
-  switch (name) {
-    case "title":
-      return title(alert)
-    case "kind":
-      return alert.kind
-    case "alertId":
-      return alert.id
-    case "bot":
-      return alert.bot.name
-    case "botId":
-      return alert.bot.id
-    case "severity":
-      return alert.bot.severity
-    case "chain":
-      return String(alert.chainId)
-    case "block":
-      return String(alert.blockNumber)
-    case "txHash":
-      return alert.txHash
-    case "transactions":
-      return Object.entries(alert.evidence.transactions)
-        .map(([name, t]) => `${name} ${t.hash} (block ${t.blockNumber}, index ${t.txIndex})`)
-        .join("\n")
-    case "rule":
-      return String(alert.rule + 1)
-    case "expression":
-      return alert.expression
-    case "arguments":
-      return argumentsOf(alert.evidence)
-    default:
-      return undefined
-  }
+/** How each placeholder is written for an alert (every placeholder has one: the type says so). */
+const writers: Record<(typeof placeholders)[number], (alert: Alert) => string> = {
+  title,
+  kind: (alert) => alert.kind,
+  alertId: (alert) => alert.id,
+  bot: (alert) => alert.bot.name,
+  botId: (alert) => alert.bot.id,
+  severity: (alert) => alert.bot.severity,
+  chain: (alert) => String(alert.chainId),
+  block: (alert) => String(alert.blockNumber),
+  txHash: (alert) => alert.txHash,
+  transactions: (alert) =>
+    Object.entries(alert.evidence.transactions)
+      .map(([name, t]) => `${name} ${t.hash} (block ${t.blockNumber}, index ${t.txIndex})`)
+      .join("\n"),
+  rule: (alert) => String(alert.rule + 1),
+  expression: (alert) => alert.expression,
+  arguments: (alert) => argumentsOf(alert.evidence)
 }
 
 /** The text of `alert` from `template`: each placeholder it uses written once it is met. */
 export const text = (template: string, alert: Alert): string =>
   template
-    .replace(placeholder, (whole, name: string) => valueOf(alert, name) ?? whole)
+    .replace(placeholder, (whole, name: string) =>
+      Object.hasOwn(writers, name) ? writers[name as keyof typeof writers](alert) : whole
+    )
     .replace(/\n{2,}/g, "\n")
     .trim()
 
