@@ -1,5 +1,5 @@
 /** `vigil serve`: the reference HTTP server on the embedded SQLite storage. */
-import { NodeMac } from "@vigil/adapter-delivery"
+import { NodeDigest, NodeMac } from "@vigil/adapter-delivery"
 import { limits } from "@vigil/adapter-http/Limits"
 import { Engine, NetworkGuard, WebhookDispatcher } from "@vigil/core"
 import { readFileSync } from "node:fs"
@@ -238,6 +238,7 @@ export const loadMonitoringOptions = Effect.fnUntraced(function* (chainsFile: st
   const follow = {
     ...settings.follow,
     instance: settings.follow.instance ?? `${hostname()}:${process.pid}`,
+    digest: NodeDigest.sha256Hex,
     confirmations: Object.fromEntries([
       ...chains.flatMap((c) => (c.confirmations === undefined ? [] : [[c.chainId, c.confirmations] as const])),
       ...confirmations

@@ -16,6 +16,11 @@ const at = (...times: ReadonlyArray<number>) => times.map((t, i) => ({ id: `a${i
 const shown = (ds: ReadonlyArray<AlertPolicy.Decided>) => ds.map((d) => `${d.blockTime}:${d.suppressed ?? "sent"}`)
 
 describe("AlertPolicy.alertId", () => {
+  it("is the SHA-256 of the identity's JSON, as alerts stored by earlier builds have it (golden)", () => {
+    // sha256('["bot_1","1",1,"0xab",0,[["tx1","0x01"],["tx2","0x02"]]]'), its first 32 hex digits (sha256sum).
+    assert.strictEqual(AlertPolicy.alertId(identity), "al_0bbc94f5a6533595d07a2e8d563db940")
+  })
+
   it("is the same for the same match, whatever the case of the hash or the order of the names", () => {
     const id = AlertPolicy.alertId(identity)
     assert.match(id, /^al_[0-9a-f]{32}$/)

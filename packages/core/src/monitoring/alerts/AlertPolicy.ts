@@ -19,21 +19,26 @@ export interface Identity {
   readonly transactions: Readonly<Record<string, string>>
 }
 
-/** `al_` and 32 hex digits of the SHA-256 of the alert's identity (transaction names in order). */
-export const alertId = (identity: Identity): string =>
-  `al_${bytesToHex(
-    sha256(
-      utf8ToBytes(
-        JSON.stringify([
-          identity.botId,
-          identity.botVersion,
-          identity.chainId,
-          identity.blockHash.toLowerCase(),
-          identity.rule,
-          Object.entries(identity.transactions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        ])
-      )
-    )
+/** The SHA-256 of a text (as UTF-8), in lowercase hex. */
+export type Digest = (text: string) => string
+
+/** SHA-256 in JavaScript: runs anywhere; a host may hand the follower its platform's own, which is faster. */
+export const pureDigest: Digest = (text) => bytesToHex(sha256(utf8ToBytes(text)))
+
+/**
+ * `al_` and 32 hex digits of the SHA-256 of the alert's identity (transaction names in order), by `digest`: every
+ * SHA-256 gives the same id.
+ */
+export const alertId = (identity: Identity, digest: Digest = pureDigest): string =>
+  `al_${digest(
+    JSON.stringify([
+      identity.botId,
+      identity.botVersion,
+      identity.chainId,
+      identity.blockHash.toLowerCase(),
+      identity.rule,
+      Object.entries(identity.transactions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    ])
   ).slice(0, 32)}`
 
 /** A bot's notification limits. */

@@ -30,14 +30,18 @@ export const since = (p: Prepared, blocks: ReadonlyArray<Block>, first: number):
   return (block === undefined ? 0 : Number(BigInt(block.block.timestamp))) - horizon
 }
 
-/** The alerts of `matches` after the bot's `history` (oldest first), and the deliveries of those notified. */
+/**
+ * The alerts of `matches` after the bot's `history` (oldest first), and the deliveries of those notified; their ids
+ * hashed by `digest`.
+ */
 export const alertsOf = (
   chainId: number,
   p: Prepared,
   matches: ReadonlyArray<Scan.Found>,
   blocks: ReadonlyArray<Block>,
   history: ReadonlyArray<AlertPolicy.Decided>,
-  now: number
+  now: number,
+  digest: AlertPolicy.Digest = AlertPolicy.pureDigest
 ): { readonly alerts: ReadonlyArray<Alert>; readonly deliveries: ReadonlyArray<WebhookStore.Delivery> } => {
   const found = counted(p, matches)
   if (found.length === 0) return { alerts: [], deliveries: [] }
@@ -58,7 +62,7 @@ export const alertsOf = (
       transactions
     }
     return {
-      id: AlertPolicy.alertId(identity),
+      id: AlertPolicy.alertId(identity, digest),
       blockTime: block === undefined ? 0 : Number(BigInt(block.block.timestamp)),
       blockHash,
       completed,

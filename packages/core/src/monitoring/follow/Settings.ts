@@ -1,5 +1,6 @@
 /** The knobs of following, the state each chain's follower reports, and why a step does not go on. */
 import { Schema } from "effect"
+import * as AlertPolicy from "../alerts/AlertPolicy.ts"
 import * as Scan from "../chain/Scan.ts"
 
 /** Knobs of following. */
@@ -32,6 +33,11 @@ export interface Settings {
   readonly instance?: string
   /** How long a chain's lease lives unrenewed: how soon another instance takes over a dead one's chains. */
   readonly leaseMillis?: number
+  /**
+   * The SHA-256 (of a text, as UTF-8, in lowercase hex) alert ids are hashed by: JavaScript's by default; a host may
+   * give its platform's, which gives the same ids (`AlertPolicy.Digest`).
+   */
+  readonly digest: (text: string) => string
 }
 
 export const defaultSettings: Settings = {
@@ -41,7 +47,8 @@ export const defaultSettings: Settings = {
   batch: 80,
   keep: 256,
   maxBackoffMillis: 60_000,
-  limits: Scan.defaultBounds
+  limits: Scan.defaultBounds,
+  digest: AlertPolicy.pureDigest
 }
 
 /** What a chain's follower is doing. */

@@ -171,7 +171,7 @@ const alertsOf = Effect.fnUntraced(function* (
   if (matches.length === 0) return { alerts: [], deliveries: [] }
   const from = Alerting.since(p, blocks, first)
   const history = from === undefined ? [] : yield* store.recent(p.bot.id, from)
-  return Alerting.alertsOf(chainId, p, matches, blocks, history, now)
+  return Alerting.alertsOf(chainId, p, matches, blocks, history, now, shared.settings.digest)
 })
 
 /**
