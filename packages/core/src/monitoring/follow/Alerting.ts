@@ -41,7 +41,7 @@ export const alertsOf = (
   blocks: ReadonlyArray<Block>,
   history: ReadonlyArray<AlertPolicy.Decided>,
   now: number,
-  digest: AlertPolicy.Digest = AlertPolicy.pureDigest
+  digest: AlertPolicy.Digest
 ): { readonly alerts: ReadonlyArray<Alert>; readonly deliveries: ReadonlyArray<WebhookStore.Delivery> } => {
   const found = counted(p, matches)
   if (found.length === 0) return { alerts: [], deliveries: [] }
