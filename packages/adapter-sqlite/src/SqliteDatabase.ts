@@ -49,9 +49,10 @@ export class SqliteDatabase extends Context.Service<
       patienceMillis?: number
     ) => Effect.Effect<A, StoreError.StoreError>
     /**
-     * One slice of a long write: `transaction`, then a pause as long as the transaction held the lock, so that other
-     * connections waiting for it (they try again after pauses of up to 50 ms) get it between slices instead of
-     * finding the next slice holding it.
+     * One slice of a long write: `transaction`, started no sooner after this handle's previous slice ended than that
+     * slice held the lock, so that other connections waiting for it (they try again after pauses of up to 50 ms, or
+     * 100 ms for SQLite's own busy wait) get it between slices instead of finding the next slice holding it. The
+     * work between two slices (parsing the next records) runs during that gap instead of adding to it.
      */
     readonly slice: <A>(operation: string, f: (db: SqliteHandle) => A) => Effect.Effect<A, StoreError.StoreError>
     /**
@@ -173,6 +174,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     ownCommits++
     processCommits++
   }
+  /** When this handle's next slice may take the lock (`performance.now()` time): see `slice`. */
+  let nextSliceAt = 0
   /** The external version as read in this turn of the event loop, and the other handles' commit count then. */
   let seen: { readonly version: number; readonly othersCommits: number } | undefined
   const transaction = <A>(operation: string, f: (db: SqliteHandle) => A, patienceMillis = budget) =>
@@ -194,6 +197,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     transaction,
     slice: (operation, f) =>
       Effect.gen(function* () {
+        // Real time, as the other connections waiting are other processes (group commit waits the same way).
+        const gap = nextSliceAt - performance.now()
+        if (gap > 0)
+          yield* Effect.callback<void>((resume) => {
+            const timer = setTimeout(() => resume(Effect.void), Math.ceil(gap))
+            return Effect.sync(() => clearTimeout(timer))
+          })
         let held = 0
         const result = yield* transaction(operation, (handle) => {
           const started = performance.now()
@@ -203,11 +213,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
             held = performance.now() - started
           }
         })
-        // Real time, as the other connections waiting are other processes (group commit waits the same way).
-        yield* Effect.callback<void>((resume) => {
-          const timer = setTimeout(() => resume(Effect.void), Math.max(1, Math.ceil(held)))
-          return Effect.sync(() => clearTimeout(timer))
-        })
+        nextSliceAt = performance.now() + Math.max(1, held)
         return result
       }),
     groupCommit: <I, A>(operation: string, f: (db: SqliteHandle, items: ReadonlyArray<I>) => ReadonlyArray<A>) => {

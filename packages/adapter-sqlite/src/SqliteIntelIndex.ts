@@ -612,7 +612,7 @@ const versions = (st: Store): IntelIndex.Versions["Service"] => ({
       ),
   append: (version, records) =>
     st.database
-      .transaction("IntelIndex.append", () => {
+      .slice("IntelIndex.append", () => {
         if (stagedVersion(st, version) === undefined) return false
         for (const r of records) st.s.stageRecord.run(version, encodeStaged(r))
         return true
