@@ -14,7 +14,7 @@ import { Anvil, Solidity } from "@vigil/testkit"
 import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Measurement, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
-import { withDatabase } from "../Postgres.ts"
+import { postgresCpu, postgresCpuBetween, runsHere, withDatabase } from "../Postgres.ts"
 import * as RecordedChain from "../RecordedChain.ts"
 import { alertOf } from "../Messages.ts"
 import { certificates } from "./Webhooks.ts"
@@ -358,6 +358,8 @@ export const scenario: Scenario = {
       const rates = new Map<number, Array<number>>(BOT_COUNTS.map((n) => [n, []]))
       const pgRates: Array<number> = []
       const pgHealth: Array<number> = []
+      /** PostgreSQL's own CPU per block caught up (µs), each round on it. */
+      const pgCpu: Array<number> = []
       let pgUnavailable: string | undefined
       const alerts = new Map<number, number>()
       const bare: Array<number> = []
@@ -376,6 +378,7 @@ export const scenario: Scenario = {
         let slowest = 0
         try {
           const call = caller(server.url)
+          const database = env.VIGIL_DB?.startsWith("postgres") && runsHere(env.VIGIL_DB) ? postgresCpu() : undefined
           const started = performance.now()
           let resets = 0
           for (;;) {
@@ -396,6 +399,8 @@ export const scenario: Scenario = {
             await sleep(20)
           }
           rate = BLOCKS / ((performance.now() - started) / 1000)
+          const ms = database === undefined ? undefined : postgresCpuBetween(database, postgresCpu())
+          if (ms !== undefined) pgCpu.push((ms * 1000) / BLOCKS)
           while (received.size < total && performance.now() - started < 300_000) await sleep(20)
           // Late repeats would arrive within the outbox's next poll: wait one more second before counting.
           await sleep(1_000)
@@ -509,6 +514,11 @@ export const scenario: Scenario = {
           pgRates.length === 0
             ? `PostgreSQL: not measured (${pgUnavailable ?? "no database"}).`
             : `PostgreSQL, ${most.toLocaleString("en-US")} bots: ${(median(pgRates) / median(rates.get(most)!)).toFixed(3)}× SQLite's blocks/s (each round a new database holding what the file held before the catch-up, moved there by vigil migrate-store, not timed; the database server's processes are not pinned to the server's core).`,
+          ...(pgCpu.length === 0
+            ? []
+            : [
+                `PostgreSQL's own CPU (every process of the server on this machine) while catching up with ${most.toLocaleString("en-US")} bots: ${Math.round(median(pgCpu))} µs per block (median of the rounds).`
+              ]),
           `Alerts: in every round, every alert arrived once and each bot's count equals the matches the blocks hold for its rule, counted by the bench from the transactions it sent and their order and outcome as read back from the node.`
         ]
       }

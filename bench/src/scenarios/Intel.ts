@@ -10,6 +10,7 @@ import { ratiosTo, type Scenario } from "../Harness.ts"
 import { ingestSanctions, unlimitedKey, vigilBin } from "../Vigil.ts"
 import { Postgres } from "@vigil/testkit"
 import { type LoadFigures, load, loadSpread, medianFigures, type Request, startServer } from "../Load.ts"
+import { postgresCpu, postgresCpuBetween, runsHere } from "../Postgres.ts"
 
 const bareServer = fileURLToPath(new URL("../servers/bare.js", import.meta.url))
 
@@ -110,8 +111,19 @@ export const scenario: Scenario = {
           ? load(url, request, { connections, durationSeconds: seconds })
           : loadSpread(url, request, { connections, durationSeconds: seconds })
       for (const [, url, request] of subjects) await measure(url, request, 5)
+      /** PostgreSQL's CPU time (ms) and the requests answered, over the measured runs of each PostgreSQL subject. */
+      const database = new Map<string, { ms: number; requests: number }>()
+      const local = pg !== undefined && runsHere(pg.url)
       for (let round = 0; round < rounds; round++) {
-        for (const [name, url, request] of subjects) runs.get(name)!.push(await measure(url, request, durationSeconds))
+        for (const [name, url, request] of subjects) {
+          const before = local && name.includes("PostgreSQL") ? postgresCpu() : undefined
+          const figures = await measure(url, request, durationSeconds)
+          runs.get(name)!.push(figures)
+          const ms = before === undefined ? undefined : postgresCpuBetween(before, postgresCpu())
+          if (ms === undefined) continue
+          const sum = database.get(name) ?? { ms: 0, requests: 0 }
+          database.set(name, { ms: sum.ms + ms, requests: sum.requests + figures["req/s"] * durationSeconds })
+        }
       }
       const measurements = [...runs].map(([subject, r]) => ({ subject, figures: { ...medianFigures(r) } }))
       const baseline = "node:http (bare)"
@@ -150,6 +162,18 @@ export const scenario: Scenario = {
                   .map(
                     (s) =>
                       `${s} ${(figures(`${s}, PostgreSQL, two instances`)["req/s"]! / figures(`${s}, PostgreSQL`)["req/s"]!).toFixed(3)}×`
+                  )
+                  .join("; ")}`
+              ]),
+          ...(database.size === 0
+            ? []
+            : [
+                `PostgreSQL's own CPU (every process of the server on this machine, over the measured runs) per request: ${[
+                  ...database
+                ]
+                  .map(
+                    ([subject, { ms, requests }]) =>
+                      `${subject} ${Math.round((ms * 1000) / requests)} µs (${Math.round(ms / (rounds * durationSeconds) / 10)}% of a core)`
                   )
                   .join("; ")}`
               ]),

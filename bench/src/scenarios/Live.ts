@@ -14,7 +14,7 @@ import { fetchBlocks } from "../BareRpc.ts"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 import { alertTxHash } from "../Messages.ts"
 import { startServer } from "../Load.ts"
-import { withDatabase } from "../Postgres.ts"
+import { postgresCpu, postgresCpuBetween, runsHere, withDatabase } from "../Postgres.ts"
 import { certificates } from "./Webhooks.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
@@ -152,6 +152,8 @@ export const scenario: Scenario = {
       // The same catch-up on PostgreSQL: each round a new database holding what the file held at the stop (moved
       // there by `vigil migrate-store`, not timed), so every round catches up the same blocks.
       const pgCatchUps: Array<number> = []
+      /** PostgreSQL's own CPU per block caught up (µs), each round. */
+      const pgCpu: Array<number> = []
       let pgUnavailable: string | undefined
       for (let round = 0; round < rounds; round++) {
         const copy = join(dir, `pg-round-${round}.db`)
@@ -163,9 +165,12 @@ export const scenario: Scenario = {
           for (const h of expected) arrived.delete(h)
           server = await startServer([vigilBin, "serve"], { ...subscribed, VIGIL_DB: url })
           try {
+            const before = runsHere(url) ? postgresCpu() : undefined
             const started = performance.now()
             while ((await cursor()) < last) await sleep(20)
             const rate = (last - first + 1) / ((performance.now() - started) / 1000)
+            const ms = before === undefined ? undefined : postgresCpuBetween(before, postgresCpu())
+            if (ms !== undefined) pgCpu.push((ms * 1000) / (last - first + 1))
             while (expected.some((h) => !arrived.has(h)) && performance.now() - started < 60_000) await sleep(10)
             const missed = expected.filter((h) => !arrived.has(h)).length
             if (missed > 0) throw new Error(`${missed} alerts of the catch-up on PostgreSQL did not arrive`)
@@ -230,7 +235,12 @@ export const scenario: Scenario = {
           "The catch-up is timed from the restarted server listening until /health shows its cursor at the head; in every round, every one of the 100 matching transfers of the downtime was alerted.",
           pgCatchUps.length === 0
             ? `PostgreSQL not measured: ${pgUnavailable}`
-            : `PostgreSQL: the same catch-up (the stopped file moved by vigil migrate-store into a new database each round) at ${(median(pgCatchUps) / median(catchUps)).toFixed(3)}× SQLite's blocks/s`
+            : `PostgreSQL: the same catch-up (the stopped file moved by vigil migrate-store into a new database each round) at ${(median(pgCatchUps) / median(catchUps)).toFixed(3)}× SQLite's blocks/s`,
+          ...(pgCpu.length === 0
+            ? []
+            : [
+                `PostgreSQL's own CPU (every process of the server on this machine) while catching up: ${Math.round(median(pgCpu))} µs per block (median of the rounds)`
+              ])
         ]
       }
     } finally {

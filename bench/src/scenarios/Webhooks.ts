@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
-import { withDatabase } from "../Postgres.ts"
+import { postgresCpu, postgresCpuBetween, runsHere, withDatabase } from "../Postgres.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -115,6 +115,8 @@ export const scenario: Scenario = {
         seconds: Math.round(seconds * 1000) / 1000,
         lost: 0
       })
+    /** PostgreSQL's CPU time (ms) over each measured burst on it, with the deliveries received and the seconds taken. */
+    const database: Array<{ readonly ms: number; readonly deliveries: number; readonly seconds: number }> = []
     /** One round of `vigil serve` on `db` (a file or a postgres:// URL), recorded under `subject`. */
     const measure = async (subject: string, db: string, round: number) => {
       const created = execFileSync(
@@ -168,9 +170,13 @@ export const scenario: Scenario = {
         // Bursts warm the server up for as long as the HTTP scenarios' warm-up lasts; the next ones are measured.
         for (let warm = 0; warm < WARMUP_SECONDS;) warm += await burst()
         if (runs["HTTPS POST (bare)"]!.length === 0) await bare("warm-up")
+        const local = db.startsWith("postgres") && runsHere(db)
         for (let b = 0; b < BURSTS; b++) {
+          const before = local ? postgresCpu() : undefined
           const seconds = await burst()
           const received = seen.size
+          const ms = before === undefined ? undefined : postgresCpuBetween(before, postgresCpu())
+          if (ms !== undefined) database.push({ ms, deliveries: received, seconds })
           let open = await unsettled()
           for (let waited = 0; open > 0 && waited < 10_000; waited += 50) {
             await new Promise((done) => setTimeout(done, 50))
@@ -226,7 +232,14 @@ export const scenario: Scenario = {
           ),
         onPg === undefined
           ? `PostgreSQL not measured: ${unavailable}`
-          : `PostgreSQL: ${(onPg / rate("vigil durable deliveries")!).toFixed(3)}× the deliveries/s on SQLite`
+          : `PostgreSQL: ${(onPg / rate("vigil durable deliveries")!).toFixed(3)}× the deliveries/s on SQLite`,
+        ...(database.length === 0
+          ? []
+          : [
+              `PostgreSQL's own CPU (every process of the server on this machine) per delivery, over each burst (its 1,000 requests included): median ${Math.round(
+                median(database.map((d) => (d.ms * 1000) / d.deliveries))
+              )} µs, ${Math.round(median(database.map((d) => d.ms / d.seconds / 10)))}% of a core while the burst lasted`
+            ])
       ]
     }
   }
