@@ -677,6 +677,24 @@ describe("PostgreSQL: health", () => {
 })
 
 describe("PostgreSQL: a quota charge's commit", () => {
+  it("has the outbox vacuumed after every 5,000 rows changed, and knows whether the server's autovacuum runs", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [instance] = yield* instances(1, schema)
+      const { sql, autovacuum } = Context.get(instance!, PgDatabase.PgDatabase)
+      const [table] = yield* sql<{ readonly options: ReadonlyArray<string> | null }>`
+        SELECT c.reloptions AS options FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${schema} AND c.relname = 'webhook_deliveries'`
+      assert.deepStrictEqual([...(table?.options ?? [])].sort(), [
+        "autovacuum_vacuum_insert_scale_factor=0",
+        "autovacuum_vacuum_insert_threshold=5000",
+        "autovacuum_vacuum_scale_factor=0",
+        "autovacuum_vacuum_threshold=5000"
+      ])
+      const [server] = yield* sql<{ readonly setting: string }>`SELECT current_setting('autovacuum') AS setting`
+      assert.strictEqual(autovacuum, server?.setting === "on")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())

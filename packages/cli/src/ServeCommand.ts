@@ -405,7 +405,7 @@ export const command = Command.make(
             Engine.layer({ webhooks, follow, activity, exposure }).pipe(Layer.provide(Outbound.layer(outbound)))
           ),
           Layer.merge(refresh),
-          Layer.provideMerge(Store.all(db))
+          Layer.provideMerge(Store.all(db, true))
         )
       )
     }).pipe(

@@ -6,7 +6,7 @@
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
 import { BuiltinLists } from "@vigil/engine"
-import { Config, Console, Effect, Layer, Schema } from "effect"
+import { Config, Console, Context, Effect, Layer, Schema } from "effect"
 import { CommandFailed, shown } from "./CommandFailed.ts"
 
 /** A store named by `--db`. */
@@ -51,7 +51,7 @@ const setting = (name: string, minimum: number, maximum: number, fallback: numbe
  * The PostgreSQL adapter on `url`, with the pool size, statement timeout and lock timeout of the environment. Its
  * module (and the PostgreSQL client under it) is loaded only when a store is on PostgreSQL.
  */
-const postgres = (url: string) =>
+const postgres = (url: string, serving = false) =>
   Effect.gen(function* () {
     const { PgAdapter, PgDatabase } = yield* Effect.promise(() => import("@vigil/adapter-postgres"))
     // One connection listens for list changes: two at least.
@@ -63,14 +63,27 @@ const postgres = (url: string) =>
       3_600_000,
       PgDatabase.defaultLockTimeoutMillis
     )
-    return PgAdapter.layer({ url, maxConnections, statementTimeoutMillis, lockTimeoutMillis })
+    const layer = PgAdapter.layer({ url, maxConnections, statementTimeoutMillis, lockTimeoutMillis })
+    // A server warns once, at start, when the database's autovacuum is off (a command that runs once does not).
+    return serving
+      ? Layer.tap(layer, (context) =>
+          Context.get(context, PgDatabase.PgDatabase).autovacuum
+            ? Effect.void
+            : Effect.logWarning(PgDatabase.autovacuumOff)
+        )
+      : layer
   })
 
-/** Every store on the database `db` names (a SQLite file or a PostgreSQL database), as they are. */
-export const bare = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
+/**
+ * Every store on the database `db` names (a SQLite file or a PostgreSQL database), as they are; `serving`: for a
+ * server, which warns at start about what the database's settings will cost it.
+ */
+export const bare = (db: string, serving = false): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
   Layer.unwrap(
     Effect.flatMap(parse(db), (store): Effect.Effect<Layer.Layer<Ports, StoreError.StoreError>, CommandFailed> =>
-      store._tag === "Sqlite" ? Effect.succeed(SqliteAdapter.layer({ filename: store.filename })) : postgres(store.url)
+      store._tag === "Sqlite"
+        ? Effect.succeed(SqliteAdapter.layer({ filename: store.filename }))
+        : postgres(store.url, serving)
     )
   )
 
@@ -102,8 +115,8 @@ const seeded = Layer.effectDiscard(
  * Every store on the database `db` names; a new store (no list ever committed) starts with the built-in official
  * lists.
  */
-export const all = (db: string): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
-  seeded.pipe(Layer.provideMerge(bare(db)))
+export const all = (db: string, serving = false): Layer.Layer<Ports, StoreError.StoreError | CommandFailed> =>
+  seeded.pipe(Layer.provideMerge(bare(db, serving)))
 
 /** The stores of API keys and quotas of whichever adapter provides them. */
 const keysAndQuotas = Layer.merge(

@@ -57,6 +57,15 @@ describe("two vigil serve processes on one PostgreSQL database", () => {
     assert.include(a!.output(), `(storage: postgresql ${db})`)
     assert.include(b!.output(), `(storage: postgresql ${db.replace("://postgres@", "://postgres:***@")})`)
     assert.notInclude(b!.output(), "s3cret")
+    // A server warns at start when the database's autovacuum is off (the outbox's vacuum settings then never act);
+    // a command that runs once, such as keys create, does not.
+    const [autovacuum] = await Postgres.rows(db, "SELECT current_setting('autovacuum') AS setting")
+    const warned = (output: string) => output.includes("PostgreSQL's autovacuum is off")
+    assert.deepStrictEqual(
+      [warned(a!.output()), warned(b!.output())],
+      autovacuum?.setting === "off" ? [true, true] : [false, false]
+    )
+    assert.isFalse(warned(created.stderr))
     const v2 = async (url: string, address: string) => {
       const response = await fetch(`${url}/api/v2/intel?address=${address}`, { headers: { "x-api-key": key } })
       return { status: response.status, cache: response.headers.get("x-cache"), body: (await response.json()) as any }
