@@ -81,3 +81,7 @@ export const runsHere = (url: string): boolean => {
   const host = new URL(url).hostname
   return host === "" || host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.startsWith("%2F")
 }
+
+/** The server's `autovacuum` setting (on or off), as the notes of the scenarios that measure PostgreSQL give it. */
+export const autovacuumOf = async (url: string): Promise<string> =>
+  String((await Postgres.rows(url, "SELECT current_setting('autovacuum') AS setting"))[0]?.setting ?? "unknown")

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { median, ratiosTo, type Scenario } from "../Harness.ts"
 import { startServer } from "../Load.ts"
-import { postgresCpu, postgresCpuBetween, runsHere, withDatabase } from "../Postgres.ts"
+import { autovacuumOf, postgresCpu, postgresCpuBetween, runsHere, withDatabase } from "../Postgres.ts"
 
 const vigilBin = fileURLToPath(import.meta.resolve("@vigil/cli/bin"))
 const CLEAN = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -115,6 +115,8 @@ export const scenario: Scenario = {
         seconds: Math.round(seconds * 1000) / 1000,
         lost: 0
       })
+    /** The database server's autovacuum setting, read when a round runs on it. */
+    let autovacuum: string | undefined
     /** PostgreSQL's CPU time (ms) over each measured burst on it, with the deliveries received and the seconds taken. */
     const database: Array<{ readonly ms: number; readonly deliveries: number; readonly seconds: number }> = []
     /** One round of `vigil serve` on `db` (a file or a postgres:// URL), recorded under `subject`. */
@@ -171,6 +173,7 @@ export const scenario: Scenario = {
         for (let warm = 0; warm < WARMUP_SECONDS;) warm += await burst()
         if (runs["HTTPS POST (bare)"]!.length === 0) await bare("warm-up")
         const local = db.startsWith("postgres") && runsHere(db)
+        if (db.startsWith("postgres")) autovacuum = await autovacuumOf(db)
         for (let b = 0; b < BURSTS; b++) {
           const before = local ? postgresCpu() : undefined
           const seconds = await burst()
@@ -239,6 +242,11 @@ export const scenario: Scenario = {
               `PostgreSQL's own CPU (every process of the server on this machine) per delivery, over each burst (its 1,000 requests included): median ${Math.round(
                 median(database.map((d) => (d.ms * 1000) / d.deliveries))
               )} µs, ${Math.round(median(database.map((d) => d.ms / d.seconds / 10)))}% of a core while the burst lasted`
+            ]),
+        ...(autovacuum === undefined
+          ? []
+          : [
+              `The database server's autovacuum is ${autovacuum}${autovacuum === "off" ? ": the outbox's dead rows of a round's bursts (a new database each round) are not vacuumed, so each claim walks past every dead version the round has left so far (docs/operating.md, Vacuum)" : ""}.`
             ])
       ]
     }
