@@ -695,6 +695,50 @@ describe("PostgreSQL: a quota charge's commit", () => {
       assert.strictEqual(autovacuum, server?.setting === "on")
     }).pipe(Effect.scoped, Effect.runPromise))
 
+  it("finds the destinations with pending deliveries in the index of pending ones, however many were delivered", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [instance] = yield* instances(1, schema)
+      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+      // Five destinations of one key, each with 4,000 deliveries made and 4,000 waiting (a backlog), the statistics
+      // taken then: the index by (webhook, status), which holds every delivery, answers "the first pending row by
+      // webhook" too, after walking each webhook's delivered ones.
+      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
+                 SELECT 'wh_' || w, 'key-1', 'https://example.com/' || w, 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
+                 FROM generate_series(1, 5) AS w`
+      yield* sql`INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
+                   next_attempt_at, status)
+                 SELECT 'd_' || w || '_' || i, 'wh_' || w, 'key-1', 'c_' || i, '{}', 0, i,
+                        CASE WHEN i <= 4000 THEN 'delivered' ELSE 'pending' END
+                 FROM generate_series(1, 5) AS w, generate_series(1, 8000) AS i`
+      yield* sql`ANALYZE webhook_deliveries`
+      const session = yield* sql.reserve
+      /** Scans of each index of the outbox, as this session's statistics have them (writes are not scans). */
+      const read = Effect.gen(function* () {
+        // Flushed at the end of this statement's transaction; the next one reads them.
+        yield* session.execute("SELECT pg_stat_force_next_flush()", [], undefined)
+        const rows = yield* session.execute(
+          `SELECT indexrelname AS name, idx_scan::int AS scans FROM pg_stat_user_indexes
+           WHERE schemaname = '${schema}' AND relname = 'webhook_deliveries'`,
+          [],
+          undefined
+        )
+        return new Map(rows.map((r) => [String(r.name), Number(r.scans)]))
+      })
+      const before = yield* read
+      const claimed = yield* session.execute(
+        `SELECT json_array_length(vigil_claim('{}', '{}', '{}', 1000000, 8, 'me', 64, 32, 8, '{}', '{}', '{}', '{}',
+           2000000)) AS n`,
+        [],
+        undefined
+      )
+      const after = yield* read
+      const grew = (index: string) => (after.get(index) ?? 0) - (before.get(index) ?? 0)
+      assert.strictEqual(Number(claimed[0]?.n), 32, "a key's share leased, 8 from each of four destinations")
+      assert.isAbove(grew("webhook_deliveries_pending"), 0)
+      assert.strictEqual(grew("webhook_deliveries_by_webhook"), 0, "the history of deliveries made is not scanned")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())
