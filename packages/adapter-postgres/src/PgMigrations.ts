@@ -873,5 +873,13 @@ export const migrations = {
   // a claim grew with every delivery ever made (measured: 59 index pages for the first step over 82,500 delivered
   // rows against 5 in the index of pending ones). Ordered as the index of pending deliveries is, only that index
   // gives the order without sorting, and each step reads a few pages whatever the history.
-  "24_outbox_claim_pending_order": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByPending))
+  "24_outbox_claim_pending_order": Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(claimByPending)),
+  // A destination's last outcome (its last error, or none since a delivery went through) is its latest delivery
+  // that failed or went through, newest first by `seq`: found by this index in a few pages, where the index by
+  // (webhook, status) gave every delivery of the destination, read from the table and sorted, at every call of the
+  // destinations' stats (measured: 260 ms and 45,000 pages read for five destinations of 44,000 deliveries each).
+  "25_outbox_outcomes_by_destination": statements(`
+    CREATE INDEX webhook_deliveries_outcomes ON webhook_deliveries (webhook_id, seq)
+      WHERE last_error IS NOT NULL OR status = 'delivered'
+  `)
 }

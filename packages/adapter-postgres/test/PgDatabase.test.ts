@@ -739,6 +739,53 @@ describe("PostgreSQL: a quota charge's commit", () => {
       assert.strictEqual(grew("webhook_deliveries_by_webhook"), 0, "the history of deliveries made is not scanned")
     }).pipe(Effect.scoped, Effect.runPromise))
 
+  it("reads each destination's last outcome from a few pages of an index, however many deliveries it made", () =>
+    Effect.gen(function* () {
+      const schema = Postgres.schemaName()
+      const [instance] = yield* instances(1, schema)
+      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+      // Five destinations of one key, 4,000 deliveries made each, the last of the third one failing.
+      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
+                 SELECT 'wh_' || w, 'key-1', 'https://example.com/' || w, 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
+                 FROM generate_series(1, 5) AS w`
+      yield* sql`INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
+                   next_attempt_at, status, last_error)
+                 SELECT 'd_' || w || '_' || i, 'wh_' || w, 'key-1', 'c_' || i, repeat('x', 500), 1, i,
+                        CASE WHEN w = 3 AND i = 4000 THEN 'dead' ELSE 'delivered' END,
+                        CASE WHEN w = 3 AND i = 4000 THEN 'HTTP 500' END
+                 FROM generate_series(1, 5) AS w, generate_series(1, 4000) AS i ORDER BY i, w`
+      yield* sql`ANALYZE webhook_deliveries`
+      const [table] = yield* sql<{ readonly pages: number }>`
+        SELECT relpages AS pages FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ${schema} AND c.relname = 'webhook_deliveries'`
+      // On one connection (a transaction's), whose count of the table's blocks read, not yet reported, the database
+      // gives at once: read before and after.
+      const { stats, fetched } = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const blocks = Effect.map(
+            sql<{ readonly n: number }>`
+              SELECT pg_stat_get_xact_blocks_fetched('webhook_deliveries'::regclass)::int AS n`,
+            ([row]) => row!.n
+          )
+          const before = yield* blocks
+          const stats = yield* Context.get(instance!, WebhookStore.Destinations).stats("key-1")
+          return { stats, fetched: (yield* blocks) - before }
+        })
+      )
+      assert.deepStrictEqual(
+        stats.map((w) => [w.id, w.lastError ?? null, w.failed]),
+        [
+          ["wh_1", null, 0],
+          ["wh_2", null, 0],
+          ["wh_3", "HTTP 500", 1],
+          ["wh_4", null, 0],
+          ["wh_5", null, 0]
+        ]
+      )
+      assert.isAbove(table!.pages, 500)
+      assert.isBelow(fetched, 50, "a few pages per destination, not its every delivery")
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())

@@ -419,6 +419,17 @@ export const migrations: ReadonlyArray<Migration> = [
     sql: `
       ALTER TABLE monitor_contracts ADD COLUMN decimals INTEGER;
     `
+  },
+  {
+    version: 26,
+    name: "delivery outcomes by destination",
+    // A destination's last outcome (its last error, or none since a delivery went through) is its latest delivery
+    // that failed or went through: found by this index, newest first, where it was found by walking the whole
+    // outbox back from its newest row, every delivery of every destination since that one.
+    sql: `
+      CREATE INDEX webhook_deliveries_outcomes ON webhook_deliveries (webhook_id)
+        WHERE last_error IS NOT NULL OR status = 'delivered';
+    `
   }
 ]
 

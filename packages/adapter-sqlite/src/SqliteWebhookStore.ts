@@ -45,6 +45,19 @@ const toWebhook = (r: WebhookRow): WebhookStore.Webhook => ({
   ...(r.channel === null ? {} : { channel: StoredJson.orThrow(readChannel(r.channel, `destination ${r.id}`)) })
 })
 
+/**
+ * A key's destinations of a scope with their pending and failed counts and last outcome: the error of the latest
+ * delivery that failed or went through (none when it went through), found by the index of such deliveries by
+ * destination (migration 26), newest first, so what it reads does not grow with the deliveries made.
+ */
+export const statsQuery = `SELECT w.*,
+  (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
+  (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
+  (SELECT CASE WHEN d.status = 'delivered' THEN NULL ELSE d.last_error END FROM webhook_deliveries d
+    WHERE d.webhook_id = w.id AND (d.last_error IS NOT NULL OR d.status = 'delivered')
+    ORDER BY d.rowid DESC LIMIT 1) AS last_error
+FROM webhooks w WHERE w.key_id = ? AND (w.channel IS NOT NULL) = ? ORDER BY w.created, w.rowid`
+
 /** `1` for notification channels, `0` for intelligence webhooks: the value of `channel IS NOT NULL`. */
 const scoped = (scope: WebhookStore.Scope = "webhooks") => (scope === "channels" ? 1 : 0)
 
@@ -182,13 +195,7 @@ const make = Effect.gen(function* () {
       "UPDATE webhook_deliveries SET status = 'dead', last_error = ? WHERE webhook_id = ? AND status = 'pending'"
     ),
     stats: db.prepare<[string, number], WebhookRow & { pending: number; failed: number; last_error: string | null }>(
-      `SELECT w.*,
-         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
-         (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'dead') AS failed,
-         (SELECT CASE WHEN d.status = 'delivered' THEN NULL ELSE d.last_error END FROM webhook_deliveries d
-           WHERE d.webhook_id = w.id AND (d.last_error IS NOT NULL OR d.status = 'delivered')
-           ORDER BY d.rowid DESC LIMIT 1) AS last_error
-       FROM webhooks w WHERE w.key_id = ? AND (w.channel IS NOT NULL) = ? ORDER BY w.created, w.rowid`
+      statsQuery
     )
   }))
 

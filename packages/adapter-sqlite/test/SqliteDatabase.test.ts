@@ -1,7 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { SqliteAdapter, SqliteDatabase, SqliteErrors, SqliteMigrations } from "@vigil/adapter-sqlite"
+import {
+  SqliteAdapter,
+  SqliteDatabase,
+  SqliteErrors,
+  SqliteMigrations,
+  SqliteWebhookStore
+} from "@vigil/adapter-sqlite"
 import { ContractStore, FollowStore, IntelIndex, QuotaStore, WebhookStore } from "@vigil/core"
 import Database from "better-sqlite3"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
@@ -127,6 +133,43 @@ describe("SqliteDatabase", () => {
         )
         assert.strictEqual(outcome.rollback._tag, "AmendRefused")
       })
+  )
+
+  it.effect("finds a destination's last outcome by an index, not by walking the outbox", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, Effect.void)
+      const raw = new Database(filename)
+      // A busy destination's 20,000 deliveries made after a quiet one's last: the statistics taken then.
+      raw.exec(`INSERT INTO webhooks (id, key_id, url, secret, created) VALUES
+                  ('quiet', 'k', 'https://example.com/q', 's', '2026-01-01'),
+                  ('busy', 'k', 'https://example.com/b', 's', '2026-01-01')`)
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
+                  next_attempt_at, status, last_error)
+                SELECT 'd' || i, CASE WHEN i = 0 THEN 'quiet' ELSE 'busy' END, 'k', 'c' || i, '{}', 1, i,
+                       CASE WHEN i = 0 THEN 'dead' ELSE 'delivered' END, CASE WHEN i = 0 THEN 'HTTP 500' END
+                FROM n`)
+      raw.exec("ANALYZE")
+      const plan = raw
+        .prepare(`EXPLAIN QUERY PLAN ${SqliteWebhookStore.statsQuery}`)
+        .all("k", 0)
+        .map((r) => (r as { detail: string }).detail)
+      const answered = raw.prepare(SqliteWebhookStore.statsQuery).all("k", 0) as Array<{
+        id: string
+        last_error: string | null
+      }>
+      raw.close()
+      assert.include(plan, "SEARCH d USING INDEX webhook_deliveries_outcomes (webhook_id=?)")
+      assert.notInclude(plan, "SCAN d")
+      assert.deepStrictEqual(
+        answered.map((r) => [r.id, r.last_error]),
+        [
+          ["quiet", "HTTP 500"],
+          ["busy", null]
+        ]
+      )
+    })
   )
 
   it.effect("refuses a database written by a newer schema, and leaves it as it was", () =>
