@@ -37,6 +37,17 @@ const outboxOf = (
   ...Context.get(context, WebhookStore.Destinations)
 })
 
+/** An instance on a schema of its own whose key `key-1` has five destinations, `wh_1` to `wh_5`, for the scope's life. */
+const fiveDestinations = Effect.gen(function* () {
+  const schema = Postgres.schemaName()
+  const [instance] = yield* instances(1, schema)
+  const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+  yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
+             SELECT 'wh_' || w, 'key-1', 'https://example.com/' || w, 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
+             FROM generate_series(1, 5) AS w`
+  return { schema, instance: instance!, sql }
+})
+
 const day = (key: string, limit: number): QuotaStore.QuotaWindow => ({ key, start: 0, millis: 86_400_000, limit })
 
 describe("PostgreSQL: several instances, one store", () => {
@@ -697,15 +708,10 @@ describe("PostgreSQL: a quota charge's commit", () => {
 
   it("finds the destinations with pending deliveries in the index of pending ones, however many were delivered", () =>
     Effect.gen(function* () {
-      const schema = Postgres.schemaName()
-      const [instance] = yield* instances(1, schema)
-      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
-      // Five destinations of one key, each with 4,000 deliveries made and 4,000 waiting (a backlog), the statistics
-      // taken then: the index by (webhook, status), which holds every delivery, answers "the first pending row by
-      // webhook" too, after walking each webhook's delivered ones.
-      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
-                 SELECT 'wh_' || w, 'key-1', 'https://example.com/' || w, 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
-                 FROM generate_series(1, 5) AS w`
+      // Each destination with 4,000 deliveries made and 4,000 waiting (a backlog), the statistics taken then: the
+      // index by (webhook, status), which holds every delivery, answers "the first pending row by webhook" too,
+      // after walking each webhook's delivered ones.
+      const { schema, sql } = yield* fiveDestinations
       yield* sql`INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
                    next_attempt_at, status)
                  SELECT 'd_' || w || '_' || i, 'wh_' || w, 'key-1', 'c_' || i, '{}', 0, i,
@@ -741,13 +747,8 @@ describe("PostgreSQL: a quota charge's commit", () => {
 
   it("reads each destination's last outcome from a few pages of an index, however many deliveries it made", () =>
     Effect.gen(function* () {
-      const schema = Postgres.schemaName()
-      const [instance] = yield* instances(1, schema)
-      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
-      // Five destinations of one key, 4,000 deliveries made each, the last of the third one failing.
-      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
-                 SELECT 'wh_' || w, 'key-1', 'https://example.com/' || w, 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
-                 FROM generate_series(1, 5) AS w`
+      // 4,000 deliveries made by each destination, the last of the third one failing.
+      const { schema, instance, sql } = yield* fiveDestinations
       yield* sql`INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
                    next_attempt_at, status, last_error)
                  SELECT 'd_' || w || '_' || i, 'wh_' || w, 'key-1', 'c_' || i, repeat('x', 500), 1, i,
@@ -768,7 +769,7 @@ describe("PostgreSQL: a quota charge's commit", () => {
             ([row]) => row!.n
           )
           const before = yield* blocks
-          const stats = yield* Context.get(instance!, WebhookStore.Destinations).stats("key-1")
+          const stats = yield* Context.get(instance, WebhookStore.Destinations).stats("key-1")
           return { stats, fetched: (yield* blocks) - before }
         })
       )
