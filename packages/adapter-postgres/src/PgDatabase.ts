@@ -54,11 +54,6 @@ export class PgDatabase extends Context.Service<
     /** The schema the tables live in: what tells this store's notices from another's on the same database. */
     readonly schema: string
     /**
-     * Whether the server's autovacuum is on (read when the pool opened). The outbox's own vacuum settings
-     * (migration 23) act only when it is; {@link autovacuumOff} says what being off costs.
-     */
-    readonly autovacuum: boolean
-    /**
      * How far the database's clock is ahead of this instance's (ms; negative when behind), measured when the pool
      * opened: what the outbox adds to the instance's times to store them on the database's clock, so that due
      * times and leases mean the same to every instance whatever their clocks say.
@@ -165,7 +160,20 @@ const migrateAlone = (options: Options) =>
     Effect.mapError((e) => (e._tag === "StoreError" ? e : storeError("migrate")(e)))
   )
 
-/** What a server on a database whose autovacuum is off warns at start (see {@link PgDatabase}'s `autovacuum`). */
+/**
+ * Whether the server's autovacuum is on: the outbox's own vacuum settings (migration 23) act only when it is. Read
+ * when asked (a server asks once, at start), not by every command that opens the pool.
+ */
+export const autovacuumOn: Effect.Effect<boolean, StoreError.StoreError, PgDatabase> = Effect.gen(function* () {
+  const { sql, run } = yield* PgDatabase
+  const [row] = yield* run(
+    "autovacuum",
+    sql<{ readonly setting: string }>`SELECT current_setting('autovacuum') AS setting`
+  )
+  return row?.setting !== "off"
+})
+
+/** What a server on a database whose autovacuum is off warns at start (see {@link autovacuumOn}). */
 export const autovacuumOff =
   "PostgreSQL's autovacuum is off: the outbox's settled deliveries leave dead rows that every claim walks past " +
   "until a VACUUM, so deliveries slow down as they accumulate; turn autovacuum on, or run VACUUM webhook_deliveries " +
@@ -189,8 +197,6 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         Effect.mapError(storeError("clock"))
       )
       const skewMillis = Math.round(server!.ms - (before + (yield* Clock.currentTimeMillis)) / 2)
-      const [vacuuming] = yield* sql<{ readonly setting: string }>`
-        SELECT current_setting('autovacuum') AS setting`.pipe(onRealClock, Effect.mapError(storeError("open")))
       let last: { readonly failure: StorageProbe.StorageFailure; readonly atMillis: number } | undefined
       /**
        * The StoreError of `operation`, noted as the last failure met unless another writer only held a lock it
@@ -217,7 +223,6 @@ export const layer = (options: Options): Layer.Layer<PgDatabase | PgClient.PgCli
         lastFailure: () => last,
         openedAt: Instant.iso(realClock.currentTimeMillisUnsafe()),
         schema: options.schema ?? "public",
-        autovacuum: vacuuming?.setting !== "off",
         skewMillis
       })
     })

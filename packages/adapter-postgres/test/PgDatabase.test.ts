@@ -692,7 +692,8 @@ describe("PostgreSQL: a quota charge's commit", () => {
     Effect.gen(function* () {
       const schema = Postgres.schemaName()
       const [instance] = yield* instances(1, schema)
-      const { sql, autovacuum } = Context.get(instance!, PgDatabase.PgDatabase)
+      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+      const autovacuum = yield* Effect.provide(PgDatabase.autovacuumOn, instance!)
       const [table] = yield* sql<{ readonly options: ReadonlyArray<string> | null }>`
         SELECT c.reloptions AS options FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ${schema} AND c.relname = 'webhook_deliveries'`

@@ -6,7 +6,7 @@
 import { SqliteAdapter } from "@vigil/adapter-sqlite"
 import { ApiKeyStore, type Engine, QuotaStore, type StorageProbe, type StoreError } from "@vigil/core"
 import { BuiltinLists } from "@vigil/engine"
-import { Config, Console, Context, Effect, Layer, Schema } from "effect"
+import { Config, Console, Effect, Layer, Schema } from "effect"
 import { CommandFailed, shown } from "./CommandFailed.ts"
 
 /** A store named by `--db`. */
@@ -67,9 +67,9 @@ const postgres = (url: string, serving = false) =>
     // A server warns once, at start, when the database's autovacuum is off (a command that runs once does not).
     return serving
       ? Layer.tap(layer, (context) =>
-          Context.get(context, PgDatabase.PgDatabase).autovacuum
-            ? Effect.void
-            : Effect.logWarning(PgDatabase.autovacuumOff)
+          Effect.flatMap(Effect.provide(PgDatabase.autovacuumOn, context), (on) =>
+            on ? Effect.void : Effect.logWarning(PgDatabase.autovacuumOff)
+          )
         )
       : layer
   })
