@@ -882,5 +882,12 @@ export const migrations = {
   "25_outbox_outcomes_by_destination": statements(`
     CREATE INDEX webhook_deliveries_outcomes ON webhook_deliveries (webhook_id, seq)
       WHERE last_error IS NOT NULL OR status = 'delivered'
+  `),
+  // The outbox's failed deliveries by destination, so the backlog (`/metrics`) counts them, as it counts the pending
+  // ones in the index of pending deliveries, from them alone. The index by (webhook, status) answered it by a probe
+  // per destination or a walk of every delivery ever made, whichever the planner judged cheaper (measured: 1,227
+  // pages for 305 destinations, five of them with 20,000 deliveries each, against 6 with this index).
+  "26_outbox_failed_by_destination": statements(`
+    CREATE INDEX webhook_deliveries_dead ON webhook_deliveries (webhook_id) WHERE status = 'dead'
   `)
 }

@@ -321,15 +321,20 @@ const make = Effect.gen(function* () {
         ? run("WebhookStore.claim", claimWhole(settle, request, each))
         : transaction("WebhookStore.claim", Effect.andThen(settleAll(settle), claimWhole([], request, each)))
     },
+    // Counted in the index of pending deliveries and in that of failed ones (migration 26): what it reads grows
+    // with the backlog, not with the deliveries made or the destinations.
     backlog: () =>
       run(
         "WebhookStore.backlog",
         sql<{ readonly type: string; readonly pending: number; readonly dead: number }>`
           SELECT coalesce(w.channel::json->>'type', 'intelligence') AS type,
-                 count(*) FILTER (WHERE d.status = 'pending')::int AS pending,
-                 count(*) FILTER (WHERE d.status = 'dead')::int AS dead
-          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.status IN ('pending', 'dead') GROUP BY 1 ORDER BY 1`
+                 sum(c.pending)::int AS pending, sum(c.dead)::int AS dead
+          FROM (
+            SELECT webhook_id, count(*) AS pending, 0 AS dead FROM webhook_deliveries
+            WHERE status = 'pending' GROUP BY webhook_id
+            UNION ALL
+            SELECT webhook_id, 0, count(*) FROM webhook_deliveries WHERE status = 'dead' GROUP BY webhook_id
+          ) AS c JOIN webhooks w ON w.id = c.webhook_id GROUP BY 1 ORDER BY 1`
       ),
     park: (keyId, ids, reason) =>
       Effect.map(

@@ -788,6 +788,58 @@ describe("PostgreSQL: a quota charge's commit", () => {
       assert.isBelow(fetched, 50, "a few pages per destination, not its every delivery")
     }).pipe(Effect.scoped, Effect.runPromise))
 
+  it("counts the outbox's backlog from the same few pages, however many deliveries and destinations there are", () =>
+    Effect.gen(function* () {
+      // Three deliveries waiting at the second destination, two failed at the fourth (a channel), among 2,000 made
+      // by each destination; then among 20,000 each, with 300 more destinations.
+      const { instance, sql } = yield* fiveDestinations
+      yield* sql`UPDATE webhooks SET channel = '{"type":"slack"}' WHERE id = 'wh_4'`
+      const made = (from: number, to: number) =>
+        sql`INSERT INTO webhook_deliveries (id, webhook_id, key_id, correlation_id, body, attempts,
+              next_attempt_at, status, last_error)
+            SELECT 'd_' || w || '_' || i, 'wh_' || w, 'key-1', 'c_' || i, '{}', 1, i,
+                   CASE WHEN w = 2 AND i <= 3 THEN 'pending' WHEN w = 4 AND i <= 2 THEN 'dead' ELSE 'delivered' END,
+                   CASE WHEN w = 4 AND i <= 2 THEN 'HTTP 500' END
+            FROM generate_series(1, 5) AS w, generate_series(${from}::int, ${to}::int) AS i ORDER BY i, w`.pipe(
+          // Statistics of both tables, as a server's autovacuum keeps them.
+          Effect.andThen(sql`ANALYZE webhook_deliveries, webhooks`)
+        )
+      /** The backlog, and the outbox's blocks it read (its table's and every index's), on one connection. */
+      const backlog = sql.withTransaction(
+        Effect.gen(function* () {
+          const blocks = Effect.map(
+            sql<{ readonly n: number }>`
+              SELECT (pg_stat_get_xact_blocks_fetched('webhook_deliveries'::regclass)
+                + (SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index
+                   WHERE indrelid = 'webhook_deliveries'::regclass))::int AS n`,
+            ([row]) => row!.n
+          )
+          const before = yield* blocks
+          const counts = yield* Context.get(instance, WebhookStore.WebhookStore).backlog()
+          return { counts, fetched: (yield* blocks) - before }
+        })
+      )
+      const expected = [
+        { type: "intelligence", pending: 3, dead: 0 },
+        { type: "slack", pending: 0, dead: 2 }
+      ]
+      yield* made(1, 2_000)
+      const few = yield* backlog
+      yield* sql`INSERT INTO webhooks (id, key_id, url, secret, created)
+                 SELECT 'idle_' || w, 'key-2', 'https://example.com/idle', 'whsec_c2VjcmV0', '2026-01-01T00:00:00.000Z'
+                 FROM generate_series(1, 300) AS w`
+      yield* made(2_001, 20_000)
+      const many = yield* backlog
+      assert.deepStrictEqual(few.counts, expected)
+      assert.deepStrictEqual(many.counts, expected)
+      assert.isAtMost(
+        many.fetched,
+        few.fetched + 5,
+        "ten times the deliveries, 61 times the destinations, the same pages"
+      )
+      assert.isBelow(many.fetched, 20)
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())
