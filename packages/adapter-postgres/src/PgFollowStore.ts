@@ -205,6 +205,7 @@ const make = Effect.gen(function* () {
                       WHERE bot_id = ${botId} AND block_time >= ${since} AND retracted_at IS NULL
                       ORDER BY block_time, seq`
       ),
+    // By the index of retracted alerts (migration 27): what it reads does not grow with the alerts stored.
     retracted: (chainId) =>
       Effect.map(
         run(

@@ -889,5 +889,10 @@ export const migrations = {
   // pages for 305 destinations, five of them with 20,000 deliveries each, against 6 with this index).
   "26_outbox_failed_by_destination": statements(`
     CREATE INDEX webhook_deliveries_dead ON webhook_deliveries (webhook_id) WHERE status = 'dead'
+  `),
+  // A chain's retracted alerts, counted for every /health and /metrics while the chain is followed: found by this
+  // index, where the count read every alert ever stored.
+  "27_retracted_alerts_by_chain": statements(`
+    CREATE INDEX monitor_alerts_retracted ON monitor_alerts (chain_id) WHERE retracted_at IS NOT NULL
   `)
 }

@@ -840,6 +840,43 @@ describe("PostgreSQL: a quota charge's commit", () => {
       assert.isBelow(many.fetched, 20)
     }).pipe(Effect.scoped, Effect.runPromise))
 
+  it("counts a chain's retracted alerts from the same few pages, however many alerts there are", () =>
+    Effect.gen(function* () {
+      // Two of chain 1's alerts retracted and one of chain 2's, among 2,000 alerts, then among 20,000.
+      const [instance] = yield* instances(1, Postgres.schemaName())
+      const { sql } = Context.get(instance!, PgDatabase.PgDatabase)
+      const store = Context.get(instance!, FollowStore.AlertLog)
+      const stored = (from: number, to: number) =>
+        sql`INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, block_time, rule,
+              expression, transactions, evidence, created, retracted_at)
+            SELECT 'a' || i, 'k', 'b', CASE WHEN i = 1 THEN 2 ELSE 1 END, i, '0x', i, 0, 'e', '{}',
+                   repeat('x', 500), '2026-01-01', CASE WHEN i IN (1, 7, 900) THEN '2026-01-02' END
+            FROM generate_series(${from}::int, ${to}::int) AS i`.pipe(Effect.andThen(sql`ANALYZE monitor_alerts`))
+      /** The counts of chains 1 to 3, and the alerts' blocks they read (the table's and every index's). */
+      const counted = sql.withTransaction(
+        Effect.gen(function* () {
+          const blocks = Effect.map(
+            sql<{ readonly n: number }>`
+              SELECT (pg_stat_get_xact_blocks_fetched('monitor_alerts'::regclass)
+                + (SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index
+                   WHERE indrelid = 'monitor_alerts'::regclass))::int AS n`,
+            ([row]) => row!.n
+          )
+          const before = yield* blocks
+          const counts = yield* Effect.all([store.retracted(1), store.retracted(2), store.retracted(3)])
+          return { counts, fetched: (yield* blocks) - before }
+        })
+      )
+      yield* stored(1, 2_000)
+      const few = yield* counted
+      yield* stored(2_001, 20_000)
+      const many = yield* counted
+      assert.deepStrictEqual(few.counts, [2, 1, 0])
+      assert.deepStrictEqual(many.counts, [2, 1, 0])
+      assert.isAtMost(many.fetched, few.fetched + 3, "ten times the alerts, the same pages")
+      assert.isBelow(many.fetched, 20)
+    }).pipe(Effect.scoped, Effect.runPromise))
+
   it("does not wait for the write-ahead log's flush, and leaves the next transaction on the session waiting for it", () =>
     Effect.gen(function* () {
       const [instance] = yield* instances(1, Postgres.schemaName())

@@ -57,6 +57,12 @@ const toAlert = (r: AlertRow): FollowStore.Alert => ({
   ...(r.suppressed === null ? {} : { suppressed: r.suppressed })
 })
 
+/**
+ * A chain's retracted alerts, counted for every `/health` and `/metrics` while it is followed: by the index of
+ * retracted alerts (migration 27), so what it reads does not grow with the alerts stored.
+ */
+export const retractedQuery = "SELECT count(*) FROM monitor_alerts WHERE chain_id = ? AND retracted_at IS NOT NULL"
+
 const make = Effect.gen(function* () {
   const database = yield* SqliteDatabase
   const s = yield* database.use("FollowStore.prepare", (db) => ({
@@ -91,9 +97,7 @@ const make = Effect.gen(function* () {
     ),
     // The outbox's own writer: this store never writes its table itself.
     delivery: inserter(db),
-    retracted: db
-      .prepare<[number], number>("SELECT count(*) FROM monitor_alerts WHERE chain_id = ? AND retracted_at IS NOT NULL")
-      .pluck(),
+    retracted: db.prepare<[number], number>(retractedQuery).pluck(),
     orphaned: db.prepare<[number, number], AlertRow>(
       `SELECT * FROM monitor_alerts WHERE chain_id = ? AND block_number > ? AND retracted_at IS NULL
        ORDER BY block_number, rowid`

@@ -5,6 +5,7 @@ import {
   SqliteAdapter,
   SqliteDatabase,
   SqliteErrors,
+  SqliteFollowStore,
   SqliteMigrations,
   SqliteWebhookStore
 } from "@vigil/adapter-sqlite"
@@ -169,6 +170,36 @@ describe("SqliteDatabase", () => {
           ["busy", null]
         ]
       )
+    })
+  )
+
+  it.effect("counts a chain's retracted alerts by an index, not by reading every alert", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempPath()
+      yield* withAdapter(filename, Effect.void)
+      const raw = new Database(filename)
+      // 20,000 alerts on chain 1, two of them retracted, and one retracted on chain 2: the statistics taken then.
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                INSERT INTO monitor_alerts (id, key_id, bot_id, chain_id, block_number, block_hash, rule, expression,
+                  transactions, evidence, created, block_time, retracted_at)
+                SELECT 'a' || i, 'k', 'b', CASE WHEN i = 0 THEN 2 ELSE 1 END, i, '0x', 0, 'e', '{}', '{}',
+                       '2026-01-01', i, CASE WHEN i IN (0, 7, 9000) THEN '2026-01-02' END
+                FROM n`)
+      raw.exec("ANALYZE")
+      const plan = raw
+        .prepare(`EXPLAIN QUERY PLAN ${SqliteFollowStore.retractedQuery}`)
+        .all(1)
+        .map((r) => (r as { detail: string }).detail)
+      raw.close()
+      assert.include(plan, "SEARCH monitor_alerts USING INDEX monitor_alerts_retracted (chain_id=?)")
+      assert.notInclude(plan, "SCAN monitor_alerts")
+      const counted = yield* withAdapter(
+        filename,
+        Effect.flatMap(Effect.service(FollowStore.AlertLog), (store) =>
+          Effect.all([store.retracted(1), store.retracted(2), store.retracted(3)])
+        )
+      )
+      assert.deepStrictEqual(counted, [2, 1, 0])
     })
   )
 
