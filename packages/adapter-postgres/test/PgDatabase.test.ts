@@ -48,6 +48,27 @@ const fiveDestinations = Effect.gen(function* () {
   return { schema, instance: instance!, sql }
 })
 
+/** `effect`'s result, and the blocks it read of `table` (the table's and every index's), on one connection. */
+const withBlocksRead = <A, E, R>(
+  sql: PgDatabase.PgDatabase["Service"]["sql"],
+  table: string,
+  effect: Effect.Effect<A, E, R>
+) =>
+  sql.withTransaction(
+    Effect.gen(function* () {
+      const blocks = Effect.map(
+        sql<{ readonly n: number }>`
+          SELECT (pg_stat_get_xact_blocks_fetched(${table}::regclass)
+            + (SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index
+               WHERE indrelid = ${table}::regclass))::int AS n`,
+        ([row]) => row!.n
+      )
+      const before = yield* blocks
+      const result = yield* effect
+      return { result, fetched: (yield* blocks) - before }
+    })
+  )
+
 const day = (key: string, limit: number): QuotaStore.QuotaWindow => ({ key, start: 0, millis: 86_400_000, limit })
 
 describe("PostgreSQL: several instances, one store", () => {
@@ -804,20 +825,11 @@ describe("PostgreSQL: a quota charge's commit", () => {
           // Statistics of both tables, as a server's autovacuum keeps them.
           Effect.andThen(sql`ANALYZE webhook_deliveries, webhooks`)
         )
-      /** The backlog, and the outbox's blocks it read (its table's and every index's), on one connection. */
-      const backlog = sql.withTransaction(
-        Effect.gen(function* () {
-          const blocks = Effect.map(
-            sql<{ readonly n: number }>`
-              SELECT (pg_stat_get_xact_blocks_fetched('webhook_deliveries'::regclass)
-                + (SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index
-                   WHERE indrelid = 'webhook_deliveries'::regclass))::int AS n`,
-            ([row]) => row!.n
-          )
-          const before = yield* blocks
-          const counts = yield* Context.get(instance, WebhookStore.WebhookStore).backlog()
-          return { counts, fetched: (yield* blocks) - before }
-        })
+      /** The backlog, and the outbox's blocks it read. */
+      const backlog = withBlocksRead(
+        sql,
+        "webhook_deliveries",
+        Context.get(instance, WebhookStore.WebhookStore).backlog()
       )
       const expected = [
         { type: "intelligence", pending: 3, dead: 0 },
@@ -830,8 +842,8 @@ describe("PostgreSQL: a quota charge's commit", () => {
                  FROM generate_series(1, 300) AS w`
       yield* made(2_001, 20_000)
       const many = yield* backlog
-      assert.deepStrictEqual(few.counts, expected)
-      assert.deepStrictEqual(many.counts, expected)
+      assert.deepStrictEqual(few.result, expected)
+      assert.deepStrictEqual(many.result, expected)
       assert.isAtMost(
         many.fetched,
         few.fetched + 5,
@@ -852,27 +864,18 @@ describe("PostgreSQL: a quota charge's commit", () => {
             SELECT 'a' || i, 'k', 'b', CASE WHEN i = 1 THEN 2 ELSE 1 END, i, '0x', i, 0, 'e', '{}',
                    repeat('x', 500), '2026-01-01', CASE WHEN i IN (1, 7, 900) THEN '2026-01-02' END
             FROM generate_series(${from}::int, ${to}::int) AS i`.pipe(Effect.andThen(sql`ANALYZE monitor_alerts`))
-      /** The counts of chains 1 to 3, and the alerts' blocks they read (the table's and every index's). */
-      const counted = sql.withTransaction(
-        Effect.gen(function* () {
-          const blocks = Effect.map(
-            sql<{ readonly n: number }>`
-              SELECT (pg_stat_get_xact_blocks_fetched('monitor_alerts'::regclass)
-                + (SELECT sum(pg_stat_get_xact_blocks_fetched(indexrelid)) FROM pg_index
-                   WHERE indrelid = 'monitor_alerts'::regclass))::int AS n`,
-            ([row]) => row!.n
-          )
-          const before = yield* blocks
-          const counts = yield* Effect.all([store.retracted(1), store.retracted(2), store.retracted(3)])
-          return { counts, fetched: (yield* blocks) - before }
-        })
+      /** The counts of chains 1 to 3, and the alerts' blocks they read. */
+      const counted = withBlocksRead(
+        sql,
+        "monitor_alerts",
+        Effect.all([store.retracted(1), store.retracted(2), store.retracted(3)])
       )
       yield* stored(1, 2_000)
       const few = yield* counted
       yield* stored(2_001, 20_000)
       const many = yield* counted
-      assert.deepStrictEqual(few.counts, [2, 1, 0])
-      assert.deepStrictEqual(many.counts, [2, 1, 0])
+      assert.deepStrictEqual(few.result, [2, 1, 0])
+      assert.deepStrictEqual(many.result, [2, 1, 0])
       assert.isAtMost(many.fetched, few.fetched + 3, "ten times the alerts, the same pages")
       assert.isBelow(many.fetched, 20)
     }).pipe(Effect.scoped, Effect.runPromise))
