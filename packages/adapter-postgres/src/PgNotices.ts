@@ -76,18 +76,36 @@ export const listen = (channel: string, what: string) =>
 
 /**
  * `read`, remembered while notices are heard: its reading is given again for `trustMillis` at most, and only while
- * no notice (nor a change made here) came since it was read; while not listening every call reads afresh.
+ * no notice (nor a change made here) came since it was read; while not listening every call reads afresh. While
+ * listening, the calls that come during a reading (no notice since it began) wait for it rather than each reading
+ * again: when a reading runs out under load, one statement renews it, not one per request waiting.
  */
 export const remembered = <A, E, R>(heard: Heard, read: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   let kept: { readonly value: A; readonly heard: number; readonly atMillis: number } | undefined
+  /** The reading under way while listening, and the notices heard when it began. */
+  let reading: { readonly heard: number; readonly value: Effect.Effect<A, E, R> } | undefined
   return Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
-    if (heard.listening() && kept?.heard === heard.count() && now - kept.atMillis < trustMillis)
+    const listening = heard.listening()
+    if (listening && kept?.heard === heard.count() && now - kept.atMillis < trustMillis)
       return Effect.succeed(kept.value)
     const before = heard.count()
-    return Effect.tap(read, (value) =>
+    if (listening && reading?.heard === before) return reading.value
+    // Kept if no notice came while it was read; else it is not trusted, nor does it displace a later reading.
+    const once = Effect.tap(read, (value) =>
       Effect.sync(() => {
-        kept = heard.listening() && heard.count() === before ? { value, heard: before, atMillis: now } : undefined
+        if (heard.listening() && heard.count() === before) kept = { value, heard: before, atMillis: now }
       })
     )
+    if (!listening) return once
+    return Effect.flatMap(Effect.cached(once), (shared) => {
+      const mine = { heard: before, value: shared }
+      reading = mine
+      return Effect.ensuring(
+        shared,
+        Effect.sync(() => {
+          if (reading === mine) reading = undefined
+        })
+      )
+    })
   })
 }
