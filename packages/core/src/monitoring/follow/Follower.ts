@@ -20,7 +20,7 @@
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
-import { Cause, Clock, Context, Effect, type Fiber, Layer, Queue, Random, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Random, Stream } from "effect"
 import { ApiKeyStore } from "../../access/index.ts"
 import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
@@ -30,7 +30,7 @@ import { ContractStore } from "../contracts/ContractStore.ts"
 import * as ChainStates from "./ChainStates.ts"
 import * as Continuity from "./Continuity.ts"
 import * as FollowLeases from "./FollowLeases.ts"
-import { AlertLog, FollowStore, type Mark } from "./FollowStore.ts"
+import { AlertLog, type Coverage, FollowStore, type Mark } from "./FollowStore.ts"
 import { type Block, markOf, type Prepared, preparer, type Window } from "./Ready.ts"
 import { type ChainState, DeepReorganisation, defaultSettings, type Settings } from "./Settings.ts"
 import * as Steps from "./Steps.ts"
@@ -119,6 +119,8 @@ interface Memory {
   window: Window | undefined
   caughtUp: string | undefined
   readonly ahead: Steps.ReadAhead
+  /** The joined bots the step's fresh blocks were not run for (paused, or past their key's share). */
+  notRun: number
 }
 
 /**
@@ -180,21 +182,19 @@ const runnableOf = Effect.fnUntraced(function* (deps: Deps, chainId: number) {
 })
 
 /** The bots that lack blocks at or below `cursor` (switched on before the follower got there, or past their key's share). */
-const behindOf = Effect.fnUntraced(function* (
-  deps: Deps,
-  chainId: number,
+const behindOf = (
   cursor: Mark | undefined,
+  coverage: ReadonlyMap<string, Coverage>,
   runnable: ReadonlyArray<Prepared>
-) {
+) => {
   if (cursor === undefined) return []
-  const coverage = yield* deps.store.coverage(chainId)
   return runnable.flatMap((p) => {
     if (p.from === undefined) return []
     const c = coverage.get(p.bot.id)
     const next = c !== undefined && c.from === p.from ? c.through + 1 : p.from
     return next <= cursor.number ? [{ p, next }] : []
   })
-})
+}
 
 /**
  * Runs one bot that lacks blocks below the cursor over a batch of them (the others go on meanwhile), the keys taking
@@ -207,8 +207,10 @@ const catchUp = Effect.fnUntraced(function* (
   traces: boolean,
   memory: Memory
 ) {
-  const cursor = yield* deps.store.cursor(chainId)
-  const behind = yield* behindOf(deps, chainId, cursor, runnable)
+  const [cursor, coverage] = yield* Effect.all([deps.store.cursor(chainId), deps.store.coverage(chainId)], {
+    concurrency: 2
+  })
+  const behind = behindOf(cursor, coverage, runnable)
   if (behind.length === 0) return "none" as const
   // The first bot of the next key after the one caught up last, in key order.
   const keys = [...new Set(behind.map((b) => b.p.bot.keyId))].sort()
@@ -230,11 +232,19 @@ const catchUp = Effect.fnUntraced(function* (
  */
 const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: Memory) {
   const { settings, chain, store, chains } = deps
-  const { runnable, traces } = yield* runnableOf(deps, chainId)
-  if (runnable.length === 0) return "idle" as const
-  const head = yield* chain.head(chainId)
+  // The node's head, the bots and where they stand are read at once: on a database server one wait for all of
+  // them, not a round trip each one after another. The head is not waited for when no bot is ready to run.
+  const reading = yield* Effect.forkChild(chain.head(chainId), { startImmediately: true })
+  const [{ runnable, traces }, cursor, coverage] = yield* Effect.all(
+    [runnableOf(deps, chainId), store.cursor(chainId), store.coverage(chainId)],
+    { concurrency: "unbounded" }
+  ).pipe(Effect.onError(() => Fiber.interrupt(reading)))
+  if (runnable.length === 0) {
+    yield* Fiber.interrupt(reading)
+    return "idle" as const
+  }
+  const head = yield* Fiber.join(reading)
   const target = head - (settings.confirmations[chainId] ?? settings.defaultConfirmations)
-  const cursor = yield* store.cursor(chainId)
   chains.record(
     chainId,
     ChainStates.Event.HeadRead({ head, ...(cursor === undefined ? {} : { cursor: cursor.number }) })
@@ -245,7 +255,7 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
       chainId,
       `the node's head ${head} is below block ${cursor.number}, already processed: a node behind (a lagging replica, a resync); waiting for it`
     )
-  const behind = new Set((yield* behindOf(deps, chainId, cursor, runnable)).map((b) => b.p))
+  const behind = new Set(behindOf(cursor, coverage, runnable).map((b) => b.p))
   // A bot that reaches further back than the window kept (one just switched on) is caught up instead, which reads
   // the older blocks: the others' fresh blocks do not wait for them (when there are others).
   const held =
@@ -255,13 +265,18 @@ const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: M
   const current = runnable.filter((p) => !behind.has(p))
   const near = current.filter((p) => p.reach <= held || p.from === undefined)
   const joined = near.length > 0 ? near : current
+  memory.notRun = 0
   const live =
     joined.length === 0
       ? ("idle" as const)
       : yield* forward(deps, chainId, memory, { cursor, target, head, joined, runnable, traces })
   if (live === "stalled") return live
   if (live === "changed") return "moved" as const
-  const caught = yield* catchUp(deps, chainId, runnable, traces, memory)
+  // Every bot was run through the cursor, before the step and over its blocks: none lacks any, nothing to read.
+  const caught =
+    cursor !== undefined && behind.size === 0 && joined.length === runnable.length && memory.notRun === 0
+      ? ("none" as const)
+      : yield* catchUp(deps, chainId, runnable, traces, memory)
   if (caught === "moved") {
     memory.window = undefined
     yield* Steps.dropAhead(memory.ahead)
@@ -378,6 +393,7 @@ const advance = Effect.fnUntraced(function* (
     yield* Steps.dropAhead(memory.ahead)
     return "changed" as const
   }
+  memory.notRun = judged.notRun.size
   memory.window = {
     at: markOf(last),
     traces,
@@ -433,7 +449,7 @@ const listen = (deps: Deps, chainId: number, nudge: Queue.Queue<void>) =>
 const follow = (deps: Deps, chainId: number) =>
   Effect.gen(function* () {
     const { chains } = deps
-    const memory: Memory = { window: undefined, caughtUp: undefined, ahead: { reads: [] } }
+    const memory: Memory = { window: undefined, caughtUp: undefined, ahead: { reads: [] }, notRun: 0 }
     const nudge = yield* Queue.sliding<void>(1)
     yield* Effect.forkChild(listen(deps, chainId, nudge))
     let failures = 0
