@@ -20,7 +20,7 @@
  *   once instead of at the next poll; polling goes on beside it, so a subscription that drops silently costs
  *   latency, never a block. A failed subscription is retried, backing off like the steps.
  */
-import { Cause, Clock, Context, Effect, Fiber, Layer, Queue, Random, Stream } from "effect"
+import { Cause, Clock, Context, Effect, type Fiber, Layer, Queue, Random, Stream } from "effect"
 import { ApiKeyStore } from "../../access/index.ts"
 import { Outbox, WebhookStore } from "../../delivery/index.ts"
 import { Instant } from "../../kernel/index.ts"
@@ -232,18 +232,11 @@ const catchUp = Effect.fnUntraced(function* (
  */
 const step = Effect.fnUntraced(function* (deps: Deps, chainId: number, memory: Memory) {
   const { settings, chain, store, chains } = deps
-  // The node's head, the bots and where they stand are read at once: on a database server one wait for all of
-  // them, not a round trip each one after another. The head is not waited for when no bot is ready to run.
-  const reading = yield* Effect.forkChild(chain.head(chainId), { startImmediately: true })
-  const [{ runnable, traces }, cursor, coverage] = yield* Effect.all(
-    [runnableOf(deps, chainId), store.cursor(chainId), store.coverage(chainId)],
-    { concurrency: "unbounded" }
-  ).pipe(Effect.onError(() => Fiber.interrupt(reading)))
-  if (runnable.length === 0) {
-    yield* Fiber.interrupt(reading)
-    return "idle" as const
-  }
-  const head = yield* Fiber.join(reading)
+  const { runnable, traces } = yield* runnableOf(deps, chainId)
+  if (runnable.length === 0) return "idle" as const
+  const head = yield* chain.head(chainId)
+  const cursor = yield* store.cursor(chainId)
+  const coverage = yield* store.coverage(chainId)
   const target = head - (settings.confirmations[chainId] ?? settings.defaultConfirmations)
   chains.record(
     chainId,

@@ -196,30 +196,24 @@ export const preparer = (
     const standing = new Map<string, string | undefined>()
     const now = yield* Clock.currentTimeMillis
     const used = new Set<string>()
-    for (const bot of active)
-      if (!standing.has(bot.keyId)) standing.set(bot.keyId, ApiKeys.lapsed(yield* keys.find(bot.keyId), now))
-    // Every standing key's contracts and channels read at once: on a database server, one wait for all of them
-    // rather than two round trips a key, one after another.
-    const owners = [...standing].flatMap(([keyId, reason]) => (reason === undefined ? [keyId] : []))
-    yield* Effect.forEach(
-      owners,
-      (keyId) =>
-        Effect.map(
-          Effect.all([contracts.list(keyId, chainId), outbox.list(keyId, "channels")], { concurrency: 2 }),
-          ([list, channels]) => {
-            const ids = list.map((c) => c.id).join(",")
-            byKey.set(keyId, { contracts: sharedList(list, ids), ids, channels })
-          }
-        ),
-      { concurrency: "unbounded", discard: true }
-    )
     for (const bot of active) {
+      if (!standing.has(bot.keyId)) standing.set(bot.keyId, ApiKeys.lapsed(yield* keys.find(bot.keyId), now))
       const reason = standing.get(bot.keyId)
       if (reason !== undefined) {
         lapsed.push({ bot, reason })
         continue
       }
-      const of = byKey.get(bot.keyId)!
+      let of = byKey.get(bot.keyId)
+      if (of === undefined) {
+        const list = yield* contracts.list(bot.keyId, chainId)
+        const ids = list.map((c) => c.id).join(",")
+        of = {
+          contracts: sharedList(list, ids),
+          ids,
+          channels: yield* outbox.list(bot.keyId, "channels")
+        }
+        byKey.set(bot.keyId, of)
+      }
       const cacheKey = `${bot.id}@${bot.revision}|${of.ids}`
       used.add(cacheKey)
       let rule = checkedRules.get(cacheKey)
