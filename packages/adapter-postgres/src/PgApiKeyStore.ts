@@ -7,9 +7,9 @@
  * notices are not heard, every lookup reads the database. Either way an id is found in the same time whether a key
  * has it or not, so a refused key says nothing of its id.
  */
-import { ApiKeyStore, type StoreError } from "@vigil/core"
-import { Clock, Effect, Layer } from "effect"
-import { onRealClock, PgDatabase } from "./PgDatabase.ts"
+import { ApiKeyStore } from "@vigil/core"
+import { Effect, Layer } from "effect"
+import { PgDatabase } from "./PgDatabase.ts"
 import * as PgNotices from "./PgNotices.ts"
 
 interface Row {
@@ -47,46 +47,24 @@ const make = Effect.gen(function* () {
     channel,
     "keys: not listening for key changes (every request reads its key from the database meanwhile)"
   )
-  interface Held {
-    readonly byId: ReadonlyMap<string, ApiKeyStore.ApiKeyRecord>
-    readonly heard: number
-    readonly atMillis: number
-  }
-  /** Every key, the notices heard when they were read, and when. */
-  let held: Held | undefined
-  /** The reading under way, which every lookup meanwhile waits for. */
-  let reading: Effect.Effect<Held, StoreError.StoreError> | undefined
   const find = (id: string) =>
     Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}`, (rows) =>
       rows[0] === undefined ? undefined : toRecord(rows[0])
     )
-  /** Reads every key, once for every lookup that waits meanwhile; kept only if no notice came during the read. */
-  const readAll = (now: number) => {
-    if (reading !== undefined) return reading
-    const before = heard.count()
-    const read = run(
+  /** Every key by id, remembered while notices are heard (read once for every lookup that waits meanwhile). */
+  const all = PgNotices.remembered(
+    heard,
+    run(
       "ApiKeyStore.find",
-      Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys`, (rows): Held => {
-        const read = { byId: new Map(rows.map((row) => [row.id, toRecord(row)])), heard: before, atMillis: now }
-        if (heard.count() === before) held = read
-        return read
-      })
-    ).pipe(Effect.ensuring(Effect.sync(() => (reading = undefined))))
-    return Effect.flatMap(Effect.cached(read), (shared) => {
-      reading = shared
-      return shared
-    })
-  }
-  /** A transaction that changes the keys: announced to every listener at its commit, and forgotten here. */
-  const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
-    transaction(operation, Effect.andThen(heard.announce, effect)).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          heard.forget()
-          held = undefined
-        })
+      Effect.map(
+        sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys`,
+        (rows): ReadonlyMap<string, ApiKeyStore.ApiKeyRecord> => new Map(rows.map((row) => [row.id, toRecord(row)]))
       )
     )
+  )
+  /** A transaction that changes the keys: announced to every listener at its commit, and forgotten here. */
+  const changing = <A, E>(operation: string, effect: Effect.Effect<A, E>) =>
+    transaction(operation, Effect.andThen(heard.announce, effect)).pipe(Effect.ensuring(Effect.sync(heard.forget)))
   return ApiKeyStore.ApiKeyStore.of({
     insert: (record) =>
       changing(
@@ -96,13 +74,9 @@ const make = Effect.gen(function* () {
                     ${record.createdAt}, ${record.expiresAt ?? null}, ${record.revokedAt ?? null})`
       ).pipe(Effect.asVoid),
     find: (id) =>
-      Effect.flatMap(onRealClock(Clock.currentTimeMillis), (now) => {
-        if (!heard.listening()) return run("ApiKeyStore.find", find(id))
-        const kept = held
-        if (kept !== undefined && kept.heard === heard.count() && now - kept.atMillis < PgNotices.trustMillis)
-          return Effect.succeed(kept.byId.get(id))
-        return Effect.map(readAll(now), (read) => read.byId.get(id))
-      }),
+      Effect.suspend(() =>
+        heard.listening() ? Effect.map(all, (byId) => byId.get(id)) : run("ApiKeyStore.find", find(id))
+      ),
     list: run(
       "ApiKeyStore.list",
       Effect.map(sql<Row>`SELECT ${sql.literal(columns)} FROM api_keys ORDER BY created_at, seq`, (rows) =>

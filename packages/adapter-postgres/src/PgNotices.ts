@@ -10,7 +10,7 @@ import type { SqlError } from "effect/sql"
 import { onRealClock, PgDatabase } from "./PgDatabase.ts"
 
 /** How long a remembered reading is trusted while notices are heard: the bound on a notice that never came. */
-export const trustMillis = 1_000
+const trustMillis = 1_000
 
 /** A listener's state, read by a cache before it trusts or keeps a reading. */
 export interface Heard {
