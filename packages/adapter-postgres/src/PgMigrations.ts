@@ -894,5 +894,13 @@ export const migrations = {
   // index, where the count read every alert ever stored (measured: 469 pages over 2,000 alerts, 4,621 over 20,000).
   "27_retracted_alerts_by_chain": statements(`
     CREATE INDEX monitor_alerts_retracted ON monitor_alerts (chain_id) WHERE retracted_at IS NOT NULL
+  `),
+  // The index by (webhook, status) answered no query any more: a destination's pending deliveries are read from the
+  // index of pending ones (migrations 20 and 24), its failed ones from the index of failed ones (26), its last
+  // outcome from the index of outcomes (25). It held every delivery ever made, and every delivery wrote it three
+  // times (queued, leased and settled each write a new version of the row, since each changes an indexed column).
+  // The SQLite store dropped its own in its migration 18.
+  "28_outbox_by_destination_dropped": statements(`
+    DROP INDEX webhook_deliveries_by_webhook
   `)
 }
