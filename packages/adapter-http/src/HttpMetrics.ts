@@ -75,6 +75,11 @@ export class HttpMetrics extends Context.Service<
           "deferred",
           "vigil_follow_deferred_total",
           "Times a bot waited for a later step (and caught up then) because its key's bots had tried their share of bindings in a step."
+        ],
+        [
+          "judging",
+          "vigil_follow_judge_seconds_total",
+          "Seconds the chain's follower spent running its bots over blocks (decoding them, evaluating the rules, making the alerts), reading the blocks and storing aside."
         ]
       ] as const
       // Counted by the follower where each happens (the difference since the last scrape); retractions are the

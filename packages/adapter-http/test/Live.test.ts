@@ -641,6 +641,10 @@ describe("live monitoring on a real node", () => {
               assert.include(text, 'vigil_follow_reorganisations_total{chain="31337"} 1')
               assert.include(text, 'vigil_follow_head_lag_blocks{chain="31337"} 0')
             }
+            const judged = (text: string) =>
+              Number(/^vigil_follow_judge_seconds_total\{chain="31337"\} (\S+)$/m.exec(text)?.[1])
+            assert.isAbove(judged(metrics), 0, "the bots were run over the blocks for a while")
+            assert.isAtLeast(judged(scrape), judged(metrics), "a counter only grows")
             const health = yield* call("GET", "/health")
             assert.deepStrictEqual(
               health.json.follow.map((c: any) => [c.chainId, c.state, c.bots, c.cursor, c.lag]),

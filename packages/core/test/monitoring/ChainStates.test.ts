@@ -44,7 +44,7 @@ describe("a chain's follower state", () => {
     const catching = ChainStates.apply(
       1,
       stepped,
-      Event.Advanced({ cursor: 10, head: 30, blocks: 3, alerts: 1, at: "t4", catchingUp: true })
+      Event.Advanced({ cursor: 10, head: 30, blocks: 3, alerts: 1, at: "t4", catchingUp: true, judging: 0.5 })
     )!
     assert.deepInclude(catching, {
       state: "catching up",
@@ -54,18 +54,25 @@ describe("a chain's follower state", () => {
       alerts: 1,
       lastProgress: "t4"
     })
+    assert.notProperty(catching, "judging", "the time spent judging is a metric, not part of /health's state")
     assert.strictEqual(ChainStates.apply(1, catching, Event.Stepped())!.state, "catching up", "not troubled: kept")
   })
 
   const event = fc.oneof(
     fc.constant(Event.Held({ holder: "a" })),
     fc.constant(Event.Standby({ bots: 1 })),
-    fc
-      .nat(5)
-      .map((blocks) =>
-        Event.Advanced({ cursor: 100, head: 110, blocks, alerts: blocks % 3, at: "t", catchingUp: false })
-      ),
-    fc.nat(3).map((alerts) => Event.CaughtUp({ alerts })),
+    fc.nat(5).map((blocks) =>
+      Event.Advanced({
+        cursor: 100,
+        head: 110,
+        blocks,
+        alerts: blocks % 3,
+        at: "t",
+        catchingUp: false,
+        judging: blocks / 4
+      })
+    ),
+    fc.nat(3).map((alerts) => Event.CaughtUp({ alerts, judging: alerts / 2 })),
     fc.nat(3).map((retracted) => Event.Rewound({ cursor: 90, retracted })),
     fc.constant(Event.Deferred()),
     fc.constant(Event.Stepped()),
@@ -77,7 +84,10 @@ describe("a chain's follower state", () => {
     "counts every event that happened to a chain's state, only ever growing, whatever becomes of the state",
     (events) => {
       const chains = ChainStates.make()
-      const expected = new Map<number, { blocks: number; alerts: number; reorganisations: number; deferred: number }>()
+      const expected = new Map<
+        number,
+        { blocks: number; alerts: number; reorganisations: number; deferred: number; judging: number }
+      >()
       for (const [chainId, e] of events) {
         const before = chains.counts().get(chainId)
         if (e === "forget") {
@@ -88,15 +98,19 @@ describe("a chain's follower state", () => {
         chains.record(chainId, e)
         const after = chains.counts().get(chainId)
         if (before !== undefined && after !== undefined)
-          for (const field of ["blocks", "alerts", "retractions", "reorganisations", "deferred"] as const)
+          for (const field of ["blocks", "alerts", "retractions", "reorganisations", "deferred", "judging"] as const)
             assert.isAtLeast(after[field], before[field])
         if (!had) continue
-        const x = expected.get(chainId) ?? { blocks: 0, alerts: 0, reorganisations: 0, deferred: 0 }
+        const x = expected.get(chainId) ?? { blocks: 0, alerts: 0, reorganisations: 0, deferred: 0, judging: 0 }
         if (e._tag === "Advanced") {
           x.blocks += e.blocks
           x.alerts += e.alerts
+          x.judging += e.judging
         }
-        if (e._tag === "CaughtUp") x.alerts += e.alerts
+        if (e._tag === "CaughtUp") {
+          x.alerts += e.alerts
+          x.judging += e.judging
+        }
         if (e._tag === "Rewound") x.reorganisations++
         if (e._tag === "Deferred") x.deferred++
         expected.set(chainId, x)

@@ -34,9 +34,11 @@ export type Event = Data.TaggedEnum<{
     readonly at: string
     /** Blocks up to the target remain. */
     readonly catchingUp: boolean
+    /** Seconds the step spent running its bots over the blocks (decoding them, evaluating, making alerts). */
+    readonly judging: number
   }
   /** A bot caught up over blocks below the cursor, its alerts stored. */
-  CaughtUp: { readonly alerts: number }
+  CaughtUp: { readonly alerts: number; readonly judging: number }
   /** The chain reorganised: back to `cursor`, the orphaned blocks' alerts retracted. */
   Rewound: { readonly cursor: number; readonly retracted: number }
   /** A bot waited for a later step, its key's bots having tried their share of bindings in this one. */
@@ -56,8 +58,8 @@ export type Event = Data.TaggedEnum<{
 /** The constructors of {@link Event}. */
 export const Event = Data.taggedEnum<Event>()
 
-/** What a chain's follower counted since the process started. */
-export interface Counts {
+/** What a chain's state counts (as /health says them). */
+interface StateCounts {
   readonly blocks: number
   readonly alerts: number
   readonly retractions: number
@@ -65,12 +67,19 @@ export interface Counts {
   readonly deferred: number
 }
 
-const zero: Counts = { blocks: 0, alerts: 0, retractions: 0, reorganisations: 0, deferred: 0 }
+/** What a chain's follower counted since the process started. */
+export interface Counts extends StateCounts {
+  /** Seconds spent running bots over blocks (fresh ones and those a bot caught up over), reading and storing aside. */
+  readonly judging: number
+}
+
+const none: StateCounts = { blocks: 0, alerts: 0, retractions: 0, reorganisations: 0, deferred: 0 }
+const zero: Counts = { ...none, judging: 0 }
 
 /** The counts of a state (kept when its follower starts or waits again). */
-const countsOf = (state: ChainState | undefined): Counts =>
+const countsOf = (state: ChainState | undefined): StateCounts =>
   state === undefined
-    ? zero
+    ? none
     : {
         blocks: state.blocks,
         alerts: state.alerts,
@@ -157,9 +166,14 @@ export const apply = (chainId: number, was: ChainState | undefined, event: Event
 const counted = (counts: Counts, event: Event): Counts => {
   switch (event._tag) {
     case "Advanced":
-      return { ...counts, blocks: counts.blocks + event.blocks, alerts: counts.alerts + event.alerts }
+      return {
+        ...counts,
+        blocks: counts.blocks + event.blocks,
+        alerts: counts.alerts + event.alerts,
+        judging: counts.judging + event.judging
+      }
     case "CaughtUp":
-      return { ...counts, alerts: counts.alerts + event.alerts }
+      return { ...counts, alerts: counts.alerts + event.alerts, judging: counts.judging + event.judging }
     case "Rewound":
       return {
         ...counts,

@@ -370,7 +370,9 @@ const advance = Effect.fnUntraced(function* (
   const blocks = [...window.blocks, ...fresh]
   const last = fresh.at(-1)!
   const now = yield* Clock.currentTimeMillis
+  const began = yield* Clock.currentTimeNanos
   const judged = yield* Steps.judgeAll(deps, chainId, joined, window, fresh, cursor, now)
+  const judging = Number((yield* Clock.currentTimeNanos) - began) / 1e9
   const done = yield* store.advance(chainId, cursor, {
     blocks: fresh.map(markOf),
     alerts: judged.alerts,
@@ -402,7 +404,8 @@ const advance = Effect.fnUntraced(function* (
       blocks: fresh.length,
       alerts: done.stored.length,
       at: Instant.iso(now),
-      catchingUp: last.number < target
+      catchingUp: last.number < target,
+      judging
     })
   )
   if (done.stored.length > 0) yield* wake

@@ -208,6 +208,7 @@ const runOver = Effect.fnUntraced(function* (
 ) {
   const { settings, store, wake } = shared
   const start = Math.max(0, next - p.reach)
+  const began = yield* Clock.currentTimeNanos
   const pace = yield* Pace.make
   const facts = factsOf(blocks, readsOf([p]), pace)
   const limits = Scan.limitsOver(settings.limits, to - next + 1)
@@ -231,6 +232,7 @@ const runOver = Effect.fnUntraced(function* (
   }
   const now = yield* Clock.currentTimeMillis
   const made = yield* alertsOf(shared, chainId, p, judged.found, blocks, next, now)
+  const judging = Number((yield* Clock.currentTimeNanos) - began) / 1e9
   const done = yield* store.advance(chainId, cursor, {
     blocks: [],
     alerts: made.alerts,
@@ -239,7 +241,7 @@ const runOver = Effect.fnUntraced(function* (
     coverage: [{ botId: p.bot.id, from: p.from!, through: to }]
   })
   if (done.outcome === "advanced") {
-    shared.chains.record(chainId, ChainStates.Event.CaughtUp({ alerts: done.stored.length }))
+    shared.chains.record(chainId, ChainStates.Event.CaughtUp({ alerts: done.stored.length, judging }))
     if (done.stored.length > 0) yield* wake
   }
   return done.outcome
