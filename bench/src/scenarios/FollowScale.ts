@@ -131,7 +131,7 @@ const keysFor = (bots: number) => (bots < KEYS ? 1 : KEYS)
 /** The scenario. */
 export const scenario: Scenario = {
   name: "follow-scale",
-  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions, mined on a local anvil node and served again from a recording (anvil takes seconds to trace a block of this size) (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (one key for one bot, else ${KEYS} keys sharing them evenly, each key with one webhook channel and the same contracts under the same labels; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), and with ${BOT_COUNTS[BOT_COUNTS.length - 1]!.toLocaleString("en-US")} bots on PostgreSQL, beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor), one pass right after each catch-up (the median of all passes). In every round each alert is counted once against what the blocks hold, as read back from the node.`,
+  description: `\`vigil serve\` on SQLite catching up ${BLOCKS} blocks of ${PER_BLOCK} transactions, mined on a local anvil node and served again from a recording (anvil takes seconds to trace a block of this size) (about 45% ERC-20 transfers, 10% approvals, 25% router calls that transfer inside, 8% router calls whose inner transfer reverts, 7% reverted transactions, 5% contract creations; ${TOKENS} tokens, ${ROUTERS} routers and ${NOISY} reverting contracts, ${TOKENS + ROUTERS + NOISY} contracts registered by every key) for ${BOT_COUNTS.join(", ")} bots (one key for one bot, else ${KEYS} keys sharing them evenly, each key with one webhook channel and the same contracts under the same labels; the bots' rules are four shapes of the golden corpus: an internal frame's event above a threshold, an event above a threshold, a reverted call with an argument above a threshold, two transactions of one sender joined by an equality). Blocks per second from the restarted server listening until its cursor reaches the head (in each round from a copy of its database as it was stopped; the median round), and with ${BOT_COUNTS[BOT_COUNTS.length - 1]!.toLocaleString("en-US")} bots on PostgreSQL, beside a bare JSON-RPC fetch of the same blocks with receipts and call traces in the same batches (the floor), one pass right after each catch-up (the median of all passes). Judging ms/block: the seconds the server itself counted judging the catch-up's blocks (its vigil_follow_judge_seconds_total, read once the cursor reached the head) per block, the median round. In every round each alert is counted once against what the blocks hold, as read back from the node.`,
   run: async ({ rounds }) => {
     const dir = mkdtempSync(join(tmpdir(), "vigil-bench-follow-scale-"))
     const certs = certificates(dir)
@@ -363,6 +363,8 @@ export const scenario: Scenario = {
       let pgUnavailable: string | undefined
       const alerts = new Map<number, number>()
       const bare: Array<number> = []
+      /** The server's own count of the seconds it spent judging the catch-up's blocks, per bot count and round. */
+      const judged = new Map<number, Array<number>>()
       /** The slowest /health answer while catching up, per bot count and round. */
       const health = new Map<number, Array<number>>()
       /**
@@ -375,6 +377,7 @@ export const scenario: Scenario = {
         const total = [...expected.values()].reduce((a, b) => a + b, 0)
         const server = await startServer([vigilBin, "serve"], env)
         let rate: number
+        let judging: number
         let slowest = 0
         try {
           const call = caller(server.url)
@@ -399,6 +402,7 @@ export const scenario: Scenario = {
             await sleep(20)
           }
           rate = BLOCKS / ((performance.now() - started) / 1000)
+          judging = await judgedSeconds(server.url)
           const ms = database === undefined ? undefined : postgresCpuBetween(database, postgresCpu())
           if (ms !== undefined) pgCpu.push((ms * 1000) / BLOCKS)
           while (received.size < total && performance.now() - started < 300_000) await sleep(20)
@@ -420,7 +424,7 @@ export const scenario: Scenario = {
         if (received.size !== total)
           throw new Error(`${received.size} alerts for ${bots} bots, the blocks hold ${total}`)
         alerts.set(bots, total)
-        return { rate, slowest }
+        return { rate, slowest, judging }
       }
       /** The floor, right after each catch-up, so both meet the machine in the same state (its speed drifts). */
       const bareFetch = async () => {
@@ -437,9 +441,10 @@ export const scenario: Scenario = {
             rmSync(f, { force: true })
             if (existsSync(`${f}.saved`)) copyFileSync(`${f}.saved`, f)
           }
-          const { rate, slowest } = await catchUp(bots, key, serveEnv(db, chain.url, certs.caFile))
+          const { rate, slowest, judging } = await catchUp(bots, key, serveEnv(db, chain.url, certs.caFile))
           health.set(bots, [...(health.get(bots) ?? []), slowest])
           rates.get(bots)!.push(rate)
+          judged.set(bots, [...(judged.get(bots) ?? []), judging])
           await bareFetch()
         }
         // The most bots on PostgreSQL: each round a new database holding what the file held when its bots were
@@ -468,6 +473,9 @@ export const scenario: Scenario = {
       const fewest = BOT_COUNTS[0]
       const perBot = (perBlock(most) - perBlock(fewest)) / (most - fewest)
       const keepsUp = (seconds: number) => Math.max(0, Math.floor((seconds - perBlock(fewest)) / perBot) + fewest)
+      /** Seconds of judging (decoding, evaluating, making alerts) a block takes with `n` bots, by the server's count. */
+      const judgedPerBlock = (n: number) => median(judged.get(n)!) / BLOCKS
+      const judgedPerBot = (judgedPerBlock(most) - judgedPerBlock(fewest)) / (most - fewest)
       const measurements: Array<Measurement> = [
         {
           subject: "bare JSON-RPC fetch (receipts and traces)",
@@ -478,6 +486,7 @@ export const scenario: Scenario = {
           figures: {
             "blocks/s": Math.round(median(rates.get(n)!) * 10) / 10,
             "ms/block": Math.round(perBlock(n) * 1000),
+            "judging ms/block": Math.round(judgedPerBlock(n) * 10_000) / 10,
             "slowest /health ms": Math.round(median(health.get(n)!)),
             alerts: alerts.get(n) ?? 0
           }
@@ -511,6 +520,7 @@ export const scenario: Scenario = {
         notes: [
           `Target: 0.8× the bare fetch at ${most.toLocaleString("en-US")} bots.`,
           `Each bot beyond the first adds ${Math.round(perBot * 1e6)} µs to a block of ${PER_BLOCK} transactions ((ms/block at ${most.toLocaleString("en-US")} bots − at ${fewest}) ÷ ${most - fewest}; the server runs on one core). Extrapolating that line (untested beyond ${most.toLocaleString("en-US")} bots, and at most 100 bots a key), one core would keep up with ${BLOCK_TIMES.map((s) => `${s} s blocks for about ${(Math.round(keepsUp(s) / 1000) * 1000).toLocaleString("en-US")} bots`).join(" and ")} (the reading of the blocks included, as measured at ${fewest} bot).`,
+          `Judging, by the server's own count (vigil_follow_judge_seconds_total after the catch-up: decoding the blocks, evaluating every bot's rule, making the alerts and their messages, and compiling each bot's rule, once a process; reading the blocks and storing the step aside; time on the clock, the /health answers given meanwhile included): ${BOT_COUNTS.map((n) => `${(judgedPerBlock(n) * 1000).toFixed(1)} ms a block with ${n.toLocaleString("en-US")} bot${n === 1 ? "" : "s"}`).join(", ")}; each bot beyond the first adds ${Math.round(judgedPerBot * 1e6)} µs of it to a block of ${PER_BLOCK} transactions. The rest of a bot's ${Math.round(perBot * 1e6)} µs above is outside judging: what the restart costs it once (its rule read and checked), storing its alerts, and the process's other work meanwhile, spread over the ${BLOCKS} blocks.`,
           pgRates.length === 0
             ? `PostgreSQL: not measured (${pgUnavailable ?? "no database"}).`
             : `PostgreSQL, ${most.toLocaleString("en-US")} bots: ${(median(pgRates) / median(rates.get(most)!)).toFixed(3)}× SQLite's blocks/s (each round a new database holding what the file held before the catch-up, moved there by vigil migrate-store, not timed; the database server's processes are not pinned to the server's core).`,
@@ -553,6 +563,14 @@ const caller = (url: string) => async (key: string, method: string, path: string
   })
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
   return (await response.json()) as unknown
+}
+
+/** The seconds the server's follower spent judging blocks of the chain since it started, from its /metrics. */
+const judgedSeconds = async (url: string) => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const found = /^vigil_follow_judge_seconds_total\{chain="31337"\} (\S+)$/m.exec(text)
+  if (found === null) throw new Error("the server's /metrics has no vigil_follow_judge_seconds_total for chain 31337")
+  return Number(found[1])
 }
 
 /** The follower's cursor on the chain (-1 before it has one). */
